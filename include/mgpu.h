@@ -1,0 +1,225 @@
+/*
+** mgpu.h -- the public C API of the mgpu engine.
+**
+** Everything a Lua script can do goes through these functions: the Lua 5.4
+** binding, the LuaJIT FFI module and the `mgpu` command are all clients of
+** this header and nothing else.
+**
+** Rules (see DESIGN.md): opaque handles, every call returns an mgpu_status
+** (0 = MGPU_OK, negative = error) and the message is read with mgpu_errmsg();
+** fixed-width types; option structs passed by pointer; one single-argument
+** release function per handle.  The block between MGPU_FFI_BEGIN and
+** MGPU_FFI_END is plain C99 with no macros, so the LuaJIT cdef is generated
+** from it verbatim.
+**
+** Threads: a context and everything created from it may be used by one
+** thread at a time; a second thread entering a context that is in use gets
+** MGPU_ERR_THREAD.  Separate contexts may be used concurrently.
+*/
+#ifndef MGPU_H
+#define MGPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
+/* MGPU_FFI_BEGIN */
+typedef struct mgpu_ctx mgpu_ctx;          /* engine context: device, caches */
+typedef struct mgpu_buffer mgpu_buffer;    /* device (or interpreter) memory */
+typedef struct mgpu_builder mgpu_builder;  /* a kernel being traced */
+typedef struct mgpu_kernel mgpu_kernel;    /* a finished, launchable kernel */
+
+typedef int32_t mgpu_status;
+enum mgpu_status_code {
+  MGPU_OK = 0,
+  MGPU_ERR_ARG = -1,        /* invalid argument: handle, shape, dtype, ... */
+  MGPU_ERR_NOMEM = -2,      /* host or device allocation failed */
+  MGPU_ERR_NO_DEVICE = -3,  /* no CUDA driver or GPU */
+  MGPU_ERR_DRIVER = -4,     /* a CUDA driver call failed */
+  MGPU_ERR_COMPILE = -5,    /* verification, layout, SMEM or PTX failure */
+  MGPU_ERR_LAUNCH = -6,     /* launch rejected or kernel faulted */
+  MGPU_ERR_RUNTIME = -7,    /* interpreter fault: out of bounds, deadlock */
+  MGPU_ERR_SCRIPT = -8,     /* a Lua script raised an error */
+  MGPU_ERR_ABI = -9,        /* caller built against another ABI version */
+  MGPU_ERR_STATE = -10,     /* call not valid in the object's state */
+  MGPU_ERR_THREAD = -11     /* context in use by another thread */
+};
+
+/* Element types.  ORDER DTYPE (src/core/dtype.h). */
+typedef enum mgpu_dtype {
+  MGPU_PRED = 0, MGPU_I8, MGPU_I16, MGPU_I32, MGPU_I64,
+  MGPU_U8, MGPU_U16, MGPU_U32, MGPU_U64,
+  MGPU_F16, MGPU_BF16, MGPU_F32, MGPU_F64, MGPU_F8E4M3, MGPU_F8E5M2,
+  MGPU_DTYPE_COUNT
+} mgpu_dtype;
+
+/* How kernels run. */
+typedef enum mgpu_mode {
+  MGPU_MODE_AUTO = 0,         /* GPU when a driver and device exist, else interpret */
+  MGPU_MODE_GPU = 1,          /* GPU or fail */
+  MGPU_MODE_INTERPRET = 2,    /* always the CPU interpreter */
+  MGPU_MODE_COMPILE_ONLY = 3  /* trace and emit PTX, never execute */
+} mgpu_mode;
+
+/* Allocator hook with lua_Alloc's contract: nsize == 0 frees and returns
+** NULL; otherwise behaves like realloc(ptr, nsize) and returns NULL on
+** failure.  osize is the old size (0 for a new block). */
+typedef void *(*mgpu_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
+
+typedef struct mgpu_ctx_options {
+  int32_t mode;            /* mgpu_mode */
+  int32_t device;          /* CUDA device ordinal */
+  mgpu_alloc_fn alloc;     /* NULL: the C library allocator */
+  void *alloc_ud;
+} mgpu_ctx_options;
+
+typedef struct mgpu_device_info {
+  int32_t mode;            /* effective mgpu_mode: GPU, INTERPRET or COMPILE_ONLY */
+  int32_t sm_count;        /* 0 without a GPU */
+  int32_t cc_major;
+  int32_t cc_minor;
+  int32_t smem_per_block;  /* opt-in dynamic SMEM limit in bytes (232448 when compiling without a device) */
+  int32_t driver_version;  /* e.g. 13000; 0 without a driver */
+  int32_t l2_bytes;
+  int32_t clock_khz;
+  int64_t global_mem;      /* bytes */
+  char name[128];          /* device name, or "" */
+  char reason[256];        /* why there is no GPU, when mode is INTERPRET */
+} mgpu_device_info;
+
+/* Kinds of traced values. */
+typedef enum mgpu_value_kind {
+  MGPU_VALUE_SCALAR = 0,   /* one value per warpgroup */
+  MGPU_VALUE_ARRAY = 1,    /* a register array held by a warpgroup */
+  MGPU_VALUE_REF = 2       /* a reference to memory */
+} mgpu_value_kind;
+
+typedef enum mgpu_space {
+  MGPU_SPACE_NONE = 0, MGPU_SPACE_GMEM = 1, MGPU_SPACE_SMEM = 2, MGPU_SPACE_REGS = 3
+} mgpu_space;
+
+typedef enum mgpu_param_role {
+  MGPU_PARAM_INPUT = 0, MGPU_PARAM_OUTPUT = 1
+} mgpu_param_role;
+
+typedef struct mgpu_value_info {
+  int32_t kind;            /* mgpu_value_kind */
+  int32_t dtype;           /* mgpu_dtype */
+  int32_t space;           /* mgpu_space (refs) */
+  int32_t rank;
+  int64_t shape[8];
+} mgpu_value_info;
+
+typedef struct mgpu_kernel_options {
+  const char *name;        /* kernel name: letters, digits, '_' */
+  int32_t grid_rank;       /* 0..3 */
+  int32_t grid[3];
+  int32_t num_threads;     /* warpgroups per block, 1..16 */
+  int32_t approx_math;     /* allow approximate exp, log, division */
+  int32_t interpret;       /* run in the interpreter even when a GPU exists */
+} mgpu_kernel_options;
+
+/* Operands and attributes of one traced op (see mgpu_builder_op). */
+typedef struct mgpu_op_args {
+  const int32_t *operands;
+  int32_t noperands;
+  const int64_t *ints;     /* integer attributes: dtype, axis, shape, ... */
+  int32_t nints;
+  double number;           /* numeric attribute (constants) */
+  const char *text;        /* text attribute, or NULL */
+} mgpu_op_args;
+
+typedef struct mgpu_kernel_resources {
+  int32_t registers;       /* per thread, from the driver (0 if not compiled for a GPU) */
+  int32_t local_bytes;     /* spill/stack bytes per thread */
+  int32_t smem_bytes;      /* dynamic SMEM requested at launch */
+  int32_t threads;         /* CUDA threads per block */
+  double compile_ms;       /* trace-finish to PTX text */
+  double load_ms;          /* driver JIT / module load */
+} mgpu_kernel_resources;
+
+typedef enum mgpu_text_kind {
+  MGPU_TEXT_IR = 0,        /* canonical IR text (the cache key) */
+  MGPU_TEXT_PTX = 1        /* PTX for sm_90a */
+} mgpu_text_kind;
+
+typedef struct mgpu_launch_args {
+  mgpu_buffer *const *buffers;   /* one per parameter, inputs then outputs */
+  int32_t nbuffers;
+  uint64_t stream;               /* CUstream, 0 = default stream */
+} mgpu_launch_args;
+
+typedef enum mgpu_fill_kind {
+  MGPU_FILL_VALUE = 0,     /* every element = a */
+  MGPU_FILL_IOTA = 1,      /* element i = a + i*b */
+  MGPU_FILL_UNIFORM = 2,   /* uniform in [a, b) */
+  MGPU_FILL_NORMAL = 3     /* mean a, standard deviation b */
+} mgpu_fill_kind;
+
+typedef struct mgpu_fill {
+  int32_t kind;            /* mgpu_fill_kind */
+  int32_t dtype;
+  uint64_t count;          /* elements */
+  double a;
+  double b;
+  uint64_t seed;
+} mgpu_fill;
+
+int32_t mgpu_abi_version(void);
+const char *mgpu_version(void);
+const char *mgpu_dtype_name(int32_t dtype);
+int32_t mgpu_dtype_size(int32_t dtype);
+int32_t mgpu_dtype_from_name(const char *name);
+
+mgpu_status mgpu_ctx_create(const mgpu_ctx_options *opts, mgpu_ctx **out);  /* on failure mgpu_errmsg(NULL) says why */
+void mgpu_ctx_release(mgpu_ctx *ctx);
+const char *mgpu_errmsg(const mgpu_ctx *ctx);
+mgpu_status mgpu_device_query(mgpu_ctx *ctx, mgpu_device_info *out);
+mgpu_status mgpu_synchronize(mgpu_ctx *ctx);
+mgpu_status mgpu_timer_start(mgpu_ctx *ctx);
+mgpu_status mgpu_timer_stop(mgpu_ctx *ctx, double *ms);
+
+mgpu_status mgpu_buffer_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out);
+mgpu_status mgpu_buffer_wrap(mgpu_ctx *ctx, uint64_t address, uint64_t nbytes, mgpu_buffer **out);
+void mgpu_buffer_release(mgpu_buffer *buf);
+uint64_t mgpu_buffer_size(const mgpu_buffer *buf);
+uint64_t mgpu_buffer_address(const mgpu_buffer *buf);
+mgpu_status mgpu_buffer_write(mgpu_buffer *buf, uint64_t offset, const void *src, uint64_t nbytes);
+mgpu_status mgpu_buffer_read(mgpu_buffer *buf, uint64_t offset, void *dst, uint64_t nbytes);
+mgpu_status mgpu_buffer_copy(mgpu_buffer *dst, uint64_t dst_offset, mgpu_buffer *src, uint64_t src_offset, uint64_t nbytes);
+mgpu_status mgpu_buffer_fill(mgpu_buffer *buf, const mgpu_fill *fill);
+mgpu_status mgpu_buffer_get_f64(mgpu_buffer *buf, int32_t dtype, uint64_t first, uint64_t count, double *out);
+mgpu_status mgpu_buffer_set_f64(mgpu_buffer *buf, int32_t dtype, uint64_t first, uint64_t count, const double *in);
+
+mgpu_status mgpu_builder_create(mgpu_ctx *ctx, const mgpu_kernel_options *opts, mgpu_builder **out);
+void mgpu_builder_release(mgpu_builder *b);
+mgpu_status mgpu_builder_set_loc(mgpu_builder *b, const char *loc);
+mgpu_status mgpu_builder_param(mgpu_builder *b, int32_t role, int32_t dtype, const int64_t *shape, int32_t rank, int32_t *out_value);
+mgpu_status mgpu_builder_op(mgpu_builder *b, const char *op, const mgpu_op_args *args, int32_t *results, int32_t max_results, int32_t *nresults);
+mgpu_status mgpu_builder_value(mgpu_builder *b, int32_t value, mgpu_value_info *out);
+mgpu_status mgpu_builder_finish(mgpu_builder *b, mgpu_kernel **out);
+
+void mgpu_kernel_release(mgpu_kernel *k);
+mgpu_status mgpu_kernel_compile(mgpu_kernel *k);
+mgpu_status mgpu_kernel_text(mgpu_kernel *k, int32_t kind, const char **out);
+mgpu_status mgpu_kernel_resources_get(mgpu_kernel *k, mgpu_kernel_resources *out);
+mgpu_status mgpu_kernel_launch(mgpu_kernel *k, const mgpu_launch_args *args);
+/* MGPU_FFI_END */
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+#ifdef __cplusplus
+}
+#endif
+
+/* The ABI version this header describes; mgpu_abi_version() must match. */
+#define MGPU_ABI_VERSION 1
+
+#endif

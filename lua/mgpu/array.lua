@@ -1,0 +1,171 @@
+--[[
+mgpu.array -- arrays in device memory (host memory in interpret mode):
+constructors, element access and copies.  Elements are row-major.
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local context = require "mgpu.context"
+
+local M = {}
+
+local Array = {}
+Array.__index = Array
+M.Array = Array
+
+local function core() return context.core end
+
+local function check_dtype(dtype, what)
+  dtype = dtype or "f32"
+  if type(dtype) ~= "string" or not core().dtype_size(dtype) then
+    compat.fail("%s: unknown dtype %s", what, tostring(dtype))
+  end
+  return dtype
+end
+
+local function new(shape, dtype)
+  local n = compat.numel(shape)
+  local bytes = n * core().dtype_size(dtype)
+  local self = setmetatable({ shape = shape, dtype = dtype, size = n, nbytes = bytes }, Array)
+  self.buf = core().buffer(context.get(), bytes)
+  return self
+end
+M.empty = function(shape, dtype)
+  dtype = check_dtype(dtype, "empty")
+  return new(compat.shape(shape, "shape"), dtype)
+end
+
+function M.is_array(x) return getmetatable(x) == Array end
+
+function M.zeros(shape, dtype)
+  local a = M.empty(shape, dtype)
+  core().buffer_fill(a.buf, "value", a.dtype, a.size, 0)
+  return a
+end
+
+function M.full(shape, value, dtype)
+  if type(value) ~= "number" and type(value) ~= "boolean" then compat.fail("full: value must be a number") end
+  local a = M.empty(shape, dtype)
+  core().buffer_fill(a.buf, "value", a.dtype, a.size, value == true and 1 or value == false and 0 or value)
+  return a
+end
+
+--- Elements 0, 1, 2, ... (times `step`, plus `start`) in row-major order.
+function M.iota(shape, dtype, start, step)
+  local a = M.empty(shape, dtype)
+  core().buffer_fill(a.buf, "iota", a.dtype, a.size, start or 0, step or 1)
+  return a
+end
+
+-- Seeds: explicit ones reproduce; omitted ones are fresh for every call.
+local seed_counter = os.time() * 1000 + math.floor((os.clock() * 1e6) % 1000)
+local function seed_of(seed)
+  if seed == nil then seed_counter = seed_counter + 1; return seed_counter end
+  return compat.int(seed, "seed")
+end
+
+M.random = {}
+--- Uniform in [lo, hi) (default [0, 1)).
+function M.random.uniform(shape, dtype, seed, lo, hi)
+  local a = M.empty(shape, dtype)
+  core().buffer_fill(a.buf, "uniform", a.dtype, a.size, lo or 0, hi or 1, seed_of(seed))
+  return a
+end
+--- Normal with the given mean and standard deviation (default 0, 1).
+function M.random.normal(shape, dtype, seed, mean, std)
+  local a = M.empty(shape, dtype)
+  core().buffer_fill(a.buf, "normal", a.dtype, a.size, mean or 0, std or 1, seed_of(seed))
+  return a
+end
+
+--- An array from a flat table of numbers (shape defaults to {#t}).
+function M.from_table(t, dtype, shape)
+  if type(t) ~= "table" then compat.fail("from_table: expected a table of numbers, got %s", type(t)) end
+  shape = compat.shape(shape or #t, "shape")
+  if compat.numel(shape) ~= #t then
+    compat.fail("from_table: %d values do not fill shape %s", #t, compat.shape_str(shape))
+  end
+  local a = M.empty(shape, dtype)
+  core().buffer_set(a.buf, a.dtype, 0, t)
+  return a
+end
+
+--- mgpu.array(t, dtype): a flat table, a nested table (its nesting gives
+--- the shape), or another array (copied).
+function M.array(t, dtype)
+  if M.is_array(t) then return t:copy(dtype) end
+  if type(t) ~= "table" then compat.fail("array: expected a table or an array, got %s", type(t)) end
+  local shape, flat = {}, {}
+  local probe = t
+  while type(probe) == "table" do shape[#shape + 1] = #probe; probe = probe[1] end
+  local function walk(x, depth)
+    if depth > #shape then flat[#flat + 1] = x; return end
+    if type(x) ~= "table" or #x ~= shape[depth] then compat.fail("array: nested tables are ragged") end
+    for i = 1, #x do walk(x[i], depth + 1) end
+  end
+  walk(t, 1)
+  return M.from_table(flat, dtype, shape)
+end
+
+--- The elements as a flat Lua table (booleans for pred).
+function Array:to_table()
+  local out, step, n = {}, 1048576, self.size
+  local first = 0
+  while first < n do
+    local cnt = math.min(step, n - first)
+    local part = core().buffer_get(self.buf, self.dtype, first, cnt)
+    for i = 1, cnt do out[first + i] = part[i] end
+    first = first + cnt
+  end
+  return out
+end
+
+--- Element at a 1-based index (flat) or 1-based multi-index.
+function Array:get(...)
+  local idx = { ... }
+  local flat = 0
+  if #idx == 1 then
+    flat = compat.int(idx[1], "index") - 1
+  elseif #idx == #self.shape then
+    for i = 1, #idx do
+      local v = compat.int(idx[i], "index " .. i)
+      if v < 1 or v > self.shape[i] then compat.fail("index %d = %d is out of range 1..%d", i, v, self.shape[i]) end
+      flat = flat * self.shape[i] + (v - 1)
+    end
+  else
+    compat.fail("get: expected 1 or %d indices, got %d", #self.shape, #idx)
+  end
+  if flat < 0 or flat >= self.size then compat.fail("index %d is out of range 1..%d", flat + 1, self.size) end
+  return core().buffer_get(self.buf, self.dtype, flat, 1)[1]
+end
+
+--- A copy, converted to `dtype` when given.
+function Array:copy(dtype)
+  dtype = dtype and check_dtype(dtype, "copy") or self.dtype
+  local out = new(self.shape, dtype)
+  if dtype == self.dtype then
+    core().buffer_copy(out.buf, 0, self.buf, 0, self.nbytes)
+  else
+    local step, first = 1048576, 0
+    while first < self.size do
+      local cnt = math.min(step, self.size - first)
+      core().buffer_set(out.buf, dtype, first, core().buffer_get(self.buf, self.dtype, first, cnt))
+      first = first + cnt
+    end
+  end
+  return out
+end
+
+--- The same memory seen with another shape of the same size.
+function Array:reshape(shape)
+  shape = compat.shape(shape, "reshape")
+  if compat.numel(shape) ~= self.size then
+    compat.fail("reshape: %s does not have %d elements", compat.shape_str(shape), self.size)
+  end
+  return setmetatable({ shape = shape, dtype = self.dtype, size = self.size, nbytes = self.nbytes, buf = self.buf }, Array)
+end
+
+function Array:__tostring()
+  return string.format("mgpu.array(%s%s)", self.dtype, compat.shape_str(self.shape))
+end
+
+return M

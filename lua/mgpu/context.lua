@@ -1,0 +1,52 @@
+--[[
+mgpu.context -- which core implementation is in use (the Lua 5.4 C module
+or LuaJIT's FFI), the process-wide default context, and configuration.
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+
+local M = {}
+
+M.core = jit and require "mgpu.ffi" or require "mgpu.core"
+
+-- Settings read when the default context is created.  The `mgpu` command
+-- sets them from its flags; MGPU_EMIT_PTX=dir does the same as --emit-ptx.
+M.config = {
+  mode = nil,                               -- "auto", "gpu", "interpret" or "compile"
+  emit_ptx = os.getenv("MGPU_EMIT_PTX"),    -- directory for compiled kernels' PTX
+  poison_outputs = nil,                     -- fill outputs with 0xFF before launch (default: in interpret mode)
+  quiet = false,                            -- no interpret-mode notice
+}
+
+local ctx, info
+
+--- Set options; only possible before the first kernel or array is made.
+function M.configure(opts)
+  if ctx then compat.fail("mgpu.configure must be called before the first kernel or array is created") end
+  for k, v in pairs(opts) do
+    if M.config[k] == nil and k ~= "mode" and k ~= "emit_ptx" and k ~= "poison_outputs" then
+      compat.fail("mgpu.configure: unknown option '%s'", tostring(k))
+    end
+    M.config[k] = v
+  end
+end
+
+--- The default context, created on first use.
+function M.get()
+  if ctx then return ctx end
+  local mode = M.config.mode or (M.config.emit_ptx and "compile") or "auto"
+  ctx = M.core.ctx_new(mode)
+  info = M.core.device(ctx)
+  if info.mode == "interpret" and not M.config.quiet and mode ~= "interpret" then
+    io.stderr:write("mgpu: no GPU (" .. info.reason .. "): kernels run in the interpreter\n")
+  end
+  if M.config.poison_outputs == nil then M.config.poison_outputs = info.mode ~= "gpu" end
+  return ctx
+end
+
+function M.info()
+  M.get()
+  return info
+end
+
+return M

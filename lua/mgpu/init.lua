@@ -1,0 +1,49 @@
+--[[
+mgpu -- Pallas-style Hopper kernels from Lua.
+
+  local mgpu = require "mgpu"
+  local add = mgpu.kernel{
+    out_shape = mgpu.shape({1024}, "f32"), grid = {1},
+    body = function(x, y, o) o:store(x:load() + y:load()) end,
+  }
+  local z = add(mgpu.iota(1024), mgpu.full(1024, 1))
+
+The same scripts run under the `mgpu` command, under lua5.4 with the C
+module, and under LuaJIT through the FFI.
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local context = require "mgpu.context"
+local array = require "mgpu.array"
+local trace = require "mgpu.trace"
+local ops = require "mgpu.ops"
+local kernel = require "mgpu.kernel"
+local bench = require "mgpu.bench"
+
+local mgpu = {
+  _VERSION = "mgpu " .. context.core.version(),
+  version = context.core.version(),
+  -- kernels
+  kernel = kernel.kernel, shape = kernel.shape, CompilerParams = kernel.CompilerParams,
+  ds = trace.ds, all = trace.all,
+  -- arrays
+  array = array.array, from_table = array.from_table, empty = array.empty, zeros = array.zeros,
+  full = array.full, iota = array.iota, random = array.random, is_array = array.is_array,
+  -- configuration and device
+  configure = context.configure,
+  cdiv = compat.cdiv,
+  bench = bench.bench,
+}
+
+for k, v in pairs(ops) do mgpu[k] = v end
+
+--- Device information: sm_count, name, smem_per_block, mode, ...
+function mgpu.device() return context.info() end
+--- True when kernels are only compiled (mgpu --emit-ptx): scripts skip checks.
+function mgpu.compile_only() return context.info().mode == "compile" end
+--- True when kernels run in the CPU interpreter.
+function mgpu.interpreting() return context.info().mode == "interpret" end
+--- Wait for all launched work.
+function mgpu.sync() context.core.sync(context.get()) end
+
+return mgpu

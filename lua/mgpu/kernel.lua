@@ -1,0 +1,221 @@
+--[[
+mgpu.kernel -- defining kernels and calling them.  A kernel is traced once
+per argument signature (shapes and dtypes), compiled, cached, and launched
+on every call; outputs are new arrays.
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local context = require "mgpu.context"
+local array = require "mgpu.array"
+local trace = require "mgpu.trace"
+
+local M = {}
+local fail = compat.fail
+
+-- -- Shapes and parameters ----------------------------------------------------
+
+local Shape = {}
+Shape.__index = Shape
+Shape.__tostring = function(s) return string.format("mgpu.shape(%s, %s)", compat.shape_str(s.shape), s.dtype) end
+
+--- The shape and dtype of a kernel output (Pallas' ShapeDtypeStruct).
+function M.shape(shape, dtype)
+  dtype = dtype or "f32"
+  if not context.core.dtype_size(dtype) or dtype == "pred" then fail("shape: unknown dtype %s", tostring(dtype)) end
+  return setmetatable({ shape = compat.shape(shape, "shape"), dtype = dtype }, Shape)
+end
+
+local CompilerParams = {}
+CompilerParams.__index = CompilerParams
+local known_params = { approx_math = true }
+
+--- Compiler options; unknown names are errors.
+function M.CompilerParams(opts)
+  opts = opts or {}
+  for k in pairs(opts) do
+    if not known_params[k] then fail("CompilerParams: unknown option '%s'", tostring(k)) end
+  end
+  return setmetatable({ approx_math = opts.approx_math and true or false }, CompilerParams)
+end
+
+-- -- Defining -----------------------------------------------------------------
+
+local Kernel = {}
+Kernel.__index = Kernel
+
+local function check_names(names, n, what)
+  if names == nil then return nil end
+  if type(names) == "string" then names = { names } end
+  if type(names) ~= "table" or #names ~= n then fail("%s must name each of the %d grid axes", what, n) end
+  for i = 1, n do
+    if type(names[i]) ~= "string" then fail("%s[%d] must be a string", what, i) end
+  end
+  return names
+end
+
+local known_spec = { body = true, out_shape = true, out_type = true, scratch_shapes = true, grid = true,
+                     grid_names = true, num_threads = true, thread_name = true, interpret = true,
+                     name = true, compiler_params = true }
+
+--- mgpu.kernel{ body = fn(in_refs..., out_refs...), out_shape = shape or
+--- {shapes}, grid = {..}, grid_names, num_threads, thread_name, interpret,
+--- name, compiler_params }.  out_shape and grid may be functions of the
+--- input arrays.
+function M.kernel(spec)
+  if type(spec) ~= "table" then fail("mgpu.kernel expects a table of options") end
+  for k in pairs(spec) do
+    if not known_spec[k] then fail("mgpu.kernel: unknown option '%s'", tostring(k)) end
+  end
+  if type(spec.body) ~= "function" then fail("mgpu.kernel: body must be a function") end
+  local out = spec.out_shape or spec.out_type
+  if out == nil then fail("mgpu.kernel: out_shape is required") end
+  if spec.scratch_shapes ~= nil and (type(spec.scratch_shapes) ~= "table" or next(spec.scratch_shapes) ~= nil) then
+    fail("mgpu.kernel: scratch_shapes (SMEM scratch) are not available yet; pass {} or leave it out")
+  end
+  local name = spec.name or "kernel"
+  if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
+    fail("mgpu.kernel: name must be an identifier (letters, digits, _), got %s", tostring(name))
+  end
+  local nt = spec.num_threads == nil and 1 or compat.int(spec.num_threads, "num_threads")
+  if nt < 1 or nt > 8 then fail("num_threads (warpgroups per block) must be between 1 and 8, got %d", nt) end
+  if spec.thread_name ~= nil and type(spec.thread_name) ~= "string" then fail("thread_name must be a string") end
+  local cp = spec.compiler_params
+  if cp ~= nil and getmetatable(cp) ~= CompilerParams then
+    fail("compiler_params must come from mgpu.CompilerParams{...}")
+  end
+  local k = setmetatable({
+    name = name, body = spec.body, out = out, grid = spec.grid or {}, grid_names = spec.grid_names,
+    num_threads = nt, thread_name = spec.thread_name, interpret = spec.interpret and true or false,
+    params = cp or M.CompilerParams(), cache = {}, where = compat.where(),
+  }, Kernel)
+  return k
+end
+
+-- -- Tracing ------------------------------------------------------------------
+
+local function resolve_grid(k, args)
+  local g = k.grid
+  if type(g) == "function" then g = g(compat.unpack(args)) end
+  if type(g) == "number" then g = { g } end
+  if type(g) ~= "table" then fail("grid must be a table of sizes (or a function returning one)") end
+  if #g > 3 then fail("grid has %d dimensions; at most 3 are supported", #g) end
+  local out = {}
+  for i = 1, #g do
+    out[i] = compat.int(g[i], "grid[" .. i .. "]")
+    if out[i] < 1 then fail("grid[%d] must be at least 1, got %d", i, out[i]) end
+  end
+  return out
+end
+
+local function resolve_out(k, args)
+  local o = k.out
+  if type(o) == "function" then o = o(compat.unpack(args)) end
+  local single = getmetatable(o) == Shape
+  local list = single and { o } or o
+  if type(list) ~= "table" then fail("out_shape must be mgpu.shape(...) or a table of them") end
+  for i = 1, #list do
+    if getmetatable(list[i]) ~= Shape then fail("out_shape[%d] must be made with mgpu.shape(shape, dtype)", i) end
+  end
+  return list, single
+end
+
+local function signature(args, grid, outs)
+  local parts = {}
+  for i = 1, #args do parts[#parts + 1] = args[i].dtype .. compat.shape_str(args[i].shape) end
+  parts[#parts + 1] = "grid" .. compat.shape_str(grid)
+  for i = 1, #outs do parts[#parts + 1] = "out" .. outs[i].dtype .. compat.shape_str(outs[i].shape) end
+  return table.concat(parts, ";")
+end
+
+local function trace_kernel(k, args, grid, outs)
+  local core = context.core
+  local ctx = context.get()
+  local b = core.builder(ctx, { name = k.name, grid = grid, num_threads = k.num_threads,
+                               approx_math = k.params.approx_math, interpret = k.interpret })
+  local t = { core = core, b = b, spec = k }
+  local refs = {}
+  core.loc(b, k.where)
+  for i = 1, #args do refs[#refs + 1] = trace.wrap(t, core.param(b, "in", args[i].dtype, args[i].shape)) end
+  for i = 1, #outs do refs[#refs + 1] = trace.wrap(t, core.param(b, "out", outs[i].dtype, outs[i].shape)) end
+  local saved = trace.current
+  trace.current = t
+  local ok, err = pcall(k.body, compat.unpack(refs))
+  trace.current = saved
+  if not ok then
+    core.release(b)
+    error(err, 0)
+  end
+  core.loc(b, k.where)
+  local kern = core.finish(b)
+  core.release(b)
+  return { kernel = kern }
+end
+
+-- -- Calling ------------------------------------------------------------------
+
+local function write_ptx(k, entry)
+  local dir = context.config.emit_ptx
+  if not dir then return end
+  local core = context.core
+  local name = k.name
+  local n = (M.emitted[name] or 0) + 1
+  M.emitted[name] = n
+  local path = dir .. "/" .. (n == 1 and name or (name .. "." .. n)) .. ".ptx"
+  local f, err = io.open(path, "w")
+  if not f then fail("cannot write PTX: %s", err) end
+  f:write(core.text(entry.kernel, "ptx"))
+  f:close()
+end
+M.emitted = {}
+
+function Kernel:__call(...)
+  local args = { ... }
+  for i = 1, select("#", ...) do
+    if not array.is_array(args[i]) then
+      fail("kernel '%s': argument %d must be an mgpu array, got %s", self.name, i,
+           trace.is_value(args[i]) and "a traced value" or type(args[i]))
+    end
+  end
+  local grid = resolve_grid(self, args)
+  local outs, single = resolve_out(self, args)
+  local key = signature(args, grid, outs)
+  local entry = self.cache[key]
+  local core = context.core
+  if not entry then
+    entry = trace_kernel(self, args, grid, outs)
+    self.cache[key] = entry
+    if context.info().mode == "compile" then
+      core.compile(entry.kernel)
+      write_ptx(self, entry)
+    end
+  end
+  local results, bufs = {}, {}
+  for i = 1, #args do bufs[i] = args[i].buf end
+  for i = 1, #outs do
+    local o = array.empty(outs[i].shape, outs[i].dtype)
+    if context.config.poison_outputs then core.buffer_fill(o.buf, "value", "u8", o.nbytes, 255) end
+    results[i] = o
+    bufs[#bufs + 1] = o.buf
+  end
+  local ok, err = pcall(core.launch, entry.kernel, bufs)
+  if not ok then fail("%s", err) end
+  if single then return results[1] end
+  return compat.unpack(results)
+end
+
+--- The kernel's canonical IR text and PTX for the given arguments.
+function Kernel:lower(...)
+  local args = { ... }
+  local grid = resolve_grid(self, args)
+  local outs = resolve_out(self, args)
+  local key = signature(args, grid, outs)
+  local entry = self.cache[key] or trace_kernel(self, args, grid, outs)
+  self.cache[key] = entry
+  local core = context.core
+  return { ir = core.text(entry.kernel, "ir"), ptx = core.text(entry.kernel, "ptx"),
+           resources = core.resources(entry.kernel) }
+end
+
+Kernel.__tostring = function(k) return "mgpu.kernel(" .. k.name .. ")" end
+
+return M

@@ -1,0 +1,151 @@
+--[[
+mgpu.ops -- the functions available inside a kernel body: indices, math,
+comparisons, select, conversions and structured control flow.
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local trace = require "mgpu.trace"
+
+local M = {}
+local fail = compat.fail
+local op, lift, is_value = trace.op, trace.lift, trace.is_value
+
+-- -- Indices ------------------------------------------------------------------
+
+--- Index of this block along grid axis `axis` (0-based), an i32 scalar.
+function M.program_id(axis)
+  return op("program_id", nil, { compat.int(axis, "program_id axis") })
+end
+
+--- Number of blocks along grid axis `axis`.
+function M.num_programs(axis)
+  return op("num_programs", nil, { compat.int(axis, "num_programs axis") })
+end
+
+--- Index along a named axis: a grid axis (grid_names) or the warpgroup
+--- axis (thread_name).
+function M.axis_index(name)
+  local spec = trace.tr().spec
+  for i, n in ipairs(spec.grid_names or {}) do
+    if n == name then return M.program_id(i - 1) end
+  end
+  if spec.thread_name and spec.thread_name == name then return op("thread_id") end
+  local names = table.concat(spec.grid_names or {}, ", ")
+  fail("unknown axis name '%s' (grid axes: %s; thread axis: %s)", tostring(name),
+       names ~= "" and names or "none", spec.thread_name or "none")
+end
+
+-- -- Elementwise --------------------------------------------------------------
+
+local function unary(name, host)
+  return function(x)
+    if type(x) == "number" and host then return host(x) end
+    return op(name, { lift(x) })
+  end
+end
+
+M.exp = unary("exp", math.exp)
+M.exp2 = unary("exp2", function(x) return 2 ^ x end)
+M.log = unary("log", math.log)
+M.log2 = unary("log2", function(x) return math.log(x) / math.log(2) end)
+M.sqrt = unary("sqrt", math.sqrt)
+M.rsqrt = unary("rsqrt", function(x) return 1 / math.sqrt(x) end)
+M.tanh = unary("tanh", function(x) local e = math.exp(2 * x); return (e - 1) / (e + 1) end)
+M.abs = unary("abs", math.abs)
+M.floor = unary("floor", math.floor)
+M.ceil = unary("ceil", math.ceil)
+
+local function binary(name, host)
+  return function(a, b)
+    if type(a) == "number" and type(b) == "number" and host then return host(a, b) end
+    if not is_value(a) then a = lift(a, b) end
+    if not is_value(b) then b = lift(b, a) end
+    return op(name, { a, b })
+  end
+end
+
+M.max = binary("max", math.max)
+M.min = binary("min", math.min)
+M.lt = binary("lt")
+M.le = binary("le")
+M.gt = binary("gt")
+M.ge = binary("ge")
+M.eq = binary("eq")
+M.ne = binary("ne")
+--- Integer division truncating toward zero (float division for floats).
+M.div = binary("div")
+M.rem = binary("rem")
+
+--- Elementwise choice: a where cond is true, else b.
+function M.select(cond, a, b)
+  cond = lift(cond)
+  if not is_value(a) then a = lift(a, is_value(b) and b or nil) end
+  if not is_value(b) then b = lift(b, a) end
+  return op("select", { cond, a, b })
+end
+M.where = M.select
+
+function M.astype(x, dtype)
+  return lift(x):astype(dtype)
+end
+
+-- -- Control flow -------------------------------------------------------------
+
+--- Run fn() on the device only where the scalar `cond` is true.  A Lua
+--- boolean decides at trace time instead.
+function M.when(cond, fn)
+  if type(fn) ~= "function" then fail("when: second argument must be a function") end
+  if type(cond) == "boolean" then
+    if cond then fn() end
+    return
+  end
+  op("if", { lift(cond) })
+  fn()
+  op("yield", {})
+end
+
+local function values_of(results, n, like, what)
+  local out = {}
+  for i = 1, n do
+    local v = results[i]
+    if v == nil then fail("%s returned %d values, expected %d", what, i - 1, n) end
+    out[i] = is_value(v) and v or lift(v, like and like[i])
+  end
+  return out
+end
+
+--- A loop on the device: fn(i, carry...) for i = lo, ..., hi-1, returning
+--- the next carry; fori returns the final carry.
+function M.fori(lo, hi, fn, ...)
+  if type(fn) ~= "function" then fail("fori: third argument must be a function") end
+  local inits = compat.pack(...)
+  local lov, hiv = lift(lo), lift(hi)
+  if lov.dtype ~= hiv.dtype then
+    if not is_value(lo) then lov = lift(lo, hiv) elseif not is_value(hi) then hiv = lift(hi, lov) end
+  end
+  local step = lift(1, lov)
+  local operands = { lov, hiv, step }
+  for i = 1, inits.n do operands[#operands + 1] = lift(inits[i]) end
+  local args = compat.pack(op("for", operands))
+  local r = compat.pack(fn(compat.unpack(args, 1, args.n)))
+  if r.n ~= inits.n then fail("fori body returned %d values but carries %d", r.n, inits.n) end
+  local carried = {}
+  for i = 2, args.n do carried[i - 1] = args[i] end
+  return op("yield", values_of(r, inits.n, carried, "fori body"))
+end
+
+--- Device-side if/else producing values: both branches must return the
+--- same number of values of the same types.
+function M.cond(c, ftrue, ffalse)
+  if type(c) == "boolean" then
+    if c then return ftrue() end
+    return ffalse()
+  end
+  op("if", { lift(c) })
+  local t = compat.pack(ftrue())
+  op("else", values_of(t, t.n, nil, "cond true branch"))
+  local f = compat.pack(ffalse())
+  return op("yield", values_of(f, f.n, t, "cond false branch"))
+end
+
+return M

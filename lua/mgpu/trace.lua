@@ -1,0 +1,222 @@
+--[[
+mgpu.trace -- tracing a kernel body.  Refs and values are Lua objects whose
+methods and metamethods append ops to the kernel being traced; plain Lua
+numbers and control flow run at trace time.
+
+Lua forces the results of ==, < and <= to booleans, so traced comparisons
+are functions or methods (mgpu.lt(a, b), a:lt(b)).  A traced value is always
+true in a Lua `if`: use mgpu.when / mgpu.cond for conditions known only on
+the device.
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local context = require "mgpu.context"
+
+local M = {}
+local fail = compat.fail
+
+local Value = {}      -- scalars and arrays
+local Ref = {}        -- references to memory
+local DS = {}         -- mgpu.ds(start, size)
+M.Value, M.Ref = Value, Ref
+
+M.all = setmetatable({}, { __tostring = function() return "mgpu.all" end })
+
+-- The trace being built: { core, b (builder), spec, values = {} }.
+M.current = nil
+
+local function tr()
+  local t = M.current
+  if not t then fail("only available while a kernel body is being traced") end
+  return t
+end
+M.tr = tr
+
+function M.is_value(x) return getmetatable(x) == Value end
+function M.is_ref(x) return getmetatable(x) == Ref end
+
+local function own(t, v)
+  if v.tr ~= t then
+    fail("a traced value from another kernel (or from a finished trace) cannot be used here")
+  end
+end
+
+--- Wrap result ids of the current trace as Value/Ref objects.
+function M.wrap(t, id)
+  local kind, dtype, shape = t.core.value(t.b, id)
+  local mt = kind == "ref" and Ref or Value
+  return setmetatable({ id = id, kind = kind, dtype = dtype, shape = shape, tr = t }, mt)
+end
+
+--- Append op `name`; operands are Values/Refs.  Returns the wrapped results.
+function M.op(name, operands, ints, number, text)
+  local t = tr()
+  local ids = {}
+  for i = 1, #(operands or {}) do
+    local v = operands[i]
+    own(t, v)
+    ids[i] = v.id
+  end
+  t.core.loc(t.b, compat.where())
+  local res = compat.pack(t.core.op(t.b, name, ids, ints, number, text))
+  for i = 1, res.n do res[i] = M.wrap(t, res[i]) end
+  return compat.unpack(res, 1, res.n)
+end
+
+--- A scalar constant.
+function M.const(x, dtype)
+  local t = tr()
+  if type(x) == "boolean" then x, dtype = x and 1 or 0, "pred" end
+  dtype = dtype or (compat.is_int(x) and "i32" or "f32")
+  t.core.loc(t.b, compat.where())
+  local id = t.core.op(t.b, "const", nil, { M.dtype_code(dtype) }, x)
+  return M.wrap(t, id)
+end
+
+-- dtype name -> mgpu_dtype code (ORDER DTYPE)
+local codes = { pred = 0, i8 = 1, i16 = 2, i32 = 3, i64 = 4, u8 = 5, u16 = 6, u32 = 7, u64 = 8,
+                f16 = 9, bf16 = 10, f32 = 11, f64 = 12, f8e4m3 = 13, f8e5m2 = 14 }
+M.dtype_codes = codes
+function M.dtype_code(name)
+  local c = codes[name]
+  if not c then fail("unknown dtype %s", tostring(name)) end
+  return c
+end
+
+--- x as a Value: numbers and booleans become constants of `like`'s dtype.
+function M.lift(x, like)
+  local mt = getmetatable(x)
+  if mt == Value then return x end
+  if mt == Ref then fail("a ref cannot be used as a value here; load it first with ref:load()") end
+  if type(x) == "number" then
+    local dt = like and like.dtype
+    if dt == "pred" then fail("cannot combine a number with a pred value") end
+    return M.const(x, dt)
+  end
+  if type(x) == "boolean" then return M.const(x) end
+  fail("expected a traced value or a number, got %s", type(x))
+end
+
+-- -- Values ---------------------------------------------------------------------
+
+local function binop(name)
+  return function(a, b)
+    if getmetatable(a) ~= Value then a = M.lift(a, b) end
+    if getmetatable(b) ~= Value then b = M.lift(b, a) end
+    return M.op(name, { a, b })
+  end
+end
+
+Value.__add = binop("add")
+Value.__sub = binop("sub")
+Value.__mul = binop("mul")
+Value.__div = binop("div")     -- integers: truncating division, as in C and PTX
+Value.__mod = binop("rem")     -- integers: C remainder (sign of the dividend)
+Value.__idiv = function(a, b)  -- Lua 5.4 //: floor for floats, like / for integers
+  local q = binop("div")(a, b)
+  if q.dtype:sub(1, 1) == "f" or q.dtype == "bf16" then return M.op("floor", { q }) end
+  return q
+end
+Value.__unm = function(a) return M.op("neg", { a }) end
+Value.__pow = function() fail("^ is not supported on traced values; use mgpu.exp and mgpu.log") end
+Value.__concat = function() fail("traced values cannot be concatenated") end
+Value.__lt = function() fail("use mgpu.lt(a, b) or a:lt(b): Lua turns < into a boolean") end
+Value.__le = function() fail("use mgpu.le(a, b) or a:le(b): Lua turns <= into a boolean") end
+Value.__len = function(a) return a.shape[1] or 0 end
+Value.__tostring = function(a)
+  return string.format("mgpu.value(%s%s)", a.dtype, a.kind == "array" and compat.shape_str(a.shape) or "")
+end
+
+local methods = {}
+Value.__index = methods
+
+for _, name in ipairs({ "lt", "le", "gt", "ge", "eq", "ne", "max", "min", "and", "or", "xor", "shl", "shr" }) do
+  methods[name] = binop(name)
+end
+methods["band"], methods["bor"], methods["bxor"] = methods["and"], methods["or"], methods["xor"]
+for _, name in ipairs({ "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "abs", "floor", "ceil", "neg", "not" }) do
+  methods[name] = function(a) return M.op(name, { a }) end
+end
+methods.bnot = methods["not"]
+
+function methods.astype(a, dtype)
+  if dtype == a.dtype then return a end
+  return M.op("astype", { a }, { M.dtype_code(dtype) })
+end
+
+function methods.bitcast(a, dtype)
+  return M.op("bitcast", { a }, { M.dtype_code(dtype) })
+end
+
+--- A scalar repeated over `shape`.
+function methods.broadcast_to(a, shape)
+  if a.kind ~= "scalar" then fail("broadcast_to: only scalars can be broadcast (got an array)") end
+  return M.op("broadcast", { a }, compat.shape(shape, "broadcast_to shape"))
+end
+
+-- -- Refs and views -------------------------------------------------------------
+
+function M.ds(start, size)
+  size = compat.int(size, "ds size")
+  if size < 1 then fail("ds size must be at least 1, got %d", size) end
+  if type(start) == "number" then
+    start = compat.int(start, "ds start")
+  elseif getmetatable(start) ~= Value then
+    fail("ds start must be an integer or a traced scalar, got %s", type(start))
+  end
+  return setmetatable({ start = start, size = size }, DS)
+end
+DS.__tostring = function(d) return string.format("ds(%s, %d)", tostring(d.start), d.size) end
+
+local IDX_INT, IDX_DS, IDX_ALL = 0, 1, 2
+local DYNAMIC = math.mininteger or -9223372036854775808
+
+local refm = {}
+Ref.__index = refm
+Ref.__tostring = function(r) return string.format("mgpu.ref(%s%s)", r.dtype, compat.shape_str(r.shape)) end
+
+--- A view: each index is an integer or traced scalar (the dimension is
+--- dropped), mgpu.ds(start, size), or mgpu.all.  Missing trailing indices
+--- mean mgpu.all.
+function refm.at(r, ...)
+  local n = select("#", ...)
+  if n > #r.shape then
+    fail("too many indices: ref of rank %d indexed with %d", #r.shape, n)
+  end
+  local ints, dyn = {}, {}
+  for i = 1, n do
+    local x = select(i, ...)
+    local mt = getmetatable(x)
+    if x == M.all then
+      ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_ALL, 0, 0
+    elseif mt == DS then
+      local dynamic = getmetatable(x.start) == Value
+      ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_DS, dynamic and DYNAMIC or x.start, x.size
+      if dynamic then dyn[#dyn + 1] = x.start end
+    elseif mt == Value then
+      ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_INT, DYNAMIC, 1
+      dyn[#dyn + 1] = x
+    elseif type(x) == "number" then
+      ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_INT, compat.int(x, "index " .. i), 1
+    else
+      fail("index %d must be an integer, a traced scalar, mgpu.ds(...) or mgpu.all, got %s", i, type(x))
+    end
+  end
+  local operands = { r }
+  for i = 1, #dyn do operands[#operands + 1] = dyn[i] end
+  return M.op("view", operands, ints)
+end
+
+--- Load the whole ref into registers (a scalar for a rank-0 ref).
+function refm.load(r, opts)
+  if opts ~= nil then fail("load options (layout=) are not available yet") end
+  return M.op("load", { r })
+end
+
+--- Store a value (an array of the ref's shape, or a scalar for every element).
+function refm.store(r, x)
+  if getmetatable(x) ~= Value then x = M.lift(x, r) end
+  M.op("store", { r, x })
+end
+
+return M

@@ -1,0 +1,73 @@
+/*
+** api.h -- what the public handles of mgpu.h are.  Every entry point checks
+** its handle, enters the context (one thread at a time), clears the last
+** error and never lets a longjmp escape.
+*/
+#ifndef MGPU_API_H
+#define MGPU_API_H
+
+#include <stdatomic.h>
+
+#include "../interp/interp.h"
+#include "../passes/pass.h"
+#include "../runtime/drv.h"
+
+enum { MAGIC_CTX = 0x6d637478, MAGIC_BUF = 0x6d627566, MAGIC_BLD = 0x6d626c64, MAGIC_KER = 0x6d6b6572 };
+
+struct mgpu_ctx {
+  uint32_t magic;
+  mem_alloc alloc;
+  atomic_flag busy;
+  int refs;                     /* the context itself + every live handle made from it */
+  diag d;
+  mgpu_device_info info;        /* info.mode is the effective mode */
+  drv *drv;                     /* NULL unless mode is GPU */
+  CUevent ev[2];
+  double timer_start;           /* host clock when not on a GPU */
+};
+
+struct mgpu_buffer {
+  uint32_t magic;
+  mgpu_ctx *ctx;
+  uint64_t size;
+  uint64_t addr;                /* device pointer, or host pointer without a GPU */
+  bool owned;
+};
+
+struct mgpu_builder {
+  uint32_t magic;
+  mgpu_ctx *ctx;
+  ir_builder *b;
+};
+
+struct mgpu_kernel {
+  uint32_t magic;
+  mgpu_ctx *ctx;
+  ir_kernel *ir;
+  kinfo ki;
+  char *ir_text;
+  size_t ir_len;
+  char *ptx;
+  size_t ptx_len;
+  CUmodule mod;
+  CUfunction fn;
+  mgpu_kernel_resources res;
+};
+
+/* api_ctx.c */
+bool api_enter(mgpu_ctx *c);
+void api_leave(mgpu_ctx *c);
+void api_ref(mgpu_ctx *c);
+void api_unref(mgpu_ctx *c);
+bool api_gpu(const mgpu_ctx *c);   /* kernels and buffers live on a GPU */
+
+/* Check a handle; on failure return from the calling function. */
+#define API_CHECK(h, m) do { if (!(h) || (h)->magic != (m)) return MGPU_ERR_ARG; } while (0)
+
+/* api_buffer.c: host memory of a buffer for the interpreter (copied from the
+** device when the context runs on a GPU). */
+mgpu_status api_buffer_host_copy(mgpu_buffer *b, void **host);
+mgpu_status api_buffer_host_writeback(mgpu_buffer *b, void *host);
+void api_buffer_host_free(mgpu_buffer *b, void *host);
+
+#endif

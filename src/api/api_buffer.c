@@ -1,0 +1,287 @@
+/*
+** api_buffer.c -- buffers: device memory on a GPU, host memory otherwise;
+** copies, fills (constant, iota, seeded random) and element access as
+** doubles.
+*/
+#include <math.h>
+#include <string.h>
+
+#include "api.h"
+
+#define CHUNK (1u << 20)   /* elements converted per host round trip */
+
+static bool in_range(const mgpu_buffer *b, uint64_t off, uint64_t n) {
+  return off <= b->size && n <= b->size - off;
+}
+
+static mgpu_status range_err(mgpu_buffer *b, const char *what, uint64_t off, uint64_t n) {
+  return diag_set(&b->ctx->d, ERR_BOUNDS, "", what, (unsigned long long)off, (unsigned long long)(off + n),
+                  (unsigned long long)b->size);
+}
+
+static mgpu_status new_buffer(mgpu_ctx *ctx, uint64_t n, uint64_t addr, bool owned, mgpu_buffer **out) {
+  mgpu_buffer *b = mem_calloc(&ctx->alloc, sizeof *b);
+  if (!b) return diag_set(&ctx->d, ERR_NOMEM, "");
+  b->magic = MAGIC_BUF;
+  b->ctx = ctx;
+  b->size = n;
+  b->addr = addr;
+  b->owned = owned;
+  api_ref(ctx);
+  *out = b;
+  return MGPU_OK;
+}
+
+mgpu_status mgpu_buffer_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (!out) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_buffer_alloc(out)");
+  *out = NULL;
+  if (!api_enter(ctx)) return MGPU_ERR_THREAD;
+  mgpu_status s = MGPU_OK;
+  uint64_t addr = 0;
+  if (nbytes) {
+    if (api_gpu(ctx)) {
+      CUdeviceptr p = 0;
+      CUresult r = ctx->drv->MemAlloc(&p, nbytes);
+      if (r) s = drv_fail(ctx->drv, &ctx->d, "cuMemAlloc", r);
+      addr = p;
+    } else if (nbytes > SIZE_MAX) {
+      s = diag_set(&ctx->d, ERR_NOMEM, "");
+    } else {
+      void *p = mem_realloc(&ctx->alloc, NULL, 0, (size_t)nbytes);
+      if (!p) s = diag_set(&ctx->d, ERR_NOMEM, "");
+      addr = (uint64_t)(uintptr_t)p;
+    }
+  }
+  if (!s) {
+    s = new_buffer(ctx, nbytes, addr, true, out);
+    if (s && addr) {
+      if (api_gpu(ctx)) ctx->drv->MemFree(addr);
+      else mem_free(&ctx->alloc, (void *)(uintptr_t)addr, (size_t)nbytes);
+    }
+  }
+  api_leave(ctx);
+  return s;
+}
+
+mgpu_status mgpu_buffer_wrap(mgpu_ctx *ctx, uint64_t address, uint64_t nbytes, mgpu_buffer **out) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (!out) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_buffer_wrap(out)");
+  *out = NULL;
+  if (!address && nbytes) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_buffer_wrap: address is 0 but nbytes is not");
+  if (!api_enter(ctx)) return MGPU_ERR_THREAD;
+  mgpu_status s = new_buffer(ctx, nbytes, address, false, out);
+  api_leave(ctx);
+  return s;
+}
+
+void mgpu_buffer_release(mgpu_buffer *b) {
+  if (!b || b->magic != MAGIC_BUF) return;
+  mgpu_ctx *ctx = b->ctx;
+  if (b->owned && b->addr) {
+    if (api_gpu(ctx)) { drv_bind(ctx->drv); ctx->drv->MemFree(b->addr); }
+    else mem_free(&ctx->alloc, (void *)(uintptr_t)b->addr, (size_t)b->size);
+  }
+  b->magic = 0;
+  mem_free(&ctx->alloc, b, sizeof *b);
+  api_unref(ctx);
+}
+
+uint64_t mgpu_buffer_size(const mgpu_buffer *b) { return b && b->magic == MAGIC_BUF ? b->size : 0; }
+uint64_t mgpu_buffer_address(const mgpu_buffer *b) { return b && b->magic == MAGIC_BUF ? b->addr : 0; }
+
+/* Copies without entering the context (callers hold it). */
+static mgpu_status raw_write(mgpu_buffer *b, uint64_t off, const void *src, uint64_t n) {
+  if (!n) return MGPU_OK;
+  if (api_gpu(b->ctx)) {
+    CUresult r = b->ctx->drv->MemcpyHtoD(b->addr + off, src, n);
+    return r ? drv_fail(b->ctx->drv, &b->ctx->d, "cuMemcpyHtoD", r) : MGPU_OK;
+  }
+  memcpy((char *)(uintptr_t)b->addr + off, src, n);
+  return MGPU_OK;
+}
+
+static mgpu_status raw_read(mgpu_buffer *b, uint64_t off, void *dst, uint64_t n) {
+  if (!n) return MGPU_OK;
+  if (api_gpu(b->ctx)) {
+    CUresult r = b->ctx->drv->MemcpyDtoH(dst, b->addr + off, n);
+    return r ? drv_fail(b->ctx->drv, &b->ctx->d, "cuMemcpyDtoH (a kernel may have faulted)", r) : MGPU_OK;
+  }
+  memcpy(dst, (const char *)(uintptr_t)b->addr + off, n);
+  return MGPU_OK;
+}
+
+mgpu_status mgpu_buffer_write(mgpu_buffer *b, uint64_t off, const void *src, uint64_t n) {
+  API_CHECK(b, MAGIC_BUF);
+  if (!src && n) return diag_set(&b->ctx->d, ERR_NULL_ARG, "", "mgpu_buffer_write(src)");
+  if (!in_range(b, off, n)) return range_err(b, "mgpu_buffer_write", off, n);
+  if (!api_enter(b->ctx)) return MGPU_ERR_THREAD;
+  mgpu_status s = raw_write(b, off, src, n);
+  api_leave(b->ctx);
+  return s;
+}
+
+mgpu_status mgpu_buffer_read(mgpu_buffer *b, uint64_t off, void *dst, uint64_t n) {
+  API_CHECK(b, MAGIC_BUF);
+  if (!dst && n) return diag_set(&b->ctx->d, ERR_NULL_ARG, "", "mgpu_buffer_read(dst)");
+  if (!in_range(b, off, n)) return range_err(b, "mgpu_buffer_read", off, n);
+  if (!api_enter(b->ctx)) return MGPU_ERR_THREAD;
+  mgpu_status s = raw_read(b, off, dst, n);
+  api_leave(b->ctx);
+  return s;
+}
+
+mgpu_status mgpu_buffer_copy(mgpu_buffer *dst, uint64_t doff, mgpu_buffer *src, uint64_t soff, uint64_t n) {
+  API_CHECK(dst, MAGIC_BUF);
+  API_CHECK(src, MAGIC_BUF);
+  mgpu_ctx *ctx = dst->ctx;
+  if (src->ctx != ctx) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_buffer_copy: buffers belong to different contexts");
+  if (!in_range(dst, doff, n)) return range_err(dst, "mgpu_buffer_copy(dst)", doff, n);
+  if (!in_range(src, soff, n)) return range_err(src, "mgpu_buffer_copy(src)", soff, n);
+  if (!api_enter(ctx)) return MGPU_ERR_THREAD;
+  mgpu_status s = MGPU_OK;
+  if (n && api_gpu(ctx)) {
+    CUresult r = ctx->drv->MemcpyDtoD(dst->addr + doff, src->addr + soff, n);
+    if (r) s = drv_fail(ctx->drv, &ctx->d, "cuMemcpyDtoD", r);
+  } else if (n) {
+    memmove((char *)(uintptr_t)dst->addr + doff, (const char *)(uintptr_t)src->addr + soff, n);
+  }
+  api_leave(ctx);
+  return s;
+}
+
+/* -- Element access and fills ------------------------------------------------------- */
+
+static mgpu_status elem_args(mgpu_buffer *b, int32_t dtype, uint64_t first, uint64_t count, const char *what) {
+  if (!dt_valid(dtype)) return diag_set(&b->ctx->d, ERR_BAD_DTYPE, "", what, dtype);
+  uint64_t es = dt_bytes(dtype);
+  if (first > UINT64_MAX / es || count > UINT64_MAX / es || !in_range(b, first * es, count * es))
+    return range_err(b, what, first * es, count * es);
+  return MGPU_OK;
+}
+
+static void encode(int dtype, unsigned char *dst, const double *src, uint64_t n) {
+  int es = dt_bytes(dtype);
+  for (uint64_t i = 0; i < n; i++) dt_store(dtype, dst + i * (uint64_t)es, src[i]);
+}
+
+/* Write count elements produced by gen(i, ud) (i from first) through a host bounce buffer. */
+static mgpu_status put_elems(mgpu_buffer *b, int dtype, uint64_t first, uint64_t count,
+                             void (*gen)(double *, uint64_t, uint64_t, const void *), const void *ud) {
+  int es = dt_bytes(dtype);
+  uint64_t step = count < CHUNK ? count : CHUNK;
+  double *vals = mem_realloc(&b->ctx->alloc, NULL, 0, sizeof(double) * (step ? step : 1));
+  unsigned char *raw = mem_realloc(&b->ctx->alloc, NULL, 0, (size_t)es * (step ? step : 1));
+  mgpu_status s = MGPU_OK;
+  if (!vals || !raw) s = diag_set(&b->ctx->d, ERR_NOMEM, "");
+  for (uint64_t i = 0; !s && i < count; i += step) {
+    uint64_t n = count - i < step ? count - i : step;
+    gen(vals, first + i, n, ud);
+    encode(dtype, raw, vals, n);
+    s = raw_write(b, (first + i) * es, raw, n * es);
+  }
+  mem_free(&b->ctx->alloc, vals, sizeof(double) * (step ? step : 1));
+  mem_free(&b->ctx->alloc, raw, (size_t)es * (step ? step : 1));
+  return s;
+}
+
+static void gen_copy(double *out, uint64_t i0, uint64_t n, const void *ud) {
+  const double *in = ud;
+  memcpy(out, in + i0, sizeof(double) * n);
+}
+
+/* Counter-based random numbers: element i of stream `seed` is a pure function
+** of (seed, i), so fills are reproducible and independent of chunking. */
+static uint64_t mix64(uint64_t x) {
+  x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27; x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+static double uniform01(uint64_t seed, uint64_t i) {
+  return (double)(mix64(seed * 0x9e3779b97f4a7c15ULL + mix64(i + 0x632be59bd9b4e019ULL)) >> 11) * 0x1p-53;
+}
+
+static void gen_fill(double *out, uint64_t i0, uint64_t n, const void *ud) {
+  const mgpu_fill *f = ud;
+  for (uint64_t j = 0; j < n; j++) {
+    uint64_t i = i0 + j;
+    switch (f->kind) {
+    case MGPU_FILL_VALUE: out[j] = f->a; break;
+    case MGPU_FILL_IOTA: out[j] = f->a + (double)i * f->b; break;
+    case MGPU_FILL_UNIFORM: {
+      double u = uniform01(f->seed, i);
+      out[j] = dt_isint(f->dtype) ? floor(f->a + (f->b - f->a) * u) : f->a + (f->b - f->a) * u;
+      break;
+    }
+    default: {   /* Box-Muller on two independent streams */
+      double u1 = uniform01(f->seed, 2 * i), u2 = uniform01(f->seed, 2 * i + 1);
+      out[j] = f->a + f->b * sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2);
+      break;
+    }
+    }
+  }
+}
+
+mgpu_status mgpu_buffer_fill(mgpu_buffer *b, const mgpu_fill *f) {
+  API_CHECK(b, MAGIC_BUF);
+  if (!f) return diag_set(&b->ctx->d, ERR_NULL_ARG, "", "mgpu_buffer_fill(fill)");
+  if (f->kind < MGPU_FILL_VALUE || f->kind > MGPU_FILL_NORMAL)
+    return diag_set(&b->ctx->d, ERR_BAD_ARG, "", "mgpu_buffer_fill: unknown fill kind");
+  mgpu_status s = elem_args(b, f->dtype, 0, f->count, "mgpu_buffer_fill");
+  if (s) return s;
+  if (!api_enter(b->ctx)) return MGPU_ERR_THREAD;
+  s = put_elems(b, f->dtype, 0, f->count, gen_fill, f);
+  api_leave(b->ctx);
+  return s;
+}
+
+mgpu_status mgpu_buffer_set_f64(mgpu_buffer *b, int32_t dtype, uint64_t first, uint64_t count, const double *in) {
+  API_CHECK(b, MAGIC_BUF);
+  if (!in && count) return diag_set(&b->ctx->d, ERR_NULL_ARG, "", "mgpu_buffer_set_f64(in)");
+  mgpu_status s = elem_args(b, dtype, first, count, "mgpu_buffer_set_f64");
+  if (s) return s;
+  if (!api_enter(b->ctx)) return MGPU_ERR_THREAD;
+  s = put_elems(b, dtype, first, count, gen_copy, in - first);
+  api_leave(b->ctx);
+  return s;
+}
+
+mgpu_status mgpu_buffer_get_f64(mgpu_buffer *b, int32_t dtype, uint64_t first, uint64_t count, double *out) {
+  API_CHECK(b, MAGIC_BUF);
+  if (!out && count) return diag_set(&b->ctx->d, ERR_NULL_ARG, "", "mgpu_buffer_get_f64(out)");
+  mgpu_status s = elem_args(b, dtype, first, count, "mgpu_buffer_get_f64");
+  if (s) return s;
+  if (!api_enter(b->ctx)) return MGPU_ERR_THREAD;
+  int es = dt_bytes(dtype);
+  uint64_t step = count < CHUNK ? count : CHUNK;
+  unsigned char *raw = mem_realloc(&b->ctx->alloc, NULL, 0, (size_t)es * (step ? step : 1));
+  if (!raw) s = diag_set(&b->ctx->d, ERR_NOMEM, "");
+  for (uint64_t i = 0; !s && i < count; i += step) {
+    uint64_t n = count - i < step ? count - i : step;
+    s = raw_read(b, (first + i) * es, raw, n * es);
+    for (uint64_t j = 0; !s && j < n; j++) out[i + j] = dt_load(dtype, raw + j * es);
+  }
+  mem_free(&b->ctx->alloc, raw, (size_t)es * (step ? step : 1));
+  api_leave(b->ctx);
+  return s;
+}
+
+/* -- Host views for the interpreter ------------------------------------------------- */
+
+mgpu_status api_buffer_host_copy(mgpu_buffer *b, void **host) {
+  if (!api_gpu(b->ctx)) { *host = (void *)(uintptr_t)b->addr; return MGPU_OK; }
+  *host = mem_realloc(&b->ctx->alloc, NULL, 0, b->size ? (size_t)b->size : 1);
+  if (!*host) return diag_set(&b->ctx->d, ERR_NOMEM, "");
+  mgpu_status s = raw_read(b, 0, *host, b->size);
+  if (s) { mem_free(&b->ctx->alloc, *host, b->size ? (size_t)b->size : 1); *host = NULL; }
+  return s;
+}
+
+mgpu_status api_buffer_host_writeback(mgpu_buffer *b, void *host) {
+  return api_gpu(b->ctx) ? raw_write(b, 0, host, b->size) : MGPU_OK;
+}
+
+void api_buffer_host_free(mgpu_buffer *b, void *host) {
+  if (api_gpu(b->ctx) && host) mem_free(&b->ctx->alloc, host, b->size ? (size_t)b->size : 1);
+}

@@ -1,0 +1,165 @@
+/*
+** api_ctx.c -- contexts: creation and mode choice, device query, the
+** thread guard, errors, synchronisation and timing.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+
+static _Thread_local const mgpu_ctx *refused;   /* context this thread was turned away from */
+static _Thread_local char no_ctx_msg[512];       /* why the last mgpu_ctx_create on this thread failed */
+
+int32_t mgpu_abi_version(void) { return MGPU_ABI_VERSION; }
+const char *mgpu_version(void) { return MGPU_VERSION_STRING; }
+const char *mgpu_dtype_name(int32_t dtype) { return dt_valid(dtype) ? dt_name(dtype) : NULL; }
+int32_t mgpu_dtype_size(int32_t dtype) { return dt_valid(dtype) ? dt_bytes(dtype) : 0; }
+int32_t mgpu_dtype_from_name(const char *name) { return dt_lookup(name); }
+
+bool api_enter(mgpu_ctx *c) {
+  if (atomic_flag_test_and_set(&c->busy)) { refused = c; return false; }
+  refused = NULL;
+  diag_clear(&c->d);
+  if (c->drv) drv_bind(c->drv);
+  return true;
+}
+
+void api_leave(mgpu_ctx *c) { atomic_flag_clear(&c->busy); }
+void api_ref(mgpu_ctx *c) { c->refs++; }
+bool api_gpu(const mgpu_ctx *c) { return c->info.mode == MGPU_MODE_GPU; }
+
+static void ctx_destroy(mgpu_ctx *c) {
+  if (c->drv) {
+    for (int i = 0; i < 2; i++) if (c->ev[i]) c->drv->EventDestroy(c->ev[i]);
+    drv_close(&c->alloc, c->drv);
+  }
+  mem_alloc a = c->alloc;
+  c->magic = 0;
+  mem_free(&a, c, sizeof *c);
+}
+
+void api_unref(mgpu_ctx *c) {
+  if (--c->refs == 0) ctx_destroy(c);
+}
+
+mgpu_status mgpu_ctx_create(const mgpu_ctx_options *opts, mgpu_ctx **out) {
+  if (!out) { snprintf(no_ctx_msg, sizeof no_ctx_msg, "mgpu_ctx_create: out must not be NULL"); return MGPU_ERR_ARG; }
+  *out = NULL;
+  mem_alloc a;
+  mem_alloc_default(&a);
+  int mode = MGPU_MODE_AUTO, device = 0;
+  if (opts) {
+    if (opts->alloc) { a.fn = opts->alloc; a.ud = opts->alloc_ud; }
+    mode = opts->mode;
+    device = opts->device;
+  }
+  if (mode < MGPU_MODE_AUTO || mode > MGPU_MODE_COMPILE_ONLY) {
+    snprintf(no_ctx_msg, sizeof no_ctx_msg, "mgpu_ctx_create: mode %d is not an mgpu_mode", mode);
+    return MGPU_ERR_ARG;
+  }
+  mgpu_ctx *c = mem_calloc(&a, sizeof *c);
+  if (!c) { snprintf(no_ctx_msg, sizeof no_ctx_msg, "out of memory"); return MGPU_ERR_NOMEM; }
+  c->magic = MAGIC_CTX;
+  c->alloc = a;
+  c->refs = 1;
+  atomic_flag_clear(&c->busy);
+  c->info.smem_per_block = 232448;   /* 227 KiB: the sm_90 opt-in limit */
+  const char *env = getenv("MGPU_INTERPRET");
+  if (mode == MGPU_MODE_AUTO && env && *env && strcmp(env, "0") != 0) {
+    mode = MGPU_MODE_INTERPRET;
+    snprintf(c->info.reason, sizeof c->info.reason, "MGPU_INTERPRET is set");
+  }
+  if (mode == MGPU_MODE_AUTO || mode == MGPU_MODE_GPU) {
+    c->drv = drv_open(&c->alloc, device, c->info.reason, sizeof c->info.reason);
+    if (c->drv) {
+      mode = MGPU_MODE_GPU;
+      drv_query(c->drv, &c->info);
+      c->info.reason[0] = 0;
+      if (c->info.cc_major < 9) {
+        snprintf(c->info.reason, sizeof c->info.reason, "GPU %s has compute capability %d.%d; mgpu needs sm_90 (Hopper)",
+                 c->info.name, c->info.cc_major, c->info.cc_minor);
+        drv_close(&c->alloc, c->drv);
+        c->drv = NULL;
+      }
+    }
+    if (!c->drv) {
+      if (mode == MGPU_MODE_GPU) {
+        snprintf(no_ctx_msg, sizeof no_ctx_msg, "no GPU: %s", c->info.reason);
+        ctx_destroy(c);
+        return MGPU_ERR_NO_DEVICE;
+      }
+      mode = MGPU_MODE_INTERPRET;
+    }
+  }
+  c->info.mode = mode;
+  *out = c;
+  return MGPU_OK;
+}
+
+void mgpu_ctx_release(mgpu_ctx *ctx) {
+  if (!ctx || ctx->magic != MAGIC_CTX) return;
+  api_unref(ctx);
+}
+
+const char *mgpu_errmsg(const mgpu_ctx *ctx) {
+  if (!ctx) return no_ctx_msg[0] ? no_ctx_msg : "no context (NULL handle)";
+  if (ctx->magic != MAGIC_CTX) return "invalid context handle";
+  if (refused == ctx) return "context is in use by another thread (use one thread at a time per context)";
+  return ctx->d.msg;
+}
+
+mgpu_status mgpu_device_query(mgpu_ctx *ctx, mgpu_device_info *out) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (!out) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_device_query(out)");
+  *out = ctx->info;
+  return MGPU_OK;
+}
+
+mgpu_status mgpu_synchronize(mgpu_ctx *ctx) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (!api_enter(ctx)) return MGPU_ERR_THREAD;
+  mgpu_status s = MGPU_OK;
+  if (ctx->drv) {
+    CUresult r = ctx->drv->CtxSynchronize();
+    if (r) s = drv_fail(ctx->drv, &ctx->d, "cuCtxSynchronize (a kernel may have faulted)", r);
+  }
+  api_leave(ctx);
+  return s;
+}
+
+mgpu_status mgpu_timer_start(mgpu_ctx *ctx) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (!api_enter(ctx)) return MGPU_ERR_THREAD;
+  mgpu_status s = MGPU_OK;
+  if (ctx->drv) {
+    CUresult r = CUDA_SUCCESS;
+    for (int i = 0; i < 2 && !r; i++) if (!ctx->ev[i]) r = ctx->drv->EventCreate(&ctx->ev[i], CU_EVENT_DEFAULT);
+    if (!r) r = ctx->drv->EventRecord(ctx->ev[0], NULL);
+    if (r) s = drv_fail(ctx->drv, &ctx->d, "cuEventRecord", r);
+  } else {
+    ctx->timer_start = time_ms();
+  }
+  api_leave(ctx);
+  return s;
+}
+
+mgpu_status mgpu_timer_stop(mgpu_ctx *ctx, double *ms) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (!ms) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_timer_stop(ms)");
+  if (!api_enter(ctx)) return MGPU_ERR_THREAD;
+  mgpu_status s = MGPU_OK;
+  if (ctx->drv) {
+    float f = 0;
+    CUresult r = ctx->ev[0] ? CUDA_SUCCESS : 1;
+    if (r) s = diag_set(&ctx->d, ERR_STATE, "", "mgpu_timer_stop without mgpu_timer_start");
+    else if ((r = ctx->drv->EventRecord(ctx->ev[1], NULL)) || (r = ctx->drv->EventSynchronize(ctx->ev[1])) ||
+             (r = ctx->drv->EventElapsedTime(&f, ctx->ev[0], ctx->ev[1])))
+      s = drv_fail(ctx->drv, &ctx->d, "timing with CUDA events (a kernel may have faulted)", r);
+    *ms = f;
+  } else {
+    *ms = time_ms() - ctx->timer_start;
+  }
+  api_leave(ctx);
+  return s;
+}

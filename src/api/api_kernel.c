@@ -1,0 +1,349 @@
+/*
+** api_kernel.c -- tracing (builders), finishing, compiling and launching
+** kernels, on the GPU or in the interpreter.
+*/
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../ptx/ptx.h"
+#include "api.h"
+
+/* -- Builders ----------------------------------------------------------------------------- */
+
+static mgpu_status check_options(mgpu_ctx *ctx, const mgpu_kernel_options *o) {
+  const char *nm = o->name ? o->name : "kernel";
+  if (!(isalpha((unsigned char)nm[0]) || nm[0] == '_'))
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", "kernel name must start with a letter or '_'");
+  for (const char *p = nm; *p; p++)
+    if (!(isalnum((unsigned char)*p) || *p == '_'))
+      return diag_set(&ctx->d, ERR_BAD_ARG, "", "kernel name may contain only letters, digits and '_'");
+  if (strlen(nm) > 100) return diag_set(&ctx->d, ERR_BAD_ARG, "", "kernel name is longer than 100 characters");
+  if (o->grid_rank < 0 || o->grid_rank > 3)
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", "grid must have at most 3 dimensions");
+  for (int i = 0; i < o->grid_rank; i++) {
+    /* the last grid axis runs along CUDA's x (up to 2^31-1 blocks), the others along y and z */
+    int64_t lim = i == o->grid_rank - 1 ? INT32_MAX : 65535;
+    if (o->grid[i] < 1 || o->grid[i] > lim) {
+      char msg[128];
+      snprintf(msg, sizeof msg, "grid[%d] = %d: must be between 1 and %lld", i + 1, o->grid[i], (long long)lim);
+      return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
+    }
+  }
+  if (o->num_threads < 1 || o->num_threads > 8)
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", "num_threads (warpgroups per block) must be between 1 and 8");
+  return MGPU_OK;
+}
+
+mgpu_status mgpu_builder_create(mgpu_ctx *ctx, const mgpu_kernel_options *opts, mgpu_builder **out) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (!opts || !out) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_builder_create(opts, out)");
+  *out = NULL;
+  if (!api_enter(ctx)) return MGPU_ERR_THREAD;
+  mgpu_status s = check_options(ctx, opts);
+  mgpu_builder *b = NULL;
+  if (!s) {
+    b = mem_calloc(&ctx->alloc, sizeof *b);
+    if (b) b->b = irb_new(&ctx->alloc, opts, &ctx->d);
+    if (!b || !b->b) {
+      mem_free(&ctx->alloc, b, sizeof *b);
+      s = diag_set(&ctx->d, ERR_NOMEM, "");
+    } else {
+      b->magic = MAGIC_BLD;
+      b->ctx = ctx;
+      api_ref(ctx);
+      *out = b;
+    }
+  }
+  api_leave(ctx);
+  return s;
+}
+
+void mgpu_builder_release(mgpu_builder *b) {
+  if (!b || b->magic != MAGIC_BLD) return;
+  mgpu_ctx *ctx = b->ctx;
+  irb_free(b->b);
+  b->magic = 0;
+  mem_free(&ctx->alloc, b, sizeof *b);
+  api_unref(ctx);
+}
+
+#define BLD_ENTER(b) \
+  API_CHECK(b, MAGIC_BLD); \
+  if (!api_enter((b)->ctx)) return MGPU_ERR_THREAD
+
+mgpu_status mgpu_builder_set_loc(mgpu_builder *b, const char *loc) {
+  BLD_ENTER(b);
+  mgpu_status s = irb_set_loc(b->b, loc);
+  api_leave(b->ctx);
+  return s;
+}
+
+mgpu_status mgpu_builder_param(mgpu_builder *b, int32_t role, int32_t dtype, const int64_t *shape, int32_t rank,
+                               int32_t *out_value) {
+  BLD_ENTER(b);
+  mgpu_status s;
+  uint32_t v = 0;
+  if (!out_value || (rank > 0 && !shape)) s = diag_set(&b->ctx->d, ERR_NULL_ARG, "", "mgpu_builder_param(shape, out_value)");
+  else s = irb_param(b->b, role, dtype, shape, rank, &v);
+  if (!s) *out_value = (int32_t)v;
+  api_leave(b->ctx);
+  return s;
+}
+
+mgpu_status mgpu_builder_op(mgpu_builder *b, const char *op, const mgpu_op_args *args, int32_t *results,
+                            int32_t max_results, int32_t *nresults) {
+  BLD_ENTER(b);
+  mgpu_status s = MGPU_OK;
+  uint32_t res[IR_MAXRES + 1], nres = 0;
+  if (!op || !nresults || (max_results > 0 && !results))
+    s = diag_set(&b->ctx->d, ERR_NULL_ARG, "", "mgpu_builder_op(op, results, nresults)");
+  else if (args && (args->noperands < 0 || args->nints < 0 || (args->noperands && !args->operands) ||
+                    (args->nints && !args->ints)))
+    s = diag_set(&b->ctx->d, ERR_BAD_ARG, "", "mgpu_builder_op: operand or attribute counts do not match their arrays");
+  else if (args && args->noperands > 4096)
+    s = diag_set(&b->ctx->d, ERR_BAD_ARG, "", "mgpu_builder_op: more than 4096 operands");
+  if (!s) {
+    mgpu_op_args none = { 0 };
+    if (!args) args = &none;
+    s = irb_op(b->b, op, (const uint32_t *)args->operands, (uint32_t)args->noperands, args->ints,
+               (uint32_t)args->nints, args->number, args->text, res, IR_MAXRES + 1, &nres);
+  }
+  if (!s) {
+    if ((int32_t)nres > max_results) {
+      s = diag_set(&b->ctx->d, ERR_RESULTS, "", op, (int)nres, (int)max_results);
+    } else {
+      for (uint32_t i = 0; i < nres; i++) results[i] = (int32_t)res[i];
+      *nresults = (int32_t)nres;
+    }
+  }
+  api_leave(b->ctx);
+  return s;
+}
+
+mgpu_status mgpu_builder_value(mgpu_builder *b, int32_t value, mgpu_value_info *out) {
+  BLD_ENTER(b);
+  mgpu_status s = MGPU_OK;
+  const ir_kernel *k = b->b->k;
+  if (!out) s = diag_set(&b->ctx->d, ERR_NULL_ARG, "", "mgpu_builder_value(out)");
+  else if (!k) s = diag_set(&b->ctx->d, ERR_FINISHED, "");
+  else if (value <= 0 || (uint32_t)value >= k->vals.n) s = diag_set(&b->ctx->d, ERR_BAD_VALUE, "", "mgpu_builder_value", value);
+  else {
+    const ir_type *t = ir_vtype(k, (uint32_t)value);
+    memset(out, 0, sizeof *out);
+    out->kind = t->kind;
+    out->dtype = t->dtype;
+    out->space = t->space;
+    out->rank = t->rank;
+    for (int i = 0; i < t->rank; i++) out->shape[i] = t->shape[i];
+  }
+  api_leave(b->ctx);
+  return s;
+}
+
+/* -- Kernels ---------------------------------------------------------------------------------- */
+
+static void kernel_free(mgpu_kernel *k) {
+  mgpu_ctx *ctx = k->ctx;
+  if (k->mod) ctx->drv->ModuleUnload(k->mod);
+  if (k->ir) {
+    pass_free(k->ir, &k->ki);
+    ir_kernel_free(k->ir);
+  }
+  if (k->ir_text) mem_free(&ctx->alloc, k->ir_text, k->ir_len + 1);
+  if (k->ptx) mem_free(&ctx->alloc, k->ptx, k->ptx_len + 1);
+  k->magic = 0;
+  mem_free(&ctx->alloc, k, sizeof *k);
+}
+
+mgpu_status mgpu_builder_finish(mgpu_builder *b, mgpu_kernel **out) {
+  BLD_ENTER(b);
+  mgpu_ctx *ctx = b->ctx;
+  mgpu_status s = MGPU_OK;
+  mgpu_kernel *k = NULL;
+  if (!out) s = diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_builder_finish(out)");
+  else *out = NULL;
+  if (!s && !(k = mem_calloc(&ctx->alloc, sizeof *k))) s = diag_set(&ctx->d, ERR_NOMEM, "");
+  if (!s) {
+    k->ctx = ctx;
+    double t0 = time_ms();
+    s = irb_finish(b->b, &k->ir);
+    if (!s) s = pass_run(k->ir, &k->ki, &ctx->d);
+    if (!s) {
+      strbuf sb;
+      sb_init(&sb, &ctx->alloc);
+      ir_print(k->ir, &sb, false);
+      k->ir_text = sb_take(&sb, &k->ir_len);
+      if (!k->ir_text) { sb_free(&sb); s = diag_set(&ctx->d, ERR_NOMEM, ""); }
+    }
+    k->res.compile_ms = time_ms() - t0;
+    k->res.threads = 128 * k->ir->opts.num_threads;
+  }
+  if (s) {
+    if (k) kernel_free(k);
+  } else {
+    k->magic = MAGIC_KER;
+    api_ref(ctx);
+    *out = k;
+  }
+  api_leave(ctx);
+  return s;
+}
+
+void mgpu_kernel_release(mgpu_kernel *k) {
+  if (!k || k->magic != MAGIC_KER) return;
+  mgpu_ctx *ctx = k->ctx;
+  if (k->mod) drv_bind(ctx->drv);
+  kernel_free(k);
+  api_unref(ctx);
+}
+
+static bool runs_interpreted(const mgpu_kernel *k) {
+  return !api_gpu(k->ctx) || k->ir->opts.interpret;
+}
+
+/* PTX text, then (on a GPU) the loaded module.  Callers hold the context. */
+static mgpu_status compile(mgpu_kernel *k) {
+  mgpu_ctx *ctx = k->ctx;
+  if (!k->ptx) {
+    double t0 = time_ms();
+    strbuf sb;
+    sb_init(&sb, &ctx->alloc);
+    mgpu_status s = ptx_emit_kernel(k->ir, &k->ki, &sb, &ctx->d);
+    if (!s) {
+      k->ptx = sb_take(&sb, &k->ptx_len);
+      if (!k->ptx) s = diag_set(&ctx->d, ERR_NOMEM, "");
+    }
+    sb_free(&sb);
+    if (s) return s;
+    k->res.compile_ms += time_ms() - t0;
+  }
+  if (runs_interpreted(k) || k->mod) return MGPU_OK;
+  double t0 = time_ms();
+  char info[4096] = "", err[8192] = "";
+  int keys[] = { CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                 CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
+  void *vals[] = { info, (void *)(uintptr_t)sizeof info, err, (void *)(uintptr_t)sizeof err };
+  CUresult r = ctx->drv->ModuleLoadDataEx(&k->mod, k->ptx, 4, keys, vals);
+  if (r) { k->mod = NULL; return diag_set(&ctx->d, ERR_MODULE, "", k->ir->name, drv_errstr(ctx->drv, r), (int)r, err); }
+  r = ctx->drv->ModuleGetFunction(&k->fn, k->mod, k->ir->name);
+  if (r) return drv_fail(ctx->drv, &ctx->d, "cuModuleGetFunction", r);
+  int v = 0;
+  if (!ctx->drv->FuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k->fn)) k->res.registers = v;
+  if (!ctx->drv->FuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k->fn)) k->res.local_bytes = v;
+  k->res.load_ms = time_ms() - t0;
+  return MGPU_OK;
+}
+
+#define KER_ENTER(k) \
+  API_CHECK(k, MAGIC_KER); \
+  if (!api_enter((k)->ctx)) return MGPU_ERR_THREAD
+
+mgpu_status mgpu_kernel_compile(mgpu_kernel *k) {
+  KER_ENTER(k);
+  mgpu_status s = compile(k);
+  api_leave(k->ctx);
+  return s;
+}
+
+mgpu_status mgpu_kernel_text(mgpu_kernel *k, int32_t kind, const char **out) {
+  KER_ENTER(k);
+  mgpu_status s = MGPU_OK;
+  if (!out) s = diag_set(&k->ctx->d, ERR_NULL_ARG, "", "mgpu_kernel_text(out)");
+  else if (kind == MGPU_TEXT_IR) *out = k->ir_text;
+  else if (kind == MGPU_TEXT_PTX) {
+    s = k->ptx ? MGPU_OK : compile(k);
+    *out = s ? NULL : k->ptx;
+  } else s = diag_set(&k->ctx->d, ERR_BAD_ARG, "", "mgpu_kernel_text: kind must be MGPU_TEXT_IR or MGPU_TEXT_PTX");
+  api_leave(k->ctx);
+  return s;
+}
+
+mgpu_status mgpu_kernel_resources_get(mgpu_kernel *k, mgpu_kernel_resources *out) {
+  KER_ENTER(k);
+  mgpu_status s = MGPU_OK;
+  if (!out) s = diag_set(&k->ctx->d, ERR_NULL_ARG, "", "mgpu_kernel_resources_get(out)");
+  else *out = k->res;
+  api_leave(k->ctx);
+  return s;
+}
+
+/* Every buffer must exist, belong to this context, be 16-byte aligned and
+** hold its parameter. */
+static mgpu_status check_launch(mgpu_kernel *k, const mgpu_launch_args *a) {
+  mgpu_ctx *ctx = k->ctx;
+  const ir_kernel *ir = k->ir;
+  char msg[512];
+  if (!a || (a->nbuffers && !a->buffers)) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_kernel_launch(args)");
+  if ((uint32_t)a->nbuffers != ir->params.n) {
+    snprintf(msg, sizeof msg, "expects %u buffers (inputs then outputs), got %d", ir->params.n, a->nbuffers);
+    return diag_set(&ctx->d, ERR_LAUNCH_ARG, "", ir->name, msg);
+  }
+  for (uint32_t i = 0; i < ir->params.n; i++) {
+    const mgpu_buffer *b = a->buffers[i];
+    const ir_type *t = ir_vtype(ir, ir->params.v[i].value);
+    uint64_t need = (uint64_t)ir_numel(t) * dt_bytes(t->dtype);
+    char ts[160];
+    ir_type_str(t, ts, sizeof ts);
+    if (!b || b->magic != MAGIC_BUF) snprintf(msg, sizeof msg, "buffer %u is not a valid buffer handle", i + 1);
+    else if (b->ctx != ctx) snprintf(msg, sizeof msg, "buffer %u belongs to another context", i + 1);
+    else if (b->size < need)
+      snprintf(msg, sizeof msg, "buffer %u holds %llu bytes but parameter %u (%s) needs %llu", i + 1,
+               (unsigned long long)b->size, i + 1, ts + 1, (unsigned long long)need);
+    else if (b->addr % 16)
+      snprintf(msg, sizeof msg, "buffer %u is not 16-byte aligned (address 0x%llx)", i + 1, (unsigned long long)b->addr);
+    else continue;
+    return diag_set(&ctx->d, ERR_LAUNCH_ARG, "", ir->name, msg);
+  }
+  return MGPU_OK;
+}
+
+static mgpu_status launch_interp(mgpu_kernel *k, const mgpu_launch_args *a) {
+  mgpu_ctx *ctx = k->ctx;
+  uint32_t n = k->ir->params.n;
+  interp_buffer bufs[IR_MAXRES * 4];
+  if (n > MGPU_COUNTOF(bufs)) return diag_set(&ctx->d, ERR_UNSUPPORTED, "", k->ir->name, "more than 256 parameters");
+  mgpu_status s = MGPU_OK;
+  uint32_t got = 0;
+  for (; got < n && !s; got++) {
+    s = api_buffer_host_copy(a->buffers[got], &bufs[got].data);
+    bufs[got].size = a->buffers[got]->size;
+  }
+  if (!s) s = interp_run(k->ir, bufs, n, &ctx->d);
+  for (uint32_t i = 0; i < n && !s; i++)
+    if (k->ir->params.v[i].role == MGPU_PARAM_OUTPUT) s = api_buffer_host_writeback(a->buffers[i], bufs[i].data);
+  for (uint32_t i = 0; i < got; i++) api_buffer_host_free(a->buffers[i], bufs[i].data);
+  return s;
+}
+
+static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a) {
+  mgpu_ctx *ctx = k->ctx;
+  const ir_kernel *ir = k->ir;
+  uint64_t addrs[256];
+  void *params[256];
+  if (ir->params.n > 256) return diag_set(&ctx->d, ERR_UNSUPPORTED, "", ir->name, "more than 256 parameters");
+  for (uint32_t i = 0; i < ir->params.n; i++) { addrs[i] = a->buffers[i]->addr; params[i] = &addrs[i]; }
+  CUlaunchConfig cfg;
+  memset(&cfg, 0, sizeof cfg);
+  unsigned g[3] = { 1, 1, 1 };
+  for (int i = 0; i < ir->opts.grid_rank; i++) g[ir->opts.grid_rank - 1 - i] = (unsigned)ir->opts.grid[i];
+  cfg.gridDimX = g[0]; cfg.gridDimY = g[1]; cfg.gridDimZ = g[2];
+  cfg.blockDimX = (unsigned)(128 * ir->opts.num_threads);
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.hStream = (CUstream)(uintptr_t)a->stream;
+  CUresult r = ctx->drv->LaunchKernelEx(&cfg, k->fn, params, NULL);
+  if (r) return drv_fail(ctx->drv, &ctx->d, "cuLaunchKernelEx", r);
+  return MGPU_OK;
+}
+
+mgpu_status mgpu_kernel_launch(mgpu_kernel *k, const mgpu_launch_args *args) {
+  KER_ENTER(k);
+  mgpu_ctx *ctx = k->ctx;
+  mgpu_status s = check_launch(k, args);
+  if (!s && ctx->info.mode != MGPU_MODE_COMPILE_ONLY) {
+    s = compile(k);
+    if (!s) s = runs_interpreted(k) ? launch_interp(k, args) : launch_gpu(k, args);
+  }
+  api_leave(ctx);
+  return s;
+}

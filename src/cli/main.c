@@ -1,0 +1,175 @@
+/*
+** main.c -- the mgpu command: scripts (with an `arg` table like lua's),
+** one-liners, the REPL, `mgpu info`, and compile-only PTX emission.
+*/
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "../lua/lmgpu.h"
+#include "cli.h"
+
+static const char usage[] =
+  "usage: mgpu [options] [script [args...]]\n"
+  "       mgpu info\n"
+  "Options:\n"
+  "  -e CODE         run CODE (Lua)\n"
+  "  -i              enter the interactive loop after the script\n"
+  "  --interpret     run kernels in the CPU interpreter even when a GPU is present\n"
+  "  --emit-ptx DIR  compile every kernel the script calls and write DIR/<kernel>.ptx;\n"
+  "                  nothing executes and mgpu.compile_only() is true\n"
+  "  -v, --version   print the version\n"
+  "  -h, --help      print this help\n"
+  "  --              stop handling options ('-' as the script reads stdin)\n"
+  "With no script and no -e, mgpu starts the interactive loop.\n";
+
+typedef struct opts {
+  const char *mode;       /* NULL, "interpret" or "compile" */
+  const char *emit_dir;
+  int interactive;
+  int script;             /* argv index of the script, or 0 */
+  int info;
+} opts;
+
+/* require("mgpu").configure{...} */
+static int configure(lua_State *L, const opts *o) {
+  if (!o->mode) return LUA_OK;
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "mgpu");
+  if (cli_docall(L, 1, 1)) return 1;
+  lua_getfield(L, -1, "configure");
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, o->mode);
+  lua_setfield(L, -2, "mode");
+  if (o->emit_dir) { lua_pushstring(L, o->emit_dir); lua_setfield(L, -2, "emit_ptx"); }
+  int st = cli_docall(L, 1, 0);
+  lua_pop(L, 1);
+  return st;
+}
+
+/* The global `arg`: arg[0] = script, arg[1..] = its arguments, negative
+** indices for the command and options, as lua does. */
+static void make_arg(lua_State *L, int argc, char **argv, int script) {
+  int base = script ? script : argc;
+  lua_createtable(L, argc - base, base + 1);
+  for (int i = 0; i < argc; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - base);
+  }
+  lua_setglobal(L, "arg");
+}
+
+static int run_script(lua_State *L, int argc, char **argv, int script) {
+  const char *path = strcmp(argv[script], "-") == 0 ? NULL : argv[script];
+  if (luaL_loadfile(L, path) != LUA_OK) {
+    cli_report(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 1;
+  }
+  int n = argc - script - 1;
+  luaL_checkstack(L, n, "too many arguments");
+  for (int i = script + 1; i < argc; i++) lua_pushstring(L, argv[i]);
+  return cli_docall(L, n, 0);
+}
+
+static int run_string(lua_State *L, const char *code) {
+  if (luaL_loadbuffer(L, code, strlen(code), "=(command line)") != LUA_OK) {
+    cli_report(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 1;
+  }
+  return cli_docall(L, 0, 0);
+}
+
+static const char info_code[] =
+  "local mgpu = require 'mgpu'\n"
+  "mgpu.configure{quiet = true}\n"
+  "local d = mgpu.device()\n"
+  "print(string.format('mgpu %s (%s)', mgpu.version, _VERSION))\n"
+  "if d.mode == 'gpu' then\n"
+  "  print(string.format('driver:   CUDA %d.%d', d.driver_version // 1000, d.driver_version % 1000 // 10))\n"
+  "  print(string.format('device:   %s (sm_%d%d)', d.name, d.cc_major, d.cc_minor))\n"
+  "  print(string.format('SMs:      %d', d.sm_count))\n"
+  "  print(string.format('SMEM:     %d bytes per block (opt-in)', d.smem_per_block))\n"
+  "  print(string.format('L2:       %d bytes', d.l2_bytes))\n"
+  "  print(string.format('memory:   %.1f GiB', d.global_mem / 2^30))\n"
+  "else\n"
+  "  print('no GPU: interpret mode (' .. d.reason .. ')')\n"
+  "end\n";
+
+static int parse(int argc, char **argv, opts *o, int *status) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--")) { if (i + 1 < argc) o->script = i + 1; return 0; }
+    if (!strcmp(a, "-") || a[0] != '-') {
+      if (!strcmp(a, "info") && i == 1 && argc == 2) { o->info = 1; return 0; }
+      o->script = i;
+      return 0;
+    }
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage, stdout); *status = 0; return 1; }
+    if (!strcmp(a, "-v") || !strcmp(a, "--version")) {
+      printf("mgpu %s (%s)\n", mgpu_version(), LUA_RELEASE);
+      *status = 0;
+      return 1;
+    }
+    if (!strcmp(a, "-i")) { o->interactive = 1; continue; }
+    if (!strcmp(a, "--interpret")) { o->mode = "interpret"; continue; }
+    if (!strcmp(a, "--emit-ptx") || !strcmp(a, "-e")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "mgpu: %s needs an argument\n%s", a, usage);
+        *status = 1;
+        return 1;
+      }
+      if (a[1] == 'e') { i++; continue; }   /* -e runs later, in order */
+      o->mode = "compile";
+      o->emit_dir = argv[++i];
+      if (mkdir(o->emit_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "mgpu: cannot create %s: %s\n", o->emit_dir, strerror(errno));
+        *status = 1;
+        return 1;
+      }
+      continue;
+    }
+    fprintf(stderr, "mgpu: unknown option '%s'\n%s", a, usage);
+    *status = 1;
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  opts o;
+  memset(&o, 0, sizeof o);
+  int status = 0;
+  if (parse(argc, argv, &o, &status)) return status;
+  lua_State *L = luaL_newstate();
+  if (!L) { fputs("mgpu: cannot create a Lua state (out of memory)\n", stderr); return 1; }
+  luaL_openlibs(L);
+  lmgpu_install(L);
+  make_arg(L, argc, argv, o.script);
+  status = configure(L, &o);
+  if (!status && o.info) status = run_string(L, info_code);
+  /* -e chunks, in order, before the script */
+  int end = o.script ? o.script : argc;
+  for (int i = 1; !status && i < end; i++)
+    if (!strcmp(argv[i], "-e")) status = run_string(L, argv[++i]);
+    else if (!strcmp(argv[i], "--emit-ptx")) i++;
+  int ran_e = 0;
+  for (int i = 1; i < end; i++) if (!strcmp(argv[i], "-e")) ran_e = 1;
+  if (!status && o.script) status = run_script(L, argc, argv, o.script);
+  if (!status && (o.interactive || (!o.script && !ran_e && !o.info))) {
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "mgpu");
+    if (cli_docall(L, 1, 1) == LUA_OK) lua_setglobal(L, "mgpu");
+    if (isatty(0)) printf("mgpu %s (%s) -- mgpu is loaded; Ctrl-D quits\n", mgpu_version(), LUA_RELEASE);
+    cli_repl(L);
+  }
+  lua_close(L);
+  return status ? 1 : 0;
+}

@@ -1,0 +1,127 @@
+/*
+** repl.c -- the interactive loop, after lua.c: each line is tried as an
+** expression first (so `1+1` prints 2), a statement left open at <eof>
+** continues on the next line, and errors are reported without ending the
+** session.  Line editing and history come from libedit when the system has
+** it (loaded at run time; without it lines are read plainly).
+*/
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "cli.h"
+
+typedef struct editor {
+  char *(*readline)(const char *);
+  int (*add_history)(const char *);
+  int (*read_history)(const char *);
+  int (*write_history)(const char *);
+  char history[1024];
+} editor;
+
+static void editor_open(editor *ed) {
+  memset(ed, 0, sizeof *ed);
+  if (!isatty(0)) return;
+  void *h = dlopen("libedit.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!h) return;
+  *(void **)&ed->readline = dlsym(h, "readline");
+  *(void **)&ed->add_history = dlsym(h, "add_history");
+  *(void **)&ed->read_history = dlsym(h, "read_history");
+  *(void **)&ed->write_history = dlsym(h, "write_history");
+  if (!ed->readline || !ed->add_history) { ed->readline = NULL; return; }
+  const char *home = getenv("HOME");
+  if (home && ed->read_history) {
+    snprintf(ed->history, sizeof ed->history, "%s/.mgpu_history", home);
+    ed->read_history(ed->history);
+  }
+}
+
+/* One line without its newline, or NULL at end of input.  Caller frees. */
+static char *read_line(editor *ed, const char *prompt) {
+  if (ed->readline) return ed->readline(prompt);
+  if (isatty(0)) { fputs(prompt, stdout); fflush(stdout); }
+  size_t cap = 256, len = 0;
+  char *buf = malloc(cap);
+  if (!buf) return NULL;
+  int c;
+  while ((c = getchar()) != EOF && c != '\n') {
+    if (len + 1 >= cap) {
+      char *nb = realloc(buf, cap *= 2);
+      if (!nb) { free(buf); return NULL; }
+      buf = nb;
+    }
+    buf[len++] = (char)c;
+  }
+  if (c == EOF && len == 0) { free(buf); return NULL; }
+  buf[len] = 0;
+  return buf;
+}
+
+/* Is the syntax error on the stack an unfinished statement? */
+static int incomplete(lua_State *L, int status) {
+  if (status != LUA_ERRSYNTAX) return 0;
+  size_t len;
+  const char *msg = lua_tolstring(L, -1, &len);
+  const char *eof = "<eof>";
+  size_t el = strlen(eof);
+  if (len >= el && strcmp(msg + len - el, eof) == 0) { lua_pop(L, 1); return 1; }
+  return 0;
+}
+
+/* Compile the input, reading more lines while it is incomplete.  Leaves
+** the chunk (or an error message) on the stack; returns the status, or -1
+** at end of input. */
+static int load_input(lua_State *L, editor *ed) {
+  char *line = read_line(ed, "> ");
+  if (!line) return -1;
+  lua_pushstring(L, line);
+  size_t n = strlen(line);
+  if (n && ed->readline) ed->add_history(line);
+  free(line);
+  /* an expression? */
+  const char *src = lua_pushfstring(L, "return %s;", lua_tostring(L, -1));
+  if (luaL_loadbuffer(L, src, strlen(src), "=stdin") == LUA_OK) {
+    lua_remove(L, -2);
+    lua_remove(L, -2);
+    return LUA_OK;
+  }
+  lua_pop(L, 2);
+  for (;;) {   /* a statement, possibly spread over several lines */
+    size_t len;
+    const char *code = lua_tolstring(L, -1, &len);
+    int status = luaL_loadbuffer(L, code, len, "=stdin");
+    if (!incomplete(L, status)) { lua_remove(L, -2); return status; }
+    char *more = read_line(ed, ">> ");
+    if (!more) { lua_pop(L, 1); return -1; }
+    if (*more && ed->readline) ed->add_history(more);
+    lua_pushliteral(L, "\n");
+    lua_pushstring(L, more);
+    free(more);
+    lua_concat(L, 3);
+  }
+}
+
+void cli_repl(lua_State *L) {
+  editor ed;
+  editor_open(&ed);
+  for (;;) {
+    int status = load_input(L, &ed);
+    if (status == -1) break;
+    if (status == LUA_OK) status = cli_docall(L, 0, LUA_MULTRET);
+    else { cli_report(lua_tostring(L, -1)); lua_pop(L, 1); }
+    if (status == LUA_OK && lua_gettop(L) > 0) {   /* print the results */
+      int n = lua_gettop(L);
+      lua_getglobal(L, "print");
+      lua_insert(L, 1);
+      if (lua_pcall(L, n, 0, 0) != LUA_OK) { cli_report(lua_tostring(L, -1)); lua_pop(L, 1); }
+    }
+    lua_settop(L, 0);
+  }
+  if (ed.history[0] && ed.write_history) ed.write_history(ed.history);
+  if (isatty(0)) fputs("\n", stdout);
+}

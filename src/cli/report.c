@@ -1,0 +1,78 @@
+/*
+** report.c -- error messages that point at the script line, and protected
+** calls.  Set MGPU_TRACEBACK=1 for a Lua traceback as well.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "cli.h"
+
+/* The source line `line` of `path`, or 0. */
+static int source_line(const char *path, long line, char *out, size_t n) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  long cur = 1;
+  int ok = 0;
+  while (fgets(out, (int)n, f)) {
+    size_t len = strlen(out);
+    if (cur == line) { ok = 1; break; }
+    if (len && out[len - 1] == '\n') cur++;
+  }
+  fclose(f);
+  if (ok) out[strcspn(out, "\r\n")] = 0;
+  return ok;
+}
+
+void cli_report(const char *msg) {
+  fprintf(stderr, "mgpu: %s\n", msg);
+  /* "path:line: ..." -> show the line */
+  const char *c = strchr(msg, ':');
+  while (c) {
+    char *end;
+    long line = strtol(c + 1, &end, 10);
+    if (end != c + 1 && *end == ':' && line > 0) {
+      char path[1024], text[512];
+      size_t len = (size_t)(c - msg);
+      if (len < sizeof path) {
+        memcpy(path, msg, len);
+        path[len] = 0;
+        const char *p = strrchr(path, ' ');
+        if (source_line(p ? p + 1 : path, line, text, sizeof text)) {
+          const char *t = text;
+          while (*t == ' ' || *t == '\t') t++;
+          fprintf(stderr, "%6ld | %s\n", line, t);
+        }
+      }
+      break;
+    }
+    c = strchr(c + 1, ':');
+  }
+  fflush(stderr);
+}
+
+static int msghandler(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (!msg) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  const char *tb = getenv("MGPU_TRACEBACK");
+  if (tb && *tb && strcmp(tb, "0")) luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+int cli_docall(lua_State *L, int narg, int nres) {
+  int base = lua_gettop(L) - narg;
+  lua_pushcfunction(L, msghandler);
+  lua_insert(L, base);
+  int status = lua_pcall(L, narg, nres, base);
+  lua_remove(L, base);
+  if (status != LUA_OK) {
+    cli_report(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  return status;
+}

@@ -1,0 +1,374 @@
+/*
+** interp.c -- running a kernel on the CPU: grid and agent scheduling,
+** structured control flow, refs and memory.  Elementwise math is in
+** interp_ops.c.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "interp.h"
+
+/* A ref: which kernel parameter it views and where. */
+typedef struct iref {
+  int32_t root;                  /* parameter index */
+  uint8_t rank;
+  int8_t dim[IR_MAXRANK];        /* view dim -> parameter dim */
+  int64_t off[IR_MAXRANK];       /* offset along every parameter dim */
+} iref;
+
+typedef struct islot {
+  ival *data;                    /* scalars and arrays */
+  iref *ref;                     /* refs */
+} islot;
+
+typedef struct iframe {
+  uint32_t op;                   /* the region op */
+  uint8_t region;
+  int64_t iv, hi, step;          /* loops */
+} iframe;
+
+typedef struct iagent {
+  uint32_t pc;
+  int wg;                        /* warpgroup index in the block */
+  bool done;
+  VEC(iframe) stack;
+  islot *slots;                  /* per value, pointing into the blocks below */
+  ival *data_block;
+  iref *ref_block;
+} iagent;
+
+typedef struct iparam {
+  unsigned char *data;
+  int dtype;
+  uint8_t rank;
+  int64_t shape[IR_MAXRANK];
+  int64_t stride[IR_MAXRANK];    /* elements */
+} iparam;
+
+typedef struct interp {
+  const ir_kernel *k;
+  diag *d;
+  jmp_buf jmp;
+  int64_t block[3];              /* program id per grid axis */
+  iparam *params;
+  iagent *agents;
+  int nagents;
+  ival *scratch;                 /* carried-value staging, max numel */
+  int64_t scratch_n;
+  int64_t data_total, ref_total; /* elements and refs per agent */
+} interp;
+
+#define FAULT(I, op, ...) diag_throw((I)->d, ERR_INTERP, ir_loc((I)->k, (op)), __VA_ARGS__)
+
+static int64_t vnumel(const ir_kernel *k, uint32_t v) {
+  const ir_type *t = ir_vtype(k, v);
+  return t->kind == MGPU_VALUE_ARRAY ? ir_numel(t) : 1;
+}
+
+static ival *val(iagent *a, uint32_t v) { return a->slots[v].data; }
+
+static int stride_of(const ir_kernel *k, uint32_t v) { return ir_vtype(k, v)->kind == MGPU_VALUE_ARRAY; }
+
+/* -- Memory ----------------------------------------------------------------------- */
+
+/* Byte offset of element `e` (row-major within the view) of ref r, or -1
+** when it falls outside its parameter (clipped: loads read 0, stores skip). */
+static int64_t elem_offset(const interp *I, const iref *r, const int64_t *vshape, int64_t e) {
+  const iparam *p = &I->params[r->root];
+  int64_t idx[IR_MAXRANK];
+  memcpy(idx, r->off, sizeof(int64_t) * p->rank);
+  for (int i = r->rank - 1; i >= 0; i--) {
+    idx[r->dim[i]] += e % vshape[i];
+    e /= vshape[i];
+  }
+  int64_t off = 0;
+  for (int d = 0; d < p->rank; d++) {
+    if (idx[d] < 0 || idx[d] >= p->shape[d]) return -1;
+    off += idx[d] * p->stride[d];
+  }
+  return off * dt_bytes(p->dtype);
+}
+
+static void do_load(interp *I, iagent *a, const ir_op *op) {
+  uint32_t rv = ir_opds(I->k, op)[0];
+  const iref *r = a->slots[rv].ref;
+  const ir_type *t = ir_vtype(I->k, rv);
+  const iparam *p = &I->params[r->root];
+  ival *out = val(a, op->res);
+  int64_t n = ir_numel(t);
+  bool fl = dt_isfloat(t->dtype);
+  for (int64_t e = 0; e < n; e++) {
+    int64_t off = elem_offset(I, r, t->shape, e);
+    if (off < 0) { if (fl) out[e].f = 0; else out[e].i = 0; continue; }
+    if (fl) out[e].f = dt_load(t->dtype, p->data + off);
+    else out[e].i = dt_load_int(t->dtype, p->data + off);
+  }
+}
+
+static void do_store(interp *I, iagent *a, const ir_op *op) {
+  const uint32_t *o = ir_opds(I->k, op);
+  const iref *r = a->slots[o[0]].ref;
+  const ir_type *t = ir_vtype(I->k, o[0]);
+  const iparam *p = &I->params[r->root];
+  const ival *src = val(a, o[1]);
+  int s = stride_of(I->k, o[1]);
+  int64_t n = ir_numel(t);
+  bool fl = dt_isfloat(t->dtype);
+  for (int64_t e = 0; e < n; e++) {
+    int64_t off = elem_offset(I, r, t->shape, e);
+    if (off < 0) continue;
+    if (fl) dt_store(t->dtype, p->data + off, src[e * s].f);
+    else dt_store_int(t->dtype, p->data + off, src[e * s].i);
+  }
+}
+
+static void do_view(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, op);
+  const iref *src = a->slots[o[0]].ref;
+  const int64_t *at = ir_ints(k, op);
+  iref *dst = a->slots[op->res].ref;
+  uint32_t nidx = op->niat / 3, dyn = 1;
+  memcpy(dst->off, src->off, sizeof dst->off);
+  dst->root = src->root;
+  dst->rank = 0;
+  for (uint32_t i = 0; i < src->rank; i++) {
+    if (i >= nidx) { dst->dim[dst->rank++] = src->dim[i]; continue; }
+    int64_t kind = at[3 * i], start = at[3 * i + 1];
+    if (start == IR_DYNAMIC) start = val(a, o[dyn++])->i;
+    if (kind != IR_IDX_ALL) dst->off[src->dim[i]] += start;
+    if (kind != IR_IDX_INT) dst->dim[dst->rank++] = src->dim[i];
+  }
+}
+
+/* -- Values ---------------------------------------------------------------------- */
+
+static void copy_vals(interp *I, iagent *a, const uint32_t *from, uint32_t first_to, uint32_t n) {
+  /* stage through scratch so that yields may permute carried values */
+  int64_t off = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t m = vnumel(I->k, from[i]);
+    memcpy(I->scratch + off, val(a, from[i]), sizeof(ival) * m);
+    off += m;
+  }
+  off = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t m = vnumel(I->k, first_to + i);
+    memcpy(val(a, first_to + i), I->scratch + off, sizeof(ival) * m);
+    off += m;
+  }
+}
+
+static void eval(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, op);
+  const int64_t *at = ir_ints(k, op);
+  ival *out = op->nres ? val(a, op->res) : NULL;
+  int64_t n = op->nres ? vnumel(k, op->res) : 0;
+  switch (ir_optab[op->code].cls) {
+  case IRC_CONST: out[0] = interp_const((int)at[0], op->num); break;
+  case IRC_GRIDIDX:
+    out[0].i = op->code == IR_program_id ? I->block[at[0]] : k->opts.grid[at[0]];
+    break;
+  case IRC_THREADIDX: out[0].i = a->wg; break;
+  case IRC_UNARY:
+    interp_unary(op->code, ir_vtype(k, o[0])->dtype, val(a, o[0]), out, n);
+    break;
+  case IRC_BINARY:
+    interp_binary(op->code, ir_vtype(k, o[0])->dtype, val(a, o[0]), stride_of(k, o[0]),
+                  val(a, o[1]), stride_of(k, o[1]), out, n);
+    break;
+  case IRC_COMPARE:
+    interp_compare(op->code, ir_vtype(k, o[0])->dtype, val(a, o[0]), stride_of(k, o[0]),
+                   val(a, o[1]), stride_of(k, o[1]), out, n);
+    break;
+  case IRC_SELECT: {
+    const ival *c = val(a, o[0]), *x = val(a, o[1]), *y = val(a, o[2]);
+    int sc = stride_of(k, o[0]), sx = stride_of(k, o[1]), sy = stride_of(k, o[2]);
+    for (int64_t i = 0; i < n; i++) out[i] = c[i * sc].i ? x[i * sx] : y[i * sy];
+    break;
+  }
+  case IRC_CONVERT: {
+    int from = ir_vtype(k, o[0])->dtype;
+    interp_convert(op->code, from, (int)at[0], val(a, o[0]), out, n);
+    break;
+  }
+  case IRC_BROADCAST:
+    for (int64_t i = 0; i < n; i++) out[i] = val(a, o[0])[0];
+    break;
+  case IRC_VIEW: do_view(I, a, op); break;
+  case IRC_LOAD: do_load(I, a, op); break;
+  case IRC_STORE: do_store(I, a, op); break;
+  default: mgpu_unreachable();
+  }
+}
+
+/* -- Control flow -------------------------------------------------------------------- */
+
+static void push(interp *I, iagent *a, iframe f) {
+  if (!vec_reserve(I->k->alloc, &a->stack, 1)) diag_throw(I->d, ERR_NOMEM, "");
+  a->stack.v[a->stack.n++] = f;
+}
+
+/* Run agent `a` until it finishes.  (Ops that wait on other agents return
+** early with the pc left on them; none exist yet.) */
+static void run_agent(interp *I, iagent *a) {
+  const ir_kernel *k = I->k;
+  while (a->pc < k->ops.n) {
+    uint32_t pc = a->pc;
+    const ir_op *op = &k->ops.v[pc];
+    const uint32_t *o = ir_opds(k, op);
+    switch (op->code) {
+    case IR_for: {
+      int64_t lo = val(a, o[0])->i, hi = val(a, o[1])->i, step = val(a, o[2])->i;
+      if (step <= 0) FAULT(I, op, "loop step must be positive, got %lld", (long long)step);
+      if (lo >= hi) {
+        copy_vals(I, a, o + 3, op->res, op->nres);
+        a->pc = pc + ir_extent(k, pc);
+        break;
+      }
+      push(I, a, (iframe){ pc, 0, lo, hi, step });
+      val(a, op->arg)->i = lo;
+      copy_vals(I, a, o + 3, op->arg + 1, op->narg - 1);
+      a->pc = pc + 1;
+      break;
+    }
+    case IR_if:
+      if (val(a, o[0])->i) {
+        push(I, a, (iframe){ pc, 0, 0, 0, 0 });
+        a->pc = pc + 1;
+      } else if (op->body[1]) {
+        push(I, a, (iframe){ pc, 1, 0, 0, 0 });
+        a->pc = pc + 1 + op->body[0];
+      } else {
+        a->pc = pc + ir_extent(k, pc);
+      }
+      break;
+    case IR_yield: {
+      iframe *f = &a->stack.v[a->stack.n - 1];
+      const ir_op *rop = &k->ops.v[f->op];
+      if (rop->code == IR_for) {
+        f->iv += f->step;
+        if (f->iv < f->hi) {
+          copy_vals(I, a, o, rop->arg + 1, op->nopd);
+          val(a, rop->arg)->i = f->iv;
+          a->pc = f->op + 1;
+          break;
+        }
+      }
+      copy_vals(I, a, o, rop->res, rop->nres);
+      a->pc = f->op + ir_extent(k, f->op);
+      a->stack.n--;
+      break;
+    }
+    default:
+      eval(I, a, op);
+      a->pc = pc + 1;
+      break;
+    }
+  }
+  a->done = true;
+}
+
+/* -- Setup ----------------------------------------------------------------------------- */
+
+static void alloc_agents(interp *I) {
+  const ir_kernel *k = I->k;
+  const mem_alloc *al = k->alloc;
+  int nthreads = k->opts.num_threads > 0 ? k->opts.num_threads : 1;
+  I->agents = mem_calloc(al, sizeof(iagent) * (size_t)nthreads);
+  if (!I->agents) diag_throw(I->d, ERR_NOMEM, "");
+  I->nagents = nthreads;
+  int64_t total = 0, refs = 0;
+  for (uint32_t v = 1; v < k->vals.n; v++) {
+    if (ir_vtype(k, v)->kind == MGPU_VALUE_REF) refs++;
+    else {
+      int64_t m = vnumel(k, v);
+      total += m;
+      if (m > I->scratch_n) I->scratch_n = m;
+    }
+  }
+  I->scratch_n *= IR_MAXRES;
+  I->data_total = total;
+  I->ref_total = refs;
+  I->scratch = mem_calloc(al, sizeof(ival) * (size_t)I->scratch_n);
+  if (!I->scratch) diag_throw(I->d, ERR_NOMEM, "");
+  for (int w = 0; w < nthreads; w++) {
+    iagent *a = &I->agents[w];
+    a->wg = w;
+    a->slots = mem_calloc(al, sizeof(islot) * k->vals.n);
+    ival *data = a->data_block = total ? mem_calloc(al, sizeof(ival) * (size_t)total) : NULL;
+    iref *rs = a->ref_block = refs ? mem_calloc(al, sizeof(iref) * (size_t)refs) : NULL;
+    if (!a->slots || (total && !data) || (refs && !rs)) diag_throw(I->d, ERR_NOMEM, "");
+    for (uint32_t v = 1; v < k->vals.n; v++) {
+      if (ir_vtype(k, v)->kind == MGPU_VALUE_REF) a->slots[v].ref = rs++;
+      else { a->slots[v].data = data; data += vnumel(k, v); }
+    }
+    for (uint32_t i = 0; i < k->params.n; i++) {
+      iref *r = a->slots[k->params.v[i].value].ref;
+      const ir_type *t = ir_vtype(k, k->params.v[i].value);
+      r->root = (int32_t)i;
+      r->rank = t->rank;
+      for (int d = 0; d < t->rank; d++) r->dim[d] = (int8_t)d;
+    }
+  }
+}
+
+static void free_agents(interp *I) {
+  const ir_kernel *k = I->k;
+  const mem_alloc *al = k->alloc;
+  if (!I->agents) return;
+  for (int w = 0; w < I->nagents; w++) {
+    iagent *a = &I->agents[w];
+    mem_free(al, a->data_block, sizeof(ival) * (size_t)I->data_total);
+    mem_free(al, a->ref_block, sizeof(iref) * (size_t)I->ref_total);
+    mem_free(al, a->slots, sizeof(islot) * k->vals.n);
+    vec_free(al, &a->stack);
+  }
+  mem_free(al, I->agents, sizeof(iagent) * (size_t)I->nagents);
+  mem_free(al, I->scratch, sizeof(ival) * (size_t)I->scratch_n);
+}
+
+mgpu_status interp_run(const ir_kernel *k, const interp_buffer *bufs, uint32_t nbufs, diag *d) {
+  interp I;
+  memset(&I, 0, sizeof I);
+  I.k = k;
+  I.d = d;
+  jmp_buf *saved = d->jmp;
+  d->jmp = &I.jmp;
+  mgpu_status st = MGPU_OK;
+  if (setjmp(I.jmp)) {
+    st = d->status;
+    goto done;
+  }
+  if (nbufs != k->params.n) diag_throw(d, ERR_LAUNCH_ARG, "", k->name, "wrong number of buffers");
+  I.params = mem_calloc(k->alloc, sizeof(iparam) * (k->params.n ? k->params.n : 1));
+  if (!I.params) diag_throw(d, ERR_NOMEM, "");
+  for (uint32_t i = 0; i < k->params.n; i++) {
+    const ir_type *t = ir_vtype(k, k->params.v[i].value);
+    iparam *p = &I.params[i];
+    p->data = bufs[i].data;
+    p->dtype = t->dtype;
+    p->rank = t->rank;
+    int64_t s = 1;
+    for (int j = t->rank - 1; j >= 0; j--) { p->shape[j] = t->shape[j]; p->stride[j] = s; s *= t->shape[j]; }
+  }
+  alloc_agents(&I);
+  int64_t g[3] = { 1, 1, 1 };
+  for (int i = 0; i < k->opts.grid_rank; i++) g[i] = k->opts.grid[i];
+  for (int64_t b0 = 0; b0 < g[0]; b0++)
+    for (int64_t b1 = 0; b1 < g[1]; b1++)
+      for (int64_t b2 = 0; b2 < g[2]; b2++) {
+        I.block[0] = b0; I.block[1] = b1; I.block[2] = b2;
+        for (int w = 0; w < I.nagents; w++) {
+          iagent *a = &I.agents[w];
+          a->pc = 0; a->done = false; a->stack.n = 0;
+        }
+        for (int w = 0; w < I.nagents; w++) run_agent(&I, &I.agents[w]);
+      }
+done:
+  free_agents(&I);
+  if (I.params) mem_free(k->alloc, I.params, sizeof(iparam) * (k->params.n ? k->params.n : 1));
+  d->jmp = saved;
+  return st;
+}

@@ -1,0 +1,37 @@
+/*
+** interp.h -- the CPU interpreter: the living definition of every op.
+**
+** A kernel runs block by block; inside a block each warpgroup is an agent
+** with its own program counter, loop stack and values, scheduled
+** cooperatively so that agents can wait on one another.  Arrays are logical
+** (layouts do not change results).  Float results are rounded to their dtype
+** after every op, integers wrap, exactly as the GPU lowering computes them.
+*/
+#ifndef MGPU_INTERP_H
+#define MGPU_INTERP_H
+
+#include "../ir/ir.h"
+
+typedef union ival {
+  double f;       /* float dtypes */
+  int64_t i;      /* integer dtypes and pred (0/1) */
+} ival;
+
+typedef struct interp_buffer {
+  void *data;     /* host memory of a kernel parameter */
+  uint64_t size;  /* bytes */
+} interp_buffer;
+
+/* Run the kernel over its whole grid.  Faults (out-of-bounds accesses that
+** are not clipped views, deadlocks) are reported with the op's location. */
+mgpu_status interp_run(const ir_kernel *k, const interp_buffer *bufs, uint32_t nbufs, diag *d);
+
+/* interp_ops.c: elementwise evaluation over n elements.  Operand strides
+** are 0 (a broadcast scalar) or 1. */
+void interp_unary(int code, int dtype, const ival *a, ival *out, int64_t n);
+void interp_binary(int code, int dtype, const ival *a, int sa, const ival *b, int sb, ival *out, int64_t n);
+void interp_compare(int code, int dtype, const ival *a, int sa, const ival *b, int sb, ival *out, int64_t n);
+void interp_convert(int code, int from, int to, const ival *a, ival *out, int64_t n);
+ival interp_const(int dtype, double x);
+
+#endif

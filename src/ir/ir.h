@@ -1,0 +1,215 @@
+/*
+** ir.h -- the kernel IR: typed SSA values, a flat op array with structured
+** regions, and the op table every other module is generated from.
+**
+** Layout of a kernel: ops are stored in trace order.  An op with regions
+** (for, if) is followed directly by its regions' ops: `body[0]` ops for the
+** first region, then `body[1]` ops for the second.  Every region ends with a
+** `yield`.  The top-level region is the whole op array.  Values are numbered
+** from 1 (0 = none); an op's results are consecutive value ids, and so are a
+** region op's block arguments (for: the induction variable, then the
+** carried values).
+*/
+#ifndef MGPU_IR_H
+#define MGPU_IR_H
+
+#include "../core/core.h"
+
+#define IR_MAXRANK 8
+#define IR_MAXRES 64       /* results of one op */
+
+/* -- The op table ---------------------------------------------------------
+** Columns: name, class (how operands are checked and results typed, see
+** ir_build.c), flags.  ORDER IROP: the enum, names, builder, verifier,
+** printer, interpreter and PTX lowering all index by these codes.
+**
+** flags: P pure (no effects, result depends only on operands)
+**        R has regions   T region terminator   M touches memory
+*/
+#define IR_OPS(_) \
+  /* constants and indices */ \
+  _(const,        CONST,   P)    /* ints[0]=dtype, number=value -> scalar */ \
+  _(program_id,   GRIDIDX, P)    /* ints[0]=axis -> i32 index of this block along the axis */ \
+  _(num_programs, GRIDIDX, P)    /* ints[0]=axis -> i32 grid size along the axis */ \
+  _(thread_id,    THREADIDX, P)  /* -> i32 warpgroup index inside the block */ \
+  /* elementwise, one operand */ \
+  _(neg,   UNARY, P) _(abs,   UNARY, P) _(not,   UNARY, P) \
+  _(exp,   UNARY, P) _(exp2,  UNARY, P) _(log,   UNARY, P) _(log2,  UNARY, P) \
+  _(sqrt,  UNARY, P) _(rsqrt, UNARY, P) _(tanh,  UNARY, P) \
+  _(floor, UNARY, P) _(ceil,  UNARY, P) \
+  /* elementwise, two operands of one dtype (a scalar broadcasts) */ \
+  _(add, BINARY, P) _(sub, BINARY, P) _(mul, BINARY, P) _(div, BINARY, P) \
+  _(rem, BINARY, P) _(max, BINARY, P) _(min, BINARY, P) \
+  _(and, BINARY, P) _(or,  BINARY, P) _(xor, BINARY, P) \
+  _(shl, BINARY, P) _(shr, BINARY, P) \
+  /* comparisons -> pred */ \
+  _(lt, COMPARE, P) _(le, COMPARE, P) _(gt, COMPARE, P) \
+  _(ge, COMPARE, P) _(eq, COMPARE, P) _(ne, COMPARE, P) \
+  _(select,    SELECT,    P)     /* (cond, a, b) -> a where cond else b */ \
+  _(astype,    CONVERT,   P)     /* ints[0]=dtype: value conversion (RNE, saturating to int) */ \
+  _(bitcast,   CONVERT,   P)     /* ints[0]=dtype of the same width: reinterpret bits */ \
+  _(broadcast, BROADCAST, P)     /* (scalar) ints=shape -> array filled with the scalar */ \
+  /* memory */ \
+  _(view,  VIEW,  P)             /* (ref, dynamic starts...) ints=3 per index -> ref */ \
+  _(load,  LOAD,  M)             /* (ref) -> array (scalar for rank 0) */ \
+  _(store, STORE, M)             /* (ref, value) */ \
+  /* structured control flow */ \
+  _(for,   FOR,   R)             /* (lo, hi, step, inits...) -> carried results; args: iv, carried */ \
+  _(if,    IF,    R)             /* (cond) -> results; regions: then, else */ \
+  _(yield, YIELD, T)             /* (values...) ends a region */
+
+typedef enum ir_opcode {
+#define IR_ENUM(name, cls, fl) IR_##name,
+  IR_OPS(IR_ENUM)
+#undef IR_ENUM
+  IR__COUNT
+} ir_opcode;
+
+typedef enum ir_opclass {
+  IRC_CONST, IRC_GRIDIDX, IRC_THREADIDX, IRC_UNARY, IRC_BINARY, IRC_COMPARE,
+  IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_VIEW, IRC_LOAD, IRC_STORE,
+  IRC_FOR, IRC_IF, IRC_YIELD
+} ir_opclass;
+
+enum { IRF_P = 1, IRF_R = 2, IRF_T = 4, IRF_M = 8 };
+
+typedef struct ir_opinfo {
+  const char *name;
+  uint8_t cls;      /* ir_opclass */
+  uint8_t flags;
+} ir_opinfo;
+
+extern const ir_opinfo ir_optab[IR__COUNT];
+int ir_op_lookup(const char *name);   /* -1 when unknown */
+
+/* -- Types ------------------------------------------------------------------ */
+
+typedef struct ir_type {
+  uint8_t kind;     /* mgpu_value_kind */
+  uint8_t dtype;    /* mgpu_dtype */
+  uint8_t space;    /* mgpu_space, refs only */
+  uint8_t rank;
+  int64_t shape[IR_MAXRANK];
+} ir_type;
+
+/* View index kinds (ints of a view op, 3 per index: kind, start, size). */
+enum { IR_IDX_INT = 0, IR_IDX_DS = 1, IR_IDX_ALL = 2 };
+#define IR_DYNAMIC INT64_MIN   /* start held by the next dynamic operand */
+
+/* -- Values and ops ----------------------------------------------------------- */
+
+enum { IRV_PARAM = 1, IRV_ARG = 2 };
+
+typedef struct ir_value {
+  uint32_t type;     /* type id */
+  int32_t def;       /* defining op, or -1 for a kernel parameter */
+  uint16_t idx;      /* result / region-argument / parameter index */
+  uint16_t flags;    /* IRV_PARAM, IRV_ARG */
+} ir_value;
+
+typedef struct ir_op {
+  uint16_t code;     /* ir_opcode */
+  uint16_t nres;
+  uint32_t loc;      /* string id of the Lua "chunk:line" */
+  uint32_t opd, nopd;  /* operands: k->opds[opd .. opd+nopd) */
+  uint32_t res;      /* first result value */
+  uint32_t iat, niat;  /* int attributes: k->ints[iat .. iat+niat) */
+  double num;        /* numeric attribute */
+  uint32_t text;     /* string id of the text attribute, 0 = none */
+  uint32_t arg, narg;  /* region arguments: consecutive values */
+  uint32_t body[2];  /* op counts of the regions */
+} ir_op;
+
+typedef struct ir_param {
+  uint32_t value;
+  uint8_t role;      /* mgpu_param_role */
+} ir_param;
+
+typedef struct ir_kernel {
+  const mem_alloc *alloc;
+  char *name;
+  mgpu_kernel_options opts;   /* name points at `name` */
+  VEC(ir_op) ops;
+  VEC(ir_value) vals;         /* vals.v[0] is the "none" value */
+  VEC(ir_type) types;
+  VEC(uint32_t) opds;
+  VEC(int64_t) ints;
+  VEC(char *) strs;           /* strs.v[0] = "" */
+  VEC(ir_param) params;
+  VEC(uint32_t) type_hash;    /* open-addressing table of type ids (+1) */
+} ir_kernel;
+
+/* ir.c */
+ir_kernel *ir_kernel_new(const mem_alloc *a, const mgpu_kernel_options *opts);
+void ir_kernel_free(ir_kernel *k);
+/* Intern a type; returns 0 on allocation failure. */
+uint32_t ir_type_intern(ir_kernel *k, const ir_type *t);
+uint32_t ir_str_intern(ir_kernel *k, const char *s);   /* 0 on failure or "" */
+const char *ir_str(const ir_kernel *k, uint32_t id);
+
+static inline const ir_type *ir_vtype(const ir_kernel *k, uint32_t v) { return &k->types.v[k->vals.v[v].type]; }
+static inline const uint32_t *ir_opds(const ir_kernel *k, const ir_op *op) { return k->opds.v + op->opd; }
+static inline const int64_t *ir_ints(const ir_kernel *k, const ir_op *op) { return k->ints.v + op->iat; }
+static inline const char *ir_loc(const ir_kernel *k, const ir_op *op) { return k->strs.v[op->loc]; }
+/* Number of ops in the op at `i` including its regions. */
+static inline uint32_t ir_extent(const ir_kernel *k, uint32_t i) { return 1 + k->ops.v[i].body[0] + k->ops.v[i].body[1]; }
+
+/* For every op, the index of the region op whose region holds it (-1 at
+** the top level), and which of its regions (0/1).  Caller frees both with
+** mem_free(k->alloc, p, sizeof(int32_t) * k->ops.n); NULL on failure. */
+int32_t *ir_parents(const ir_kernel *k, uint8_t **region);
+
+int64_t ir_numel(const ir_type *t);
+bool ir_same_shape(const ir_type *a, const ir_type *b);
+/* "f32[4,1024]" style text into buf. */
+const char *ir_type_str(const ir_type *t, char *buf, size_t n);
+/* Location of the value's definition ("" for parameters). */
+const char *ir_value_loc(const ir_kernel *k, uint32_t v);
+
+/* ir_print.c: the canonical text form (deterministic; the cache key). */
+void ir_print(const ir_kernel *k, strbuf *sb, bool with_locs);
+
+/* ir_verify.c: structural checks of a finished kernel; false + message in d. */
+bool ir_verify(const ir_kernel *k, diag *d);
+
+/* -- Builder (ir_build.c) ------------------------------------------------------
+** Appends ops in trace order, type-checks each one, tracks open regions and
+** which values are in scope.  Every failure sets a "loc: message" in `d` and
+** returns its status; the builder stays usable for queries but a failed op
+** adds nothing.
+*/
+typedef struct ir_frame {
+  uint32_t op;        /* the region op */
+  uint32_t start;     /* first op of the open region */
+  uint32_t scope;     /* scope id of the open region */
+  uint8_t region;     /* 0 or 1 */
+} ir_frame;
+
+typedef struct ir_builder {
+  const mem_alloc *alloc;
+  ir_kernel *k;              /* NULL once finished */
+  diag *d;
+  uint32_t loc;              /* string id of the current location */
+  VEC(ir_frame) frames;
+  VEC(uint32_t) val_scope;   /* per value */
+  VEC(uint8_t) scope_open;   /* per scope id */
+  VEC(uint32_t) scope_loc;   /* per scope id: location that opened it */
+  bool finished;
+} ir_builder;
+
+ir_builder *irb_new(const mem_alloc *a, const mgpu_kernel_options *opts, diag *d);
+void irb_free(ir_builder *b);
+mgpu_status irb_set_loc(ir_builder *b, const char *loc);
+mgpu_status irb_param(ir_builder *b, int role, int dtype, const int64_t *shape, int rank, uint32_t *out);
+/* Add op `name` ("else" closes an if's then-region and opens its else).
+** Results (or a region op's block arguments when it opens a region) are
+** written to res[0..*nres). */
+mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32_t nopd,
+                   const int64_t *ints, uint32_t nints, double num, const char *text,
+                   uint32_t *res, uint32_t maxres, uint32_t *nres);
+/* Close the kernel: every region must be closed and the IR must verify.
+** On success the kernel belongs to the caller; the builder can then only be
+** freed. */
+mgpu_status irb_finish(ir_builder *b, ir_kernel **out);
+
+#endif

@@ -1,0 +1,547 @@
+/*
+** ir_build.c -- tracing: append ops, type-check them, track regions and
+** scopes.  Every user mistake made while tracing is reported here, with the
+** Lua location of the op, before anything is compiled.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir.h"
+
+#define LOC(b) ir_str((b)->k, (b)->loc)
+#define TS(t, buf) ir_type_str((t), (buf), sizeof(buf))
+
+/* A tracing error with a free-form message, at the current location. */
+MGPU_PRINTF(2, 3) static mgpu_status failf(ir_builder *b, const char *fmt, ...) {
+  char tmp[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  return diag_set(b->d, ERR_TRACE, LOC(b), tmp);
+}
+
+ir_builder *irb_new(const mem_alloc *a, const mgpu_kernel_options *opts, diag *d) {
+  ir_builder *b = mem_calloc(a, sizeof *b);
+  if (!b) return NULL;
+  b->alloc = a;
+  b->d = d;
+  b->k = ir_kernel_new(a, opts);
+  if (!b->k || !vec_reserve(a, &b->scope_open, 1) || !vec_reserve(a, &b->scope_loc, 1) ||
+      !vec_reserve(a, &b->val_scope, 1)) {
+    irb_free(b);
+    return NULL;
+  }
+  b->scope_open.v[b->scope_open.n++] = 1;   /* scope 0: the kernel body */
+  b->scope_loc.v[b->scope_loc.n++] = 0;
+  b->val_scope.v[b->val_scope.n++] = 0;
+  return b;
+}
+
+void irb_free(ir_builder *b) {
+  if (!b) return;
+  const mem_alloc *a = b->alloc;
+  vec_free(a, &b->frames);
+  vec_free(a, &b->val_scope);
+  vec_free(a, &b->scope_open);
+  vec_free(a, &b->scope_loc);
+  ir_kernel_free(b->k);
+  mem_free(a, b, sizeof *b);
+}
+
+mgpu_status irb_set_loc(ir_builder *b, const char *loc) {
+  if (b->finished) return diag_set(b->d, ERR_FINISHED, "");
+  uint32_t id = ir_str_intern(b->k, loc);
+  if (loc && *loc && !id) return diag_set(b->d, ERR_NOMEM, "");
+  b->loc = id;
+  return MGPU_OK;
+}
+
+static uint32_t cur_scope(const ir_builder *b) {
+  return b->frames.n ? b->frames.v[b->frames.n - 1].scope : 0;
+}
+
+/* New value of type t in the current scope; 0 on allocation failure. */
+static uint32_t new_value(ir_builder *b, const ir_type *t, int32_t def, uint16_t idx, uint16_t flags) {
+  ir_kernel *k = b->k;
+  uint32_t ty = ir_type_intern(k, t);
+  if (!ty || !vec_reserve(k->alloc, &k->vals, 1) || !vec_reserve(k->alloc, &b->val_scope, 1)) return 0;
+  k->vals.v[k->vals.n] = (ir_value){ ty, def, idx, flags };
+  b->val_scope.v[b->val_scope.n++] = cur_scope(b);
+  return k->vals.n++;
+}
+
+mgpu_status irb_param(ir_builder *b, int role, int dtype, const int64_t *shape, int rank, uint32_t *out) {
+  if (b->finished) return diag_set(b->d, ERR_FINISHED, "");
+  if (!dt_valid(dtype) || dtype == MGPU_PRED) return diag_set(b->d, ERR_BAD_DTYPE, LOC(b), "param", dtype);
+  if (role != MGPU_PARAM_INPUT && role != MGPU_PARAM_OUTPUT)
+    return diag_set(b->d, ERR_BAD_ARG, LOC(b), "param: role must be MGPU_PARAM_INPUT or MGPU_PARAM_OUTPUT");
+  if (rank < 0 || rank > IR_MAXRANK)
+    return diag_set(b->d, ERR_BAD_SHAPE, LOC(b), "param", "rank must be between 0 and 8");
+  if (b->k->ops.n) return diag_set(b->d, ERR_STATE, LOC(b), "parameters must be declared before the first op");
+  ir_type t = { MGPU_VALUE_REF, (uint8_t)dtype, MGPU_SPACE_GMEM, (uint8_t)rank, { 0 } };
+  for (int i = 0; i < rank; i++) {
+    if (shape[i] < 1) return diag_set(b->d, ERR_BAD_SHAPE, LOC(b), "param", "every dimension must be at least 1");
+    t.shape[i] = shape[i];
+  }
+  ir_kernel *k = b->k;
+  if (!vec_reserve(k->alloc, &k->params, 1)) return diag_set(b->d, ERR_NOMEM, "");
+  uint32_t v = new_value(b, &t, -1, (uint16_t)k->params.n, IRV_PARAM);
+  if (!v) return diag_set(b->d, ERR_NOMEM, "");
+  k->params.v[k->params.n++] = (ir_param){ v, (uint8_t)role };
+  *out = v;
+  return MGPU_OK;
+}
+
+/* -- Operand checks ----------------------------------------------------------- */
+
+static const char *kind_name(int kind) {
+  switch (kind) {
+  case MGPU_VALUE_SCALAR: return "a scalar";
+  case MGPU_VALUE_ARRAY: return "an array";
+  default: return "a ref";
+  }
+}
+
+static mgpu_status check_value(ir_builder *b, const char *op, uint32_t v) {
+  if (v == 0 || v >= b->k->vals.n) return diag_set(b->d, ERR_BAD_VALUE, LOC(b), op, (int)v);
+  uint32_t s = b->val_scope.v[v];
+  if (!b->scope_open.v[s]) return diag_set(b->d, ERR_VALUE_SCOPE, LOC(b), op, (int)v, ir_value_loc(b->k, v));
+  return MGPU_OK;
+}
+
+/* Operand i must be a scalar or array (not a ref). */
+static mgpu_status want_data(ir_builder *b, const char *op, const uint32_t *opds, int i) {
+  const ir_type *t = ir_vtype(b->k, opds[i]);
+  if (t->kind == MGPU_VALUE_REF) return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, i + 1, "a scalar or an array (load the ref first)", "a ref");
+  return MGPU_OK;
+}
+
+static mgpu_status want_kind(ir_builder *b, const char *op, const uint32_t *opds, int i, int kind) {
+  const ir_type *t = ir_vtype(b->k, opds[i]);
+  if (t->kind != kind) return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, i + 1, kind_name(kind), kind_name(t->kind));
+  return MGPU_OK;
+}
+
+static mgpu_status want_index(ir_builder *b, const char *op, const uint32_t *opds, int i) {
+  const ir_type *t = ir_vtype(b->k, opds[i]);
+  if (t->kind != MGPU_VALUE_SCALAR || (t->dtype != MGPU_I32 && t->dtype != MGPU_I64 && t->dtype != MGPU_U32)) {
+    char buf[64];
+    return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, i + 1, "an i32 scalar index", TS(t, buf));
+  }
+  return MGPU_OK;
+}
+
+static mgpu_status want_count(ir_builder *b, const char *op, uint32_t n, uint32_t lo, uint32_t hi) {
+  if (n >= lo && n <= hi) return MGPU_OK;
+  char want[32];
+  if (lo == hi) snprintf(want, sizeof want, "%u", lo);
+  else if (hi == UINT32_MAX) snprintf(want, sizeof want, "at least %u", lo);
+  else snprintf(want, sizeof want, "%u to %u", lo, hi);
+  return diag_set(b->d, ERR_OPERANDS, LOC(b), op, want, (int)n);
+}
+
+/* Broadcast shape of elementwise operands: arrays must agree, scalars fit
+** anything.  Writes the result type (dtype left to the caller). */
+static mgpu_status ew_shape(ir_builder *b, const char *op, const uint32_t *opds, uint32_t n, ir_type *out) {
+  const ir_type *arr = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    const ir_type *t = ir_vtype(b->k, opds[i]);
+    if (t->kind != MGPU_VALUE_ARRAY) continue;
+    if (arr && !ir_same_shape(arr, t)) {
+      char x[96], y[96];
+      return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), op, TS(arr, x), TS(t, y));
+    }
+    arr = t;
+  }
+  memset(out, 0, sizeof *out);
+  if (arr) { *out = *arr; out->kind = MGPU_VALUE_ARRAY; }
+  else out->kind = MGPU_VALUE_SCALAR;
+  out->space = MGPU_SPACE_NONE;
+  return MGPU_OK;
+}
+
+static mgpu_status same_dtype(ir_builder *b, const char *op, const uint32_t *opds, uint32_t n) {
+  int d0 = ir_vtype(b->k, opds[0])->dtype;
+  for (uint32_t i = 1; i < n; i++) {
+    int di = ir_vtype(b->k, opds[i])->dtype;
+    if (di != d0) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), op, dt_name(d0), dt_name(di));
+  }
+  return MGPU_OK;
+}
+
+/* Which dtypes an elementwise op accepts. */
+static bool op_accepts(int code, int dt) {
+  bool fl = dt_isfloat(dt), in = dt_isint(dt), pr = dt == MGPU_PRED, sg = dt_issigned(dt);
+  bool f8 = dt == MGPU_F8E4M3 || dt == MGPU_F8E5M2;
+  switch (code) {
+  case IR_neg: case IR_abs: return (fl && !f8) || sg;
+  case IR_not: return in || pr;
+  case IR_exp: case IR_exp2: case IR_log: case IR_log2: case IR_tanh:
+    return fl && !f8 && dt != MGPU_F64;
+  case IR_sqrt: case IR_rsqrt: case IR_floor: case IR_ceil:
+    return fl && !f8;
+  case IR_add: case IR_sub: case IR_mul: case IR_div: case IR_rem: case IR_max: case IR_min:
+  case IR_lt: case IR_le: case IR_gt: case IR_ge:
+    return (fl && !f8) || in;
+  case IR_eq: case IR_ne: return !f8;
+  case IR_and: case IR_or: case IR_xor: return in || pr;
+  case IR_shl: case IR_shr: return in;
+  default: return true;
+  }
+}
+
+/* -- Regions --------------------------------------------------------------------- */
+
+static mgpu_status open_region(ir_builder *b, uint32_t op, uint8_t region) {
+  const mem_alloc *a = b->k->alloc;
+  if (!vec_reserve(a, &b->frames, 1) || !vec_reserve(a, &b->scope_open, 1) || !vec_reserve(a, &b->scope_loc, 1))
+    return diag_set(b->d, ERR_NOMEM, "");
+  uint32_t scope = b->scope_open.n;
+  b->scope_open.v[b->scope_open.n++] = 1;
+  b->scope_loc.v[b->scope_loc.n++] = b->loc;
+  b->frames.v[b->frames.n++] = (ir_frame){ op, b->k->ops.n, scope, region };
+  return MGPU_OK;
+}
+
+/* Append an op record (operands copied); returns its index or -1. */
+static int32_t append_op(ir_builder *b, int code, const uint32_t *opds, uint32_t nopd,
+                         const int64_t *ints, uint32_t nints, double num, uint32_t text) {
+  ir_kernel *k = b->k;
+  const mem_alloc *a = k->alloc;
+  if (!vec_reserve(a, &k->ops, 1) || !vec_reserve(a, &k->opds, nopd) || !vec_reserve(a, &k->ints, nints)) return -1;
+  ir_op *op = &k->ops.v[k->ops.n];
+  memset(op, 0, sizeof *op);
+  op->code = (uint16_t)code;
+  op->loc = b->loc;
+  op->opd = k->opds.n; op->nopd = nopd;
+  if (nopd) memcpy(k->opds.v + k->opds.n, opds, nopd * sizeof *opds);
+  k->opds.n += nopd;
+  op->iat = k->ints.n; op->niat = nints;
+  if (nints) memcpy(k->ints.v + k->ints.n, ints, nints * sizeof *ints);
+  k->ints.n += nints;
+  op->num = num;
+  op->text = text;
+  return (int32_t)k->ops.n++;
+}
+
+/* Give op `i` results of the given types (consecutive value ids). */
+static mgpu_status add_results(ir_builder *b, int32_t i, const ir_type *types, uint32_t n) {
+  for (uint32_t r = 0; r < n; r++) {
+    uint32_t v = new_value(b, &types[r], i, (uint16_t)r, 0);
+    if (!v) return diag_set(b->d, ERR_NOMEM, "");
+    if (r == 0) b->k->ops.v[i].res = v;
+  }
+  b->k->ops.v[i].nres = (uint16_t)n;
+  return MGPU_OK;
+}
+
+static mgpu_status check_yield_types(ir_builder *b, const char *what, const uint32_t *opds, uint32_t n,
+                                     const ir_type *want, uint32_t nwant) {
+  char x[96], y[96];
+  if (n != nwant) return failf(b, "%s %u values but %u are expected", what, n, nwant);
+  for (uint32_t i = 0; i < n; i++) {
+    const ir_type *t = ir_vtype(b->k, opds[i]);
+    const ir_type *w = &want[i];
+    if (t->kind == MGPU_VALUE_REF) return failf(b, "%s a ref as value %u; refs cannot be carried", what, i + 1);
+    if (t->kind != w->kind || t->dtype != w->dtype || !ir_same_shape(t, w))
+      return failf(b, "%s %s as value %u, which must match %s", what, TS(t, x), i + 1, TS(w, y));
+  }
+  return MGPU_OK;
+}
+
+static void close_scope(ir_builder *b) {
+  ir_frame *f = &b->frames.v[b->frames.n - 1];
+  b->scope_open.v[f->scope] = 0;
+}
+
+/* yield: close the innermost region. */
+static mgpu_status do_yield(ir_builder *b, const uint32_t *opds, uint32_t nopd, uint32_t *res, uint32_t maxres, uint32_t *nres) {
+  ir_kernel *k = b->k;
+  if (!b->frames.n) return diag_set(b->d, ERR_REGION, LOC(b), "yield outside of a loop or branch");
+  ir_frame f = b->frames.v[b->frames.n - 1];
+  ir_op *op = &k->ops.v[f.op];
+  ir_type want[IR_MAXRES];
+  uint32_t nwant = 0;
+  mgpu_status s;
+  if (op->code == IR_for) {
+    nwant = op->narg - 1;
+    for (uint32_t i = 0; i < nwant; i++) want[i] = *ir_vtype(k, op->arg + 1 + i);
+    if ((s = check_yield_types(b, "loop body: yielded", opds, nopd, want, nwant))) return s;
+  } else if (f.region == 0) {
+    if (nopd) return diag_set(b->d, ERR_REGION, LOC(b), "a branch without an else cannot produce values");
+  } else {
+    /* else region: must match the then-region's yield */
+    uint32_t ty = f.op + 1 + op->body[0] - 1;    /* the then-yield */
+    const ir_op *y = &k->ops.v[ty];
+    nwant = y->nopd;
+    for (uint32_t i = 0; i < nwant; i++) want[i] = *ir_vtype(k, ir_opds(k, y)[i]);
+    if ((s = check_yield_types(b, "else branch: yielded", opds, nopd, want, nwant))) return s;
+  }
+  if (nwant > maxres) return diag_set(b->d, ERR_RESULTS, LOC(b), "yield", (int)nwant, (int)maxres);
+  if (append_op(b, IR_yield, opds, nopd, NULL, 0, 0, 0) < 0) return diag_set(b->d, ERR_NOMEM, "");
+  op = &k->ops.v[f.op];
+  op->body[f.region] = k->ops.n - f.start;
+  close_scope(b);
+  b->frames.n--;
+  *nres = 0;
+  if (op->code == IR_for) {
+    for (uint32_t i = 0; i < op->nres; i++) res[i] = op->res + i;
+    *nres = op->nres;
+  } else if (f.region == 1 && nwant) {
+    if ((s = add_results(b, (int32_t)f.op, want, nwant))) return s;
+    for (uint32_t i = 0; i < nwant; i++) res[i] = k->ops.v[f.op].res + i;
+    *nres = nwant;
+  }
+  return MGPU_OK;
+}
+
+/* else: close an if's then-region (with its yielded values) and open the else. */
+static mgpu_status do_else(ir_builder *b, const uint32_t *opds, uint32_t nopd) {
+  ir_kernel *k = b->k;
+  if (!b->frames.n || k->ops.v[b->frames.v[b->frames.n - 1].op].code != IR_if ||
+      b->frames.v[b->frames.n - 1].region != 0)
+    return diag_set(b->d, ERR_REGION, LOC(b), "else without an open if");
+  for (uint32_t i = 0; i < nopd; i++) {
+    const ir_type *t = ir_vtype(k, opds[i]);
+    if (t->kind == MGPU_VALUE_REF) return diag_set(b->d, ERR_REGION, LOC(b), "a branch cannot produce a ref");
+  }
+  if (nopd > IR_MAXRES) return diag_set(b->d, ERR_REGION, LOC(b), "a branch can produce at most 64 values");
+  ir_frame f = b->frames.v[b->frames.n - 1];
+  if (append_op(b, IR_yield, opds, nopd, NULL, 0, 0, 0) < 0) return diag_set(b->d, ERR_NOMEM, "");
+  k->ops.v[f.op].body[0] = k->ops.n - f.start;
+  close_scope(b);
+  b->frames.n--;
+  return open_region(b, f.op, 1);
+}
+
+/* -- Views ------------------------------------------------------------------------- */
+
+static mgpu_status view_type(ir_builder *b, const uint32_t *opds, uint32_t nopd, const int64_t *ints,
+                             uint32_t nints, ir_type *out) {
+  const ir_type *rt = ir_vtype(b->k, opds[0]);
+  if (nints % 3) return diag_set(b->d, ERR_BAD_ATTR, LOC(b), "view", "indices must come as (kind, start, size) triples");
+  uint32_t nidx = nints / 3, ndyn = 0;
+  if (nidx > rt->rank) return diag_set(b->d, ERR_TOO_MANY_IDX, LOC(b), "at", (int)rt->rank, (int)nidx);
+  *out = *rt;
+  out->rank = 0;
+  for (uint32_t i = 0; i < rt->rank; i++) {
+    int64_t dim = rt->shape[i];
+    if (i >= nidx) { out->shape[out->rank++] = dim; continue; }
+    int64_t kind = ints[3 * i], start = ints[3 * i + 1], size = ints[3 * i + 2];
+    if (start == IR_DYNAMIC) {
+      if (1 + ndyn >= nopd) return diag_set(b->d, ERR_BAD_ATTR, LOC(b), "view", "missing operand for a dynamic start");
+      mgpu_status s = want_index(b, "at", opds, (int)(1 + ndyn));
+      if (s) return s;
+      ndyn++;
+    }
+    switch (kind) {
+    case IR_IDX_INT:
+      if (start != IR_DYNAMIC && (start < 0 || start >= dim))
+        return diag_set(b->d, ERR_INDEX_RANGE, LOC(b), "at", (long long)start, (int)i, (long long)dim);
+      break;
+    case IR_IDX_DS:
+      if (size < 1 || size > dim) return diag_set(b->d, ERR_SLICE_RANGE, LOC(b), "ds", (long long)size, (int)i, (long long)dim);
+      if (start != IR_DYNAMIC && (start < 0 || start + size > dim))
+        return failf(b, "ds(%lld, %lld) does not fit dimension %u of size %lld",
+                     (long long)start, (long long)size, i, (long long)dim);
+      out->shape[out->rank++] = size;
+      break;
+    case IR_IDX_ALL:
+      out->shape[out->rank++] = dim;
+      break;
+    default:
+      return diag_set(b->d, ERR_BAD_ATTR, LOC(b), "view", "unknown index kind");
+    }
+  }
+  if (1 + ndyn != nopd) return diag_set(b->d, ERR_BAD_ATTR, LOC(b), "view", "more operands than dynamic starts");
+  return MGPU_OK;
+}
+
+/* -- The op entry point --------------------------------------------------------------- */
+
+mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32_t nopd,
+                   const int64_t *ints, uint32_t nints, double num, const char *text,
+                   uint32_t *res, uint32_t maxres, uint32_t *nres) {
+  ir_kernel *k = b->k;
+  mgpu_status s;
+  char x[96];
+  *nres = 0;
+  if (b->finished) return diag_set(b->d, ERR_FINISHED, "");
+  if (!name) return diag_set(b->d, ERR_NULL_ARG, LOC(b), "op");
+  for (uint32_t i = 0; i < nopd; i++)
+    if ((s = check_value(b, name, opds[i]))) return s;
+  if (strcmp(name, "else") == 0) return do_else(b, opds, nopd);
+  int code = ir_op_lookup(name);
+  if (code < 0) return diag_set(b->d, ERR_UNKNOWN_OP, LOC(b), name);
+  if (code == IR_yield) return do_yield(b, opds, nopd, res, maxres, nres);
+
+  const ir_opinfo *info = &ir_optab[code];
+  ir_type rt[IR_MAXRES];
+  uint32_t nrt = 1;
+  memset(&rt[0], 0, sizeof rt[0]);
+  switch (info->cls) {
+  case IRC_CONST: {
+    if ((s = want_count(b, name, nopd, 0, 0))) return s;
+    if (nints < 1 || !dt_valid(ints[0])) return diag_set(b->d, ERR_BAD_ATTR, LOC(b), name, "ints[0] must be a dtype");
+    int dt = (int)ints[0];
+    if (dt_isint(dt) || dt == MGPU_PRED) {
+      if (num != trunc(num) || isnan(num))
+        return failf(b, "constant %.17g is not an integer, but the dtype is %s", num, dt_name(dt));
+    }
+    rt[0].kind = MGPU_VALUE_SCALAR; rt[0].dtype = (uint8_t)dt;
+    break;
+  }
+  case IRC_GRIDIDX:
+    if ((s = want_count(b, name, nopd, 0, 0))) return s;
+    if (nints < 1 || ints[0] < 0 || ints[0] >= k->opts.grid_rank)
+      return failf(b, "%s: axis %lld is out of range for a grid of rank %d", name,
+                   nints ? (long long)ints[0] : -1LL, k->opts.grid_rank);
+    rt[0].kind = MGPU_VALUE_SCALAR; rt[0].dtype = MGPU_I32;
+    break;
+  case IRC_THREADIDX:
+    if ((s = want_count(b, name, nopd, 0, 0))) return s;
+    rt[0].kind = MGPU_VALUE_SCALAR; rt[0].dtype = MGPU_I32;
+    break;
+  case IRC_UNARY:
+  case IRC_BINARY:
+  case IRC_COMPARE: {
+    uint32_t want = info->cls == IRC_UNARY ? 1 : 2;
+    if ((s = want_count(b, name, nopd, want, want))) return s;
+    for (uint32_t i = 0; i < nopd; i++) if ((s = want_data(b, name, opds, (int)i))) return s;
+    if ((s = same_dtype(b, name, opds, nopd))) return s;
+    int dt = ir_vtype(k, opds[0])->dtype;
+    if (!op_accepts(code, dt)) return diag_set(b->d, ERR_DTYPE_CLASS, LOC(b), name, dt_name(dt));
+    if ((s = ew_shape(b, name, opds, nopd, &rt[0]))) return s;
+    rt[0].dtype = (uint8_t)(info->cls == IRC_COMPARE ? MGPU_PRED : dt);
+    break;
+  }
+  case IRC_SELECT: {
+    if ((s = want_count(b, name, nopd, 3, 3))) return s;
+    for (uint32_t i = 0; i < 3; i++) if ((s = want_data(b, name, opds, (int)i))) return s;
+    if (ir_vtype(k, opds[0])->dtype != MGPU_PRED)
+      return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), name, 1, "a pred (a comparison result)", TS(ir_vtype(k, opds[0]), x));
+    if ((s = same_dtype(b, name, opds + 1, 2))) return s;
+    if ((s = ew_shape(b, name, opds, 3, &rt[0]))) return s;
+    rt[0].dtype = ir_vtype(k, opds[1])->dtype;
+    break;
+  }
+  case IRC_CONVERT: {
+    if ((s = want_count(b, name, nopd, 1, 1))) return s;
+    if ((s = want_data(b, name, opds, 0))) return s;
+    if (nints < 1 || !dt_valid(ints[0])) return diag_set(b->d, ERR_BAD_ATTR, LOC(b), name, "ints[0] must be a dtype");
+    const ir_type *t = ir_vtype(k, opds[0]);
+    int to = (int)ints[0];
+    if (code == IR_bitcast && (dt_table[to].bits != dt_table[t->dtype].bits || to == MGPU_PRED))
+      return failf(b, "bitcast from %s to %s: the widths differ", dt_name(t->dtype), dt_name(to));
+    bool f8 = to == MGPU_F8E4M3 || to == MGPU_F8E5M2 || t->dtype == MGPU_F8E4M3 || t->dtype == MGPU_F8E5M2;
+    if (code == IR_astype && f8 && to != t->dtype)
+      return failf(b, "astype between %s and %s: f8 conversions are not supported yet (bitcast to u8 works)",
+                   dt_name(t->dtype), dt_name(to));
+    rt[0] = *t;
+    rt[0].dtype = (uint8_t)to;
+    break;
+  }
+  case IRC_BROADCAST: {
+    if ((s = want_count(b, name, nopd, 1, 1))) return s;
+    if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_SCALAR))) return s;
+    if (nints < 1 || nints > IR_MAXRANK) return diag_set(b->d, ERR_BAD_SHAPE, LOC(b), name, "shape must have rank 1 to 8");
+    rt[0].kind = MGPU_VALUE_ARRAY;
+    rt[0].dtype = ir_vtype(k, opds[0])->dtype;
+    rt[0].rank = (uint8_t)nints;
+    for (uint32_t i = 0; i < nints; i++) {
+      if (ints[i] < 1) return diag_set(b->d, ERR_BAD_SHAPE, LOC(b), name, "every dimension must be at least 1");
+      rt[0].shape[i] = ints[i];
+    }
+    break;
+  }
+  case IRC_VIEW:
+    if ((s = want_count(b, name, nopd, 1, UINT32_MAX))) return s;
+    if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
+    if ((s = view_type(b, opds, nopd, ints, nints, &rt[0]))) return s;
+    break;
+  case IRC_LOAD: {
+    if ((s = want_count(b, name, nopd, 1, 1))) return s;
+    if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
+    const ir_type *t = ir_vtype(k, opds[0]);
+    rt[0] = *t;
+    rt[0].space = MGPU_SPACE_NONE;
+    rt[0].kind = t->rank ? MGPU_VALUE_ARRAY : MGPU_VALUE_SCALAR;
+    break;
+  }
+  case IRC_STORE: {
+    if ((s = want_count(b, name, nopd, 2, 2))) return s;
+    if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
+    if ((s = want_data(b, name, opds, 1))) return s;
+    const ir_type *r = ir_vtype(k, opds[0]), *v = ir_vtype(k, opds[1]);
+    if (r->dtype != v->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), name, dt_name(r->dtype), dt_name(v->dtype));
+    if (v->kind == MGPU_VALUE_ARRAY && !ir_same_shape(r, v)) {
+      char y[96];
+      return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), name, TS(r, x), TS(v, y));
+    }
+    nrt = 0;
+    break;
+  }
+  case IRC_FOR: {
+    if ((s = want_count(b, name, nopd, 3, 3 + IR_MAXRES - 1))) return s;
+    for (int i = 0; i < 3; i++) if ((s = want_index(b, name, opds, i))) return s;
+    if ((s = same_dtype(b, name, opds, 3))) return s;
+    for (uint32_t i = 3; i < nopd; i++) {
+      if ((s = want_data(b, name, opds, (int)i))) return s;
+      rt[i - 3] = *ir_vtype(k, opds[i]);
+    }
+    nrt = nopd - 3;
+    break;
+  }
+  case IRC_IF:
+    if ((s = want_count(b, name, nopd, 1, 1))) return s;
+    if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_SCALAR))) return s;
+    if (ir_vtype(k, opds[0])->dtype != MGPU_PRED)
+      return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), name, 1, "a pred scalar (a comparison result)", TS(ir_vtype(k, opds[0]), x));
+    nrt = 0;
+    break;
+  default:
+    mgpu_unreachable();
+  }
+
+  uint32_t tid = ir_str_intern(k, text);
+  if (text && *text && !tid) return diag_set(b->d, ERR_NOMEM, "");
+  int32_t i = append_op(b, code, opds, nopd, ints, nints, num, tid);
+  if (i < 0) return diag_set(b->d, ERR_NOMEM, "");
+  if (info->cls == IRC_FOR) {
+    /* results belong to the enclosing scope; the iv and carried args to the body */
+    if ((s = add_results(b, i, rt, nrt))) return s;
+    if ((s = open_region(b, (uint32_t)i, 0))) return s;
+    ir_type iv = *ir_vtype(k, opds[0]);
+    uint32_t v = new_value(b, &iv, i, 0, IRV_ARG);
+    if (!v) return diag_set(b->d, ERR_NOMEM, "");
+    k->ops.v[i].arg = v;
+    for (uint32_t r = 0; r < nrt; r++)
+      if (!new_value(b, &rt[r], i, (uint16_t)(r + 1), IRV_ARG)) return diag_set(b->d, ERR_NOMEM, "");
+    k->ops.v[i].narg = 1 + nrt;
+    if (1 + nrt > maxres) return diag_set(b->d, ERR_RESULTS, LOC(b), name, (int)(1 + nrt), (int)maxres);
+    for (uint32_t r = 0; r <= nrt; r++) res[r] = v + r;
+    *nres = 1 + nrt;
+    return MGPU_OK;
+  }
+  if (info->cls == IRC_IF) return open_region(b, (uint32_t)i, 0);
+  if (nrt > maxres) return diag_set(b->d, ERR_RESULTS, LOC(b), name, (int)nrt, (int)maxres);
+  if ((s = add_results(b, i, rt, nrt))) return s;
+  for (uint32_t r = 0; r < nrt; r++) res[r] = k->ops.v[i].res + r;
+  *nres = nrt;
+  return MGPU_OK;
+}
+
+mgpu_status irb_finish(ir_builder *b, ir_kernel **out) {
+  if (b->finished) return diag_set(b->d, ERR_FINISHED, "");
+  if (b->frames.n) {
+    const ir_frame *f = &b->frames.v[b->frames.n - 1];
+    return diag_set(b->d, ERR_UNCLOSED, ir_loc(b->k, &b->k->ops.v[f->op]), ir_optab[b->k->ops.v[f->op].code].name);
+  }
+  if (!ir_verify(b->k, b->d)) return b->d->status;
+  b->finished = true;
+  *out = b->k;
+  b->k = NULL;
+  return MGPU_OK;
+}

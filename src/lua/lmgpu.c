@@ -1,0 +1,436 @@
+/*
+** lmgpu.c -- the Lua 5.4 implementation of the core interface
+** (`require "mgpu.core"`), written only against mgpu.h, as lauxlib is
+** written only against lua.h.  lua/mgpu/ffi.lua implements the same table
+** for LuaJIT; the front end (lua/mgpu) cannot tell them apart.
+**
+** Conventions: handles are full userdata with __gc; failures raise the
+** engine's message as a Lua error without position (the front end adds
+** the user's location where the engine has none).
+*/
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "lmgpu.h"
+
+typedef struct handle {
+  void *h;
+  mgpu_ctx *ctx;     /* for error messages */
+} handle;
+
+#define T_CTX "mgpu.ctx"
+#define T_BUF "mgpu.buffer"
+#define T_BLD "mgpu.builder"
+#define T_KER "mgpu.kernel"
+
+static int fail(lua_State *L, mgpu_ctx *ctx, mgpu_status s) {
+  const char *m = mgpu_errmsg(ctx);
+  lua_pushstring(L, m && *m ? m : "mgpu error");
+  (void)s;
+  return lua_error(L);
+}
+
+#define CHECK(L, ctx, call) do { mgpu_status s_ = (call); if (s_) return fail(L, (ctx), s_); } while (0)
+
+static handle *newh(lua_State *L, const char *tname, void *h, mgpu_ctx *ctx) {
+  handle *u = lua_newuserdatauv(L, sizeof *u, 0);
+  u->h = h;
+  u->ctx = ctx;
+  luaL_setmetatable(L, tname);
+  return u;
+}
+
+static handle *geth(lua_State *L, int i, const char *tname) {
+  handle *u = luaL_checkudata(L, i, tname);
+  if (!u->h) luaL_argerror(L, i, "handle already released");
+  return u;
+}
+
+static int gc_ctx(lua_State *L) { handle *u = luaL_checkudata(L, 1, T_CTX); mgpu_ctx_release(u->h); u->h = NULL; return 0; }
+static int gc_buf(lua_State *L) { handle *u = luaL_checkudata(L, 1, T_BUF); mgpu_buffer_release(u->h); u->h = NULL; return 0; }
+static int gc_bld(lua_State *L) { handle *u = luaL_checkudata(L, 1, T_BLD); mgpu_builder_release(u->h); u->h = NULL; return 0; }
+static int gc_ker(lua_State *L) { handle *u = luaL_checkudata(L, 1, T_KER); mgpu_kernel_release(u->h); u->h = NULL; return 0; }
+
+/* Array of integers from a Lua table (or nil), allocated as userdata on
+** the stack so errors cannot leak it. */
+static int64_t *int_array(lua_State *L, int i, int *n) {
+  *n = 0;
+  if (lua_isnoneornil(L, i)) return NULL;
+  luaL_checktype(L, i, LUA_TTABLE);
+  int len = (int)luaL_len(L, i);
+  int64_t *a = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)(len ? len : 1), 0);
+  for (int j = 0; j < len; j++) {
+    lua_geti(L, i, j + 1);
+    int ok;
+    lua_Integer v = lua_tointegerx(L, -1, &ok);
+    if (!ok) luaL_error(L, "element %d of argument %d is not an integer", j + 1, i);
+    a[j] = v;
+    lua_pop(L, 1);
+  }
+  lua_replace(L, i);   /* keep it anchored in the argument slot */
+  *n = len;
+  return a;
+}
+
+static int mode_of(const char *s) {
+  if (!s || !strcmp(s, "auto")) return MGPU_MODE_AUTO;
+  if (!strcmp(s, "gpu")) return MGPU_MODE_GPU;
+  if (!strcmp(s, "interpret")) return MGPU_MODE_INTERPRET;
+  if (!strcmp(s, "compile")) return MGPU_MODE_COMPILE_ONLY;
+  return -1;
+}
+
+static const char *const mode_names[] = { "auto", "gpu", "interpret", "compile" };
+
+static int dtype_arg(lua_State *L, int i) {
+  const char *n = luaL_checkstring(L, i);
+  int d = mgpu_dtype_from_name(n);
+  if (d < 0) luaL_error(L, "unknown dtype '%s'", n);
+  return d;
+}
+
+/* -- Module-level ------------------------------------------------------------------ */
+
+static int l_version(lua_State *L) { lua_pushstring(L, mgpu_version()); return 1; }
+static int l_abi(lua_State *L) { lua_pushinteger(L, mgpu_abi_version()); return 1; }
+
+static int l_dtype_size(lua_State *L) {
+  int d = mgpu_dtype_from_name(luaL_checkstring(L, 1));
+  if (d < 0) return 0;
+  lua_pushinteger(L, mgpu_dtype_size(d));
+  return 1;
+}
+
+static int l_ctx_new(lua_State *L) {
+  int mode = mode_of(luaL_optstring(L, 1, "auto"));
+  if (mode < 0) return luaL_argerror(L, 1, "mode must be auto, gpu, interpret or compile");
+  mgpu_ctx_options o = { mode, (int32_t)luaL_optinteger(L, 2, 0), NULL, NULL };
+  mgpu_ctx *ctx = NULL;
+  if (mgpu_ctx_create(&o, &ctx)) return fail(L, NULL, MGPU_ERR_ARG);
+  newh(L, T_CTX, ctx, ctx);
+  return 1;
+}
+
+static int l_device(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  mgpu_device_info d;
+  CHECK(L, u->ctx, mgpu_device_query(u->ctx, &d));
+  lua_createtable(L, 0, 12);
+  lua_pushstring(L, mode_names[d.mode]); lua_setfield(L, -2, "mode");
+  lua_pushinteger(L, d.sm_count); lua_setfield(L, -2, "sm_count");
+  lua_pushinteger(L, d.cc_major); lua_setfield(L, -2, "cc_major");
+  lua_pushinteger(L, d.cc_minor); lua_setfield(L, -2, "cc_minor");
+  lua_pushinteger(L, d.smem_per_block); lua_setfield(L, -2, "smem_per_block");
+  lua_pushinteger(L, d.driver_version); lua_setfield(L, -2, "driver_version");
+  lua_pushinteger(L, d.l2_bytes); lua_setfield(L, -2, "l2_bytes");
+  lua_pushinteger(L, d.clock_khz); lua_setfield(L, -2, "clock_khz");
+  lua_pushinteger(L, d.global_mem); lua_setfield(L, -2, "global_mem");
+  lua_pushstring(L, d.name); lua_setfield(L, -2, "name");
+  lua_pushstring(L, d.reason); lua_setfield(L, -2, "reason");
+  return 1;
+}
+
+static int l_sync(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  CHECK(L, u->ctx, mgpu_synchronize(u->ctx));
+  return 0;
+}
+
+static int l_timer_start(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  CHECK(L, u->ctx, mgpu_timer_start(u->ctx));
+  return 0;
+}
+
+static int l_timer_stop(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  double ms = 0;
+  CHECK(L, u->ctx, mgpu_timer_stop(u->ctx, &ms));
+  lua_pushnumber(L, ms);
+  return 1;
+}
+
+/* -- Buffers ----------------------------------------------------------------------- */
+
+static int l_buffer(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  if (n < 0) return luaL_argerror(L, 2, "size must not be negative");
+  mgpu_buffer *b = NULL;
+  CHECK(L, u->ctx, mgpu_buffer_alloc(u->ctx, (uint64_t)n, &b));
+  newh(L, T_BUF, b, u->ctx);
+  return 1;
+}
+
+static int l_buffer_size(lua_State *L) {
+  handle *u = geth(L, 1, T_BUF);
+  lua_pushinteger(L, (lua_Integer)mgpu_buffer_size(u->h));
+  return 1;
+}
+
+static int l_buffer_address(lua_State *L) {
+  handle *u = geth(L, 1, T_BUF);
+  lua_pushinteger(L, (lua_Integer)mgpu_buffer_address(u->h));
+  return 1;
+}
+
+static int l_buffer_fill(lua_State *L) {
+  handle *u = geth(L, 1, T_BUF);
+  static const char *const kinds[] = { "value", "iota", "uniform", "normal", NULL };
+  mgpu_fill f;
+  f.kind = luaL_checkoption(L, 2, NULL, kinds);
+  f.dtype = dtype_arg(L, 3);
+  f.count = (uint64_t)luaL_checkinteger(L, 4);
+  f.a = luaL_optnumber(L, 5, 0);
+  f.b = luaL_optnumber(L, 6, 0);
+  f.seed = (uint64_t)luaL_optinteger(L, 7, 0);
+  CHECK(L, u->ctx, mgpu_buffer_fill(u->h, &f));
+  return 0;
+}
+
+static int l_buffer_get(lua_State *L) {
+  handle *u = geth(L, 1, T_BUF);
+  int dt = dtype_arg(L, 2);
+  lua_Integer first = luaL_checkinteger(L, 3), count = luaL_checkinteger(L, 4);
+  if (first < 0 || count < 0) return luaL_error(L, "buffer_get: negative range");
+  if (count > (1 << 26)) return luaL_error(L, "buffer_get: at most 2^26 elements at a time");
+  double *tmp = lua_newuserdatauv(L, sizeof(double) * (size_t)(count ? count : 1), 0);
+  CHECK(L, u->ctx, mgpu_buffer_get_f64(u->h, dt, (uint64_t)first, (uint64_t)count, tmp));
+  lua_createtable(L, (int)count, 0);
+  bool isint = dt != MGPU_F16 && dt != MGPU_BF16 && dt != MGPU_F32 && dt != MGPU_F64 &&
+               dt != MGPU_F8E4M3 && dt != MGPU_F8E5M2;
+  for (lua_Integer i = 0; i < count; i++) {
+    if (isint && dt != MGPU_PRED) lua_pushinteger(L, (lua_Integer)tmp[i]);
+    else if (dt == MGPU_PRED) lua_pushboolean(L, tmp[i] != 0);
+    else lua_pushnumber(L, tmp[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+static int l_buffer_set(lua_State *L) {
+  handle *u = geth(L, 1, T_BUF);
+  int dt = dtype_arg(L, 2);
+  lua_Integer first = luaL_checkinteger(L, 3);
+  luaL_checktype(L, 4, LUA_TTABLE);
+  lua_Integer n = luaL_len(L, 4);
+  if (first < 0) return luaL_error(L, "buffer_set: negative offset");
+  double *tmp = lua_newuserdatauv(L, sizeof(double) * (size_t)(n ? n : 1), 0);
+  for (lua_Integer i = 0; i < n; i++) {
+    lua_geti(L, 4, i + 1);
+    if (lua_isboolean(L, -1)) tmp[i] = lua_toboolean(L, -1);
+    else {
+      int ok;
+      tmp[i] = lua_tonumberx(L, -1, &ok);
+      if (!ok) return luaL_error(L, "element %d is not a number", (int)(i + 1));
+    }
+    lua_pop(L, 1);
+  }
+  CHECK(L, u->ctx, mgpu_buffer_set_f64(u->h, dt, (uint64_t)first, (uint64_t)n, tmp));
+  return 0;
+}
+
+static int l_buffer_copy(lua_State *L) {
+  handle *d = geth(L, 1, T_BUF);
+  lua_Integer doff = luaL_checkinteger(L, 2);
+  handle *s = geth(L, 3, T_BUF);
+  lua_Integer soff = luaL_checkinteger(L, 4), n = luaL_checkinteger(L, 5);
+  if (doff < 0 || soff < 0 || n < 0) return luaL_error(L, "buffer_copy: negative offset or size");
+  CHECK(L, d->ctx, mgpu_buffer_copy(d->h, (uint64_t)doff, s->h, (uint64_t)soff, (uint64_t)n));
+  return 0;
+}
+
+/* -- Tracing ----------------------------------------------------------------------- */
+
+static int opt_intfield(lua_State *L, int t, const char *k, int def) {
+  lua_getfield(L, t, k);
+  int ok;
+  lua_Integer v = lua_tointegerx(L, -1, &ok);
+  int r = lua_isnil(L, -1) ? def : ok ? (int)v : (luaL_error(L, "option %s must be an integer", k), 0);
+  lua_pop(L, 1);
+  return r;
+}
+
+static int l_builder(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  mgpu_kernel_options o;
+  memset(&o, 0, sizeof o);
+  lua_getfield(L, 2, "name");
+  o.name = lua_tostring(L, -1);   /* stays on the stack until the call returns */
+  lua_getfield(L, 2, "grid");
+  if (!lua_isnil(L, -1)) {
+    luaL_checktype(L, -1, LUA_TTABLE);
+    o.grid_rank = (int32_t)luaL_len(L, -1);
+    if (o.grid_rank > 3) return luaL_error(L, "grid must have at most 3 dimensions");
+    for (int i = 0; i < o.grid_rank; i++) {
+      lua_geti(L, -1, i + 1);
+      o.grid[i] = (int32_t)lua_tointeger(L, -1);
+      lua_pop(L, 1);
+    }
+  }
+  o.num_threads = opt_intfield(L, 2, "num_threads", 1);
+  lua_getfield(L, 2, "approx_math");
+  o.approx_math = lua_toboolean(L, -1);
+  lua_getfield(L, 2, "interpret");
+  o.interpret = lua_toboolean(L, -1);
+  mgpu_builder *b = NULL;
+  CHECK(L, u->ctx, mgpu_builder_create(u->ctx, &o, &b));
+  newh(L, T_BLD, b, u->ctx);
+  return 1;
+}
+
+static int l_loc(lua_State *L) {
+  handle *u = geth(L, 1, T_BLD);
+  CHECK(L, u->ctx, mgpu_builder_set_loc(u->h, luaL_optstring(L, 2, "")));
+  return 0;
+}
+
+static int l_param(lua_State *L) {
+  lua_settop(L, 4);
+  handle *u = geth(L, 1, T_BLD);
+  const char *role = luaL_checkstring(L, 2);
+  int dt = dtype_arg(L, 3);
+  int rank;
+  int64_t *shape = int_array(L, 4, &rank);
+  int32_t v = 0;
+  CHECK(L, u->ctx, mgpu_builder_param(u->h, strcmp(role, "out") ? MGPU_PARAM_INPUT : MGPU_PARAM_OUTPUT, dt, shape, rank, &v));
+  lua_pushinteger(L, v);
+  return 1;
+}
+
+/* op(b, name, operands?, ints?, number?, text?) -> result ids... */
+static int l_op(lua_State *L) {
+  lua_settop(L, 6);   /* temporaries go above the arguments */
+  handle *u = geth(L, 1, T_BLD);
+  const char *name = luaL_checkstring(L, 2);
+  int nopd, nints;
+  int64_t *opd64 = int_array(L, 3, &nopd);
+  int64_t *ints = int_array(L, 4, &nints);
+  int32_t *opds = lua_newuserdatauv(L, sizeof(int32_t) * (size_t)(nopd ? nopd : 1), 0);
+  for (int i = 0; i < nopd; i++) opds[i] = (int32_t)opd64[i];
+  mgpu_op_args a = { opds, nopd, ints, nints, luaL_optnumber(L, 5, 0), luaL_optstring(L, 6, NULL) };
+  int32_t res[72];
+  int32_t nres = 0;
+  CHECK(L, u->ctx, mgpu_builder_op(u->h, name, &a, res, 72, &nres));
+  luaL_checkstack(L, nres, "too many results");
+  for (int i = 0; i < nres; i++) lua_pushinteger(L, res[i]);
+  return nres;
+}
+
+static int l_value(lua_State *L) {
+  handle *u = geth(L, 1, T_BLD);
+  mgpu_value_info vi;
+  CHECK(L, u->ctx, mgpu_builder_value(u->h, (int32_t)luaL_checkinteger(L, 2), &vi));
+  static const char *const kinds[] = { "scalar", "array", "ref" };
+  lua_pushstring(L, kinds[vi.kind]);
+  lua_pushstring(L, mgpu_dtype_name(vi.dtype));
+  lua_createtable(L, vi.rank, 0);
+  for (int i = 0; i < vi.rank; i++) { lua_pushinteger(L, vi.shape[i]); lua_rawseti(L, -2, i + 1); }
+  return 3;
+}
+
+static int l_finish(lua_State *L) {
+  handle *u = geth(L, 1, T_BLD);
+  mgpu_kernel *k = NULL;
+  CHECK(L, u->ctx, mgpu_builder_finish(u->h, &k));
+  newh(L, T_KER, k, u->ctx);
+  return 1;
+}
+
+static int l_release(lua_State *L) {
+  if (luaL_testudata(L, 1, T_BLD)) return gc_bld(L);
+  if (luaL_testudata(L, 1, T_KER)) return gc_ker(L);
+  if (luaL_testudata(L, 1, T_BUF)) return gc_buf(L);
+  if (luaL_testudata(L, 1, T_CTX)) return gc_ctx(L);
+  return luaL_argerror(L, 1, "not an mgpu handle");
+}
+
+/* -- Kernels ------------------------------------------------------------------------ */
+
+static int l_compile(lua_State *L) {
+  handle *u = geth(L, 1, T_KER);
+  CHECK(L, u->ctx, mgpu_kernel_compile(u->h));
+  return 0;
+}
+
+static int l_text(lua_State *L) {
+  handle *u = geth(L, 1, T_KER);
+  static const char *const kinds[] = { "ir", "ptx", NULL };
+  const char *s = NULL;
+  CHECK(L, u->ctx, mgpu_kernel_text(u->h, luaL_checkoption(L, 2, "ir", kinds), &s));
+  lua_pushstring(L, s);
+  return 1;
+}
+
+static int l_resources(lua_State *L) {
+  handle *u = geth(L, 1, T_KER);
+  mgpu_kernel_resources r;
+  CHECK(L, u->ctx, mgpu_kernel_resources_get(u->h, &r));
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, r.registers); lua_setfield(L, -2, "registers");
+  lua_pushinteger(L, r.local_bytes); lua_setfield(L, -2, "local_bytes");
+  lua_pushinteger(L, r.smem_bytes); lua_setfield(L, -2, "smem_bytes");
+  lua_pushinteger(L, r.threads); lua_setfield(L, -2, "threads");
+  lua_pushnumber(L, r.compile_ms); lua_setfield(L, -2, "compile_ms");
+  lua_pushnumber(L, r.load_ms); lua_setfield(L, -2, "load_ms");
+  return 1;
+}
+
+static int l_launch(lua_State *L) {
+  lua_settop(L, 3);
+  handle *u = geth(L, 1, T_KER);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  int n = (int)luaL_len(L, 2);
+  mgpu_buffer **bufs = lua_newuserdatauv(L, sizeof(mgpu_buffer *) * (size_t)(n ? n : 1), 0);
+  for (int i = 0; i < n; i++) {
+    lua_geti(L, 2, i + 1);
+    handle *b = luaL_testudata(L, -1, T_BUF);
+    if (!b || !b->h) return luaL_error(L, "launch: argument %d is not a live buffer", i + 1);
+    bufs[i] = b->h;
+    lua_pop(L, 1);
+  }
+  mgpu_launch_args a = { bufs, n, (uint64_t)luaL_optinteger(L, 3, 0) };
+  CHECK(L, u->ctx, mgpu_kernel_launch(u->h, &a));
+  return 0;
+}
+
+static const luaL_Reg core_funcs[] = {
+  { "version", l_version }, { "abi", l_abi }, { "dtype_size", l_dtype_size },
+  { "ctx_new", l_ctx_new }, { "device", l_device }, { "sync", l_sync },
+  { "timer_start", l_timer_start }, { "timer_stop", l_timer_stop },
+  { "buffer", l_buffer }, { "buffer_size", l_buffer_size }, { "buffer_address", l_buffer_address },
+  { "buffer_fill", l_buffer_fill }, { "buffer_get", l_buffer_get }, { "buffer_set", l_buffer_set },
+  { "buffer_copy", l_buffer_copy },
+  { "builder", l_builder }, { "loc", l_loc }, { "param", l_param }, { "op", l_op }, { "value", l_value },
+  { "finish", l_finish }, { "release", l_release },
+  { "compile", l_compile }, { "text", l_text }, { "resources", l_resources }, { "launch", l_launch },
+  { NULL, NULL }
+};
+
+static void meta(lua_State *L, const char *name, lua_CFunction gc) {
+  luaL_newmetatable(L, name);
+  lua_pushcfunction(L, gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pushcfunction(L, gc);
+  lua_setfield(L, -2, "__close");
+  lua_pushstring(L, name);
+  lua_setfield(L, -2, "__name");
+  lua_pop(L, 1);
+}
+
+int luaopen_mgpu_core(lua_State *L) {
+  luaL_checkversion(L);
+  meta(L, T_CTX, gc_ctx);
+  meta(L, T_BUF, gc_buf);
+  meta(L, T_BLD, gc_bld);
+  meta(L, T_KER, gc_ker);
+  luaL_newlib(L, core_funcs);
+  lua_pushstring(L, "c");
+  lua_setfield(L, -2, "impl");
+  return 1;
+}

@@ -1,0 +1,29 @@
+/*
+** pass.h -- what the passes compute about a finished kernel, and the one
+** function that runs them in order (pass_pipeline.c).
+*/
+#ifndef MGPU_PASS_H
+#define MGPU_PASS_H
+
+#include "../ir/ir.h"
+
+/* Facts about every value, indexed by value id. */
+typedef struct kinfo {
+  uint8_t *vec;     /* arrays: register vector length of the strided layout */
+  int64_t *div;     /* integer scalars: known to be a multiple of div (0: the value is 0) */
+} kinfo;
+
+/* Verify, then infer layouts and alignment.  On failure `d` holds the
+** message and ki is left empty. */
+mgpu_status pass_run(const ir_kernel *k, kinfo *ki, diag *d);
+void pass_free(const ir_kernel *k, kinfo *ki);
+
+/* pass_layout.c */
+mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d);
+/* pass_divisibility.c */
+void pass_divisibility(const ir_kernel *k, kinfo *ki);
+
+/* gcd with 0 as the identity ("multiple of everything"). */
+int64_t pass_gcd(int64_t a, int64_t b);
+
+#endif

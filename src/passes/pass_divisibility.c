@@ -1,0 +1,56 @@
+/*
+** pass_divisibility.c -- which integer scalars are known multiples of what.
+** Lets loads and stores prove that a dynamic view start keeps 16-byte
+** vector accesses aligned (start = program_id * 1024 is a multiple of 1024).
+*/
+#include <stdlib.h>
+
+#include "pass.h"
+
+#define DIV_CAP (INT64_C(1) << 40)
+
+int64_t pass_gcd(int64_t a, int64_t b) {
+  a = llabs(a); b = llabs(b);
+  while (b) { int64_t t = a % b; a = b; b = t; }
+  return a;
+}
+
+static int64_t mul_div(int64_t a, int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  if (a > DIV_CAP / b) return DIV_CAP;
+  return a * b;
+}
+
+void pass_divisibility(const ir_kernel *k, kinfo *ki) {
+  for (uint32_t v = 1; v < k->vals.n; v++) ki->div[v] = 1;
+  for (uint32_t i = 0; i < k->ops.n; i++) {
+    const ir_op *op = &k->ops.v[i];
+    if (!op->nres || ir_vtype(k, op->res)->kind != MGPU_VALUE_SCALAR) {
+      if (op->code == IR_for) ki->div[op->arg] = pass_gcd(ki->div[ir_opds(k, op)[0]], ki->div[ir_opds(k, op)[2]]);
+      continue;
+    }
+    int dt = ir_vtype(k, op->res)->dtype;
+    if (!dt_isint(dt)) continue;
+    const uint32_t *o = ir_opds(k, op);
+    int64_t r = 1;
+    switch (op->code) {
+    case IR_const: r = llabs((int64_t)op->num); if (r > DIV_CAP) r = DIV_CAP; break;
+    case IR_add: case IR_sub: r = pass_gcd(ki->div[o[0]], ki->div[o[1]]); break;
+    case IR_mul: r = mul_div(ki->div[o[0]], ki->div[o[1]]); break;
+    case IR_shl: {   /* shift by a known constant */
+      int32_t d = k->vals.v[o[1]].def;
+      if (d >= 0 && k->ops.v[d].code == IR_const && k->ops.v[d].num >= 0 && k->ops.v[d].num < 40)
+        r = mul_div(ki->div[o[0]], INT64_C(1) << (int)k->ops.v[d].num);
+      break;
+    }
+    case IR_select: r = pass_gcd(ki->div[o[1]], ki->div[o[2]]); break;
+    case IR_astype: {   /* widening integer conversions keep the value */
+      int from = ir_vtype(k, o[0])->dtype;
+      if (dt_isint(from) && dt_bytes(from) <= dt_bytes(dt)) r = ki->div[o[0]];
+      break;
+    }
+    default: break;
+    }
+    ki->div[op->res] = r;
+  }
+}

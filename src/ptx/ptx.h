@@ -1,0 +1,86 @@
+/*
+** ptx.h -- lowering a kernel to PTX text for sm_90a.
+**
+** Each warpgroup-level op is unrolled into per-thread instructions over the
+** registers the thread owns (see pass_layout.c for the strided layout).
+** Registers are virtual (ptxas allocates); every IR value gets fresh ones,
+** except that a loop's results reuse its carried registers.
+*/
+#ifndef MGPU_PTX_H
+#define MGPU_PTX_H
+
+#include "../passes/pass.h"
+
+/* Register classes.  ORDER PR: ptx_emit.c's name and type tables. */
+enum { PR_P, PR_H, PR_R, PR_F, PR_RD, PR_FD, PR__COUNT };
+typedef uint32_t preg;   /* (class << 24) | index; 0 = none */
+#define PR_CLASS(r) ((int)((r) >> 24))
+#define PR_MAKE(c, i) (((uint32_t)(c) << 24) | (uint32_t)(i))
+
+/* An operand as text: registers, immediates, addresses, vectors. */
+typedef struct po { char s[96]; } po;
+
+/* A lowered GMEM ref: where it starts along every dim of its parameter. */
+typedef struct pref {
+  uint32_t root;                 /* parameter index */
+  uint8_t rank;
+  int8_t dim[IR_MAXRANK];        /* view dim -> parameter dim */
+  int64_t soff[IR_MAXRANK];      /* static offset along each parameter dim */
+  preg doff[IR_MAXRANK];         /* dynamic part (s64 register) or 0 */
+  int64_t ddiv[IR_MAXRANK];      /* the dynamic part is a multiple of this */
+} pref;
+
+typedef struct pe {
+  const ir_kernel *k;
+  const kinfo *ki;
+  diag *d;
+  strbuf body;
+  uint32_t nreg[PR__COUNT];
+  preg *vreg;                    /* per value: first register (arrays: consecutive) */
+  pref *refs;                    /* per ref value */
+  preg *param_addr;              /* per parameter: u64 global address */
+  preg lane;                     /* thread index inside the warpgroup (b32) */
+  preg wg;                       /* warpgroup index inside the block (b32) */
+  uint32_t nlabel;
+  const ir_op *op;               /* op being lowered, for error locations */
+} pe;
+
+/* ptx_emit.c */
+mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, diag *d);
+preg pe_reg(pe *e, int cls);
+preg pe_regs(pe *e, int cls, uint32_t n);
+int pe_cls(int dtype);
+uint32_t pe_label(pe *e);
+po R(preg r);
+po NOT(preg p);
+po I(int64_t v);
+po U(uint64_t v);
+po F32(double v);
+po F64(double v);
+po LBL(uint32_t l);
+po ADDR(preg base, int64_t off);
+po RV(const preg *r, int n);
+po S(const char *s);
+void pe_ins(pe *e, const char *opc, int n, ...);
+void pe_pins(pe *e, preg pred, bool neg, const char *opc, int n, ...);
+void pe_label_here(pe *e, uint32_t l);
+void pe_comment(pe *e, const char *fmt, ...) MGPU_PRINTF(2, 3);
+MGPU_NORET void pe_fail(pe *e, const char *what);
+/* Registers of value v and how many there are per thread. */
+preg pe_vreg(pe *e, uint32_t v);
+uint32_t pe_nregs(const pe *e, uint32_t v);
+
+/* ptx_arith.c */
+void ptx_const(pe *e, const ir_op *op);
+void ptx_elementwise(pe *e, const ir_op *op);
+void ptx_broadcast(pe *e, const ir_op *op);
+/* Move value `src` (scalar or array registers) into the registers at dst. */
+void ptx_move(pe *e, int dtype, preg dst, preg src, uint32_t n, bool src_scalar);
+
+/* ptx_mem.c */
+void ptx_param_ref(pe *e, uint32_t v, uint32_t param);
+void ptx_view(pe *e, const ir_op *op);
+void ptx_load(pe *e, const ir_op *op);
+void ptx_store(pe *e, const ir_op *op);
+
+#endif

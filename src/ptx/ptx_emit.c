@@ -1,0 +1,333 @@
+/*
+** ptx_emit.c -- the kernel frame (entry, parameters, register
+** declarations), operands as text, and structured control flow.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "ptx.h"
+
+static const char *const pr_name[PR__COUNT] = { "%p", "%h", "%r", "%f", "%rd", "%fd" };  /* ORDER PR */
+static const char *const pr_type[PR__COUNT] = { ".pred", ".b16", ".b32", ".f32", ".b64", ".f64" };
+
+/* -- Registers, labels, operands ------------------------------------------------ */
+
+int pe_cls(int dtype) {
+  switch (dtype) {
+  case MGPU_PRED: return PR_P;
+  case MGPU_F16: case MGPU_BF16: return PR_H;
+  case MGPU_F32: return PR_F;
+  case MGPU_F64: return PR_FD;
+  case MGPU_I64: case MGPU_U64: return PR_RD;
+  default: return PR_R;   /* 8- to 32-bit integers and f8 codes live in b32 registers */
+  }
+}
+
+preg pe_regs(pe *e, int cls, uint32_t n) {
+  uint32_t first = e->nreg[cls] + 1;
+  e->nreg[cls] += n;
+  if (e->nreg[cls] >= (1u << 24)) pe_fail(e, "kernel needs more than 16M registers of one class");
+  return PR_MAKE(cls, first);
+}
+
+preg pe_reg(pe *e, int cls) { return pe_regs(e, cls, 1); }
+
+uint32_t pe_label(pe *e) { return ++e->nlabel; }
+
+static void rname(char *buf, size_t n, preg r) {
+  snprintf(buf, n, "%s%u", pr_name[PR_CLASS(r)], r & 0xffffffu);
+}
+
+po R(preg r) { po o; rname(o.s, sizeof o.s, r); return o; }
+po NOT(preg p) { po o; o.s[0] = '!'; rname(o.s + 1, sizeof o.s - 1, p); return o; }
+po I(int64_t v) { po o; snprintf(o.s, sizeof o.s, "%lld", (long long)v); return o; }
+po U(uint64_t v) { po o; snprintf(o.s, sizeof o.s, "%llu", (unsigned long long)v); return o; }
+po LBL(uint32_t l) { po o; snprintf(o.s, sizeof o.s, "$L%u", l); return o; }
+po S(const char *s) { po o; snprintf(o.s, sizeof o.s, "%s", s); return o; }
+
+po F32(double v) {
+  float f = (float)v;
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  po o;
+  snprintf(o.s, sizeof o.s, "0f%08X", u);
+  return o;
+}
+
+po F64(double v) {
+  uint64_t u;
+  memcpy(&u, &v, 8);
+  po o;
+  snprintf(o.s, sizeof o.s, "0d%016llX", (unsigned long long)u);
+  return o;
+}
+
+po ADDR(preg base, int64_t off) {
+  po o;
+  char b[24];
+  rname(b, sizeof b, base);
+  if (off) snprintf(o.s, sizeof o.s, "[%s+%lld]", b, (long long)off);
+  else snprintf(o.s, sizeof o.s, "[%s]", b);
+  return o;
+}
+
+po RV(const preg *r, int n) {
+  po o;
+  size_t len = 0;
+  o.s[len++] = '{';
+  for (int i = 0; i < n; i++) {
+    char b[24];
+    rname(b, sizeof b, r[i]);
+    len += (size_t)snprintf(o.s + len, sizeof o.s - len, i ? ", %s" : "%s", b);
+  }
+  snprintf(o.s + len, sizeof o.s - len, "}");
+  return o;
+}
+
+static void ins_v(pe *e, const char *pred, const char *opc, int n, va_list ap) {
+  sb_puts(&e->body, "\t");
+  if (pred) { sb_puts(&e->body, pred); sb_putc(&e->body, ' '); }
+  sb_puts(&e->body, opc);
+  for (int i = 0; i < n; i++) {
+    po o = va_arg(ap, po);
+    sb_puts(&e->body, i ? ", " : " ");
+    sb_puts(&e->body, o.s);
+  }
+  sb_puts(&e->body, ";\n");
+}
+
+void pe_ins(pe *e, const char *opc, int n, ...) {
+  va_list ap;
+  va_start(ap, n);
+  ins_v(e, NULL, opc, n, ap);
+  va_end(ap);
+}
+
+void pe_pins(pe *e, preg pred, bool neg, const char *opc, int n, ...) {
+  char p[32];
+  p[0] = '@';
+  if (neg) { p[1] = '!'; rname(p + 2, sizeof p - 2, pred); }
+  else rname(p + 1, sizeof p - 1, pred);
+  va_list ap;
+  va_start(ap, n);
+  ins_v(e, p, opc, n, ap);
+  va_end(ap);
+}
+
+void pe_label_here(pe *e, uint32_t l) { sb_printf(&e->body, "$L%u:\n", l); }
+
+void pe_comment(pe *e, const char *fmt, ...) {
+  sb_puts(&e->body, "\t// ");
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(&e->body, fmt, ap);
+  va_end(ap);
+  sb_putc(&e->body, '\n');
+}
+
+void pe_fail(pe *e, const char *what) {
+  diag_throw(e->d, ERR_PTX, e->op ? ir_loc(e->k, e->op) : "", what);
+}
+
+/* -- Values ---------------------------------------------------------------------------- */
+
+uint32_t pe_nregs(const pe *e, uint32_t v) {
+  const ir_type *t = ir_vtype(e->k, v);
+  if (t->kind != MGPU_VALUE_ARRAY) return 1;
+  int64_t vec = e->ki->vec[v], per = 128 * vec;
+  return (uint32_t)(((ir_numel(t) + per - 1) / per) * vec);
+}
+
+preg pe_vreg(pe *e, uint32_t v) {
+  mgpu_assert(e->vreg[v] != 0);
+  return e->vreg[v];
+}
+
+/* Fresh registers for value v (not refs). */
+static void define(pe *e, uint32_t v) {
+  const ir_type *t = ir_vtype(e->k, v);
+  if (t->kind == MGPU_VALUE_REF) return;
+  uint32_t n = pe_nregs(e, v);
+  if (n > 4096) pe_fail(e, "array too large for registers: more than 4096 per thread; use smaller blocks");
+  e->vreg[v] = pe_regs(e, pe_cls(t->dtype), n);
+}
+
+/* -- Control flow ------------------------------------------------------------------------- */
+
+static void emit_region(pe *e, uint32_t i, uint32_t end);
+
+/* Move the yielded values of a region into the registers of `first..`,
+** through temporaries when a yield permutes carried registers. */
+static void move_yield(pe *e, const ir_op *y, uint32_t first) {
+  const uint32_t *o = ir_opds(e->k, y);
+  bool clash = false;
+  for (uint32_t j = 0; j < y->nopd; j++)
+    for (uint32_t m = 0; m < y->nopd; m++)
+      if (m != j && e->vreg[o[m]] == e->vreg[first + j]) clash = true;
+  preg tmp[IR_MAXRES];
+  for (uint32_t j = 0; j < y->nopd; j++) {
+    int dt = ir_vtype(e->k, o[j])->dtype;
+    uint32_t n = pe_nregs(e, first + j);
+    bool scalar_src = ir_vtype(e->k, o[j])->kind == MGPU_VALUE_SCALAR;
+    if (clash) {
+      tmp[j] = pe_regs(e, pe_cls(dt), n);
+      ptx_move(e, dt, tmp[j], e->vreg[o[j]], n, scalar_src);
+    } else if (e->vreg[o[j]] != e->vreg[first + j]) {
+      ptx_move(e, dt, e->vreg[first + j], e->vreg[o[j]], n, scalar_src);
+    }
+  }
+  if (clash)
+    for (uint32_t j = 0; j < y->nopd; j++)
+      ptx_move(e, ir_vtype(e->k, o[j])->dtype, e->vreg[first + j], tmp[j], pe_nregs(e, first + j), false);
+}
+
+static void emit_for(pe *e, uint32_t i) {
+  const ir_kernel *k = e->k;
+  const ir_op *op = &k->ops.v[i];
+  const uint32_t *o = ir_opds(k, op);
+  int idt = ir_vtype(k, o[0])->dtype;
+  const char *ty = dt_table[idt].ptx;
+  /* carried registers double as the loop's results */
+  define(e, op->arg);
+  for (uint32_t j = 0; j < op->nres; j++) {
+    define(e, op->res + j);
+    e->vreg[op->arg + 1 + j] = e->vreg[op->res + j];
+    ptx_move(e, ir_vtype(k, o[3 + j])->dtype, e->vreg[op->res + j], e->vreg[o[3 + j]],
+             pe_nregs(e, op->res + j), ir_vtype(k, o[3 + j])->kind == MGPU_VALUE_SCALAR);
+  }
+  preg iv = e->vreg[op->arg];
+  char opc[32];
+  snprintf(opc, sizeof opc, "mov.%s", dt_table[idt].ptxbits);
+  pe_ins(e, opc, 2, R(iv), R(e->vreg[o[0]]));
+  uint32_t head = pe_label(e), done = pe_label(e);
+  preg p = pe_reg(e, PR_P);
+  pe_label_here(e, head);
+  snprintf(opc, sizeof opc, "setp.ge.%s", ty);
+  pe_ins(e, opc, 3, R(p), R(iv), R(e->vreg[o[1]]));
+  pe_pins(e, p, false, "bra.uni", 1, LBL(done));
+  uint32_t b0 = i + 1, yi = b0 + op->body[0] - 1;
+  emit_region(e, b0, yi);
+  e->op = &k->ops.v[yi];
+  move_yield(e, &k->ops.v[yi], op->arg + 1);
+  snprintf(opc, sizeof opc, "add.%s", ty);
+  pe_ins(e, opc, 3, R(iv), R(iv), R(e->vreg[o[2]]));
+  pe_ins(e, "bra.uni", 1, LBL(head));
+  pe_label_here(e, done);
+}
+
+static void emit_if(pe *e, uint32_t i) {
+  const ir_kernel *k = e->k;
+  const ir_op *op = &k->ops.v[i];
+  preg c = e->vreg[ir_opds(k, op)[0]];
+  for (uint32_t j = 0; j < op->nres; j++) define(e, op->res + j);
+  uint32_t l_else = pe_label(e), l_end = op->body[1] ? pe_label(e) : l_else;
+  pe_pins(e, c, true, "bra.uni", 1, LBL(l_else));
+  uint32_t b0 = i + 1, b1 = b0 + op->body[0];
+  emit_region(e, b0, b1 - 1);
+  e->op = &k->ops.v[b1 - 1];
+  move_yield(e, &k->ops.v[b1 - 1], op->res);
+  if (op->body[1]) {
+    pe_ins(e, "bra.uni", 1, LBL(l_end));
+    pe_label_here(e, l_else);
+    emit_region(e, b1, b1 + op->body[1] - 1);
+    e->op = &k->ops.v[b1 + op->body[1] - 1];
+    move_yield(e, &k->ops.v[b1 + op->body[1] - 1], op->res);
+  }
+  pe_label_here(e, l_end);
+}
+
+/* Emit ops [i, end); a region's closing yield is handled by its owner. */
+static void emit_region(pe *e, uint32_t i, uint32_t end) {
+  const ir_kernel *k = e->k;
+  const char *last_loc = NULL;
+  while (i < end) {
+    const ir_op *op = &k->ops.v[i];
+    e->op = op;
+    const char *loc = ir_loc(k, op);
+    if (*loc && loc != last_loc) { pe_comment(e, "%s", loc); last_loc = loc; }
+    switch (ir_optab[op->code].cls) {
+    case IRC_FOR: emit_for(e, i); break;
+    case IRC_IF: emit_if(e, i); break;
+    case IRC_CONST: define(e, op->res); ptx_const(e, op); break;
+    case IRC_GRIDIDX: {
+      define(e, op->res);
+      int axis = (int)ir_ints(k, op)[0], rank = k->opts.grid_rank;
+      if (op->code == IR_num_programs) {
+        pe_ins(e, "mov.u32", 2, R(e->vreg[op->res]), I(k->opts.grid[axis]));
+      } else {
+        static const char *const sreg[3] = { "%ctaid.x", "%ctaid.y", "%ctaid.z" };
+        pe_ins(e, "mov.u32", 2, R(e->vreg[op->res]), S(sreg[rank - 1 - axis]));
+      }
+      break;
+    }
+    case IRC_THREADIDX: define(e, op->res); pe_ins(e, "mov.u32", 2, R(e->vreg[op->res]), R(e->wg)); break;
+    case IRC_UNARY: case IRC_BINARY: case IRC_COMPARE: case IRC_SELECT: case IRC_CONVERT:
+      define(e, op->res);
+      ptx_elementwise(e, op);
+      break;
+    case IRC_BROADCAST: define(e, op->res); ptx_broadcast(e, op); break;
+    case IRC_VIEW: ptx_view(e, op); break;
+    case IRC_LOAD: define(e, op->res); ptx_load(e, op); break;
+    case IRC_STORE: ptx_store(e, op); break;
+    default: pe_fail(e, "unexpected op");
+    }
+    i += ir_extent(k, i);
+  }
+}
+
+/* -- The kernel ------------------------------------------------------------------------------- */
+
+mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, diag *d) {
+  pe e;
+  memset(&e, 0, sizeof e);
+  e.k = k; e.ki = ki; e.d = d;
+  sb_init(&e.body, k->alloc);
+  jmp_buf jb, *saved = d->jmp;
+  d->jmp = &jb;
+  mgpu_status st = MGPU_OK;
+  if (setjmp(jb)) { st = d->status; goto done; }
+  e.vreg = mem_calloc(k->alloc, sizeof(preg) * k->vals.n);
+  e.refs = mem_calloc(k->alloc, sizeof(pref) * k->vals.n);
+  e.param_addr = mem_calloc(k->alloc, sizeof(preg) * (k->params.n + 1));
+  if (!e.vreg || !e.refs || !e.param_addr) diag_throw(d, ERR_NOMEM, "");
+
+  int threads = 128 * (k->opts.num_threads > 0 ? k->opts.num_threads : 1);
+  preg tid = pe_reg(&e, PR_R);
+  e.lane = pe_reg(&e, PR_R);
+  e.wg = pe_reg(&e, PR_R);
+  pe_ins(&e, "mov.u32", 2, R(tid), S("%tid.x"));
+  pe_ins(&e, "and.b32", 3, R(e.lane), R(tid), I(127));
+  pe_ins(&e, "shr.u32", 3, R(e.wg), R(tid), I(7));
+  for (uint32_t i = 0; i < k->params.n; i++) {
+    preg a = pe_reg(&e, PR_RD);
+    char pname[160];
+    snprintf(pname, sizeof pname, "[%s_param_%u]", k->name, i);
+    pe_ins(&e, "ld.param.u64", 2, R(a), S(pname));
+    pe_ins(&e, "cvta.to.global.u64", 2, R(a), R(a));
+    e.param_addr[i] = a;
+    ptx_param_ref(&e, k->params.v[i].value, i);
+  }
+  emit_region(&e, 0, k->ops.n);
+  pe_ins(&e, "ret", 0);
+  if (e.body.oom) diag_throw(d, ERR_NOMEM, "");
+
+  sb_printf(out, "//\n// Generated by mgpu %s from kernel '%s'.\n//\n", MGPU_VERSION_STRING, k->name);
+  sb_puts(out, ".version 8.0\n.target sm_90a\n.address_size 64\n\n");
+  sb_printf(out, ".visible .entry %s(\n", k->name);
+  for (uint32_t i = 0; i < k->params.n; i++)
+    sb_printf(out, "\t.param .u64 %s_param_%u%s\n", k->name, i, i + 1 < k->params.n ? "," : "");
+  sb_printf(out, ")\n.maxntid %d, 1, 1\n{\n", threads);
+  for (int c = 0; c < PR__COUNT; c++)
+    if (e.nreg[c]) sb_printf(out, "\t.reg %s %s<%u>;\n", pr_type[c], pr_name[c], e.nreg[c] + 1);
+  sb_putc(out, '\n');
+  sb_puts(out, sb_str(&e.body));
+  sb_puts(out, "}\n");
+  if (out->oom) diag_throw(d, ERR_NOMEM, "");
+done:
+  sb_free(&e.body);
+  mem_free(k->alloc, e.vreg, sizeof(preg) * k->vals.n);
+  mem_free(k->alloc, e.refs, sizeof(pref) * k->vals.n);
+  mem_free(k->alloc, e.param_addr, sizeof(preg) * (k->params.n + 1));
+  d->jmp = saved;
+  return st;
+}

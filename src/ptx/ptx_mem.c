@@ -1,0 +1,364 @@
+/*
+** ptx_mem.c -- GMEM refs, views, loads and stores.
+**
+** A ref is lowered to its offset along every dimension of its parameter
+** (static part plus an s64 register for the dynamic part).  A load or store
+** moves each thread's register vectors in chunks that are contiguous in
+** memory, as wide as contiguity and proven alignment allow (up to 16
+** bytes).  Views may extend past their parameter: elements outside it read
+** as zero and are not written.  When that can happen the op tests once,
+** uniformly, whether the whole view is inside; if not it takes a slow path
+** that checks every element.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "ptx.h"
+
+/* What a load/store needs to know about its ref, computed once per op. */
+typedef struct access {
+  const ir_type *t;              /* view type */
+  const pref *r;
+  int dtype, bytes;
+  int64_t N[IR_MAXRANK];         /* parameter shape */
+  int64_t S[IR_MAXRANK];         /* parameter strides (elements) */
+  int prank;
+  int64_t numel;
+  int64_t run;                   /* trailing elements contiguous in memory */
+  int64_t chunk;                 /* register-vector elements that stay contiguous */
+  int width;                     /* elements per memory instruction */
+  int vec;                       /* register vector length (1 for scalars) */
+  int64_t nvec;                  /* vectors per thread */
+  bool maybe_oob;                /* some dynamic offset may leave the parameter */
+  preg base;                     /* u64: parameter address + view offset */
+} access;
+
+void ptx_param_ref(pe *e, uint32_t v, uint32_t param) {
+  pref *r = &e->refs[v];
+  const ir_type *t = ir_vtype(e->k, v);
+  memset(r, 0, sizeof *r);
+  r->root = param;
+  r->rank = t->rank;
+  for (int i = 0; i < t->rank; i++) r->dim[i] = (int8_t)i;
+}
+
+void ptx_view(pe *e, const ir_op *op) {
+  const ir_kernel *k = e->k;
+  const uint32_t *o = ir_opds(k, op);
+  const pref *src = &e->refs[o[0]];
+  pref *dst = &e->refs[op->res];
+  const int64_t *at = ir_ints(k, op);
+  uint32_t nidx = op->niat / 3, dyn = 1;
+  *dst = *src;
+  dst->rank = 0;
+  for (uint32_t i = 0; i < src->rank; i++) {
+    int d = src->dim[i];
+    if (i >= nidx) { dst->dim[dst->rank++] = (int8_t)d; continue; }
+    int64_t kind = at[3 * i], start = at[3 * i + 1];
+    if (kind != IR_IDX_ALL) {
+      if (start == IR_DYNAMIC) {
+        uint32_t sv = o[dyn++];
+        int sdt = ir_vtype(k, sv)->dtype;
+        preg s64 = pe_reg(e, PR_RD);
+        if (pe_cls(sdt) == PR_RD) pe_ins(e, "mov.b64", 2, R(s64), R(pe_vreg(e, sv)));
+        else pe_ins(e, dt_issigned(sdt) ? "cvt.s64.s32" : "cvt.u64.u32", 2, R(s64), R(pe_vreg(e, sv)));
+        int64_t dv = e->ki->div[sv];
+        if (dst->doff[d]) {
+          pe_ins(e, "add.s64", 3, R(s64), R(s64), R(dst->doff[d]));
+          dst->ddiv[d] = pass_gcd(dst->ddiv[d], dv);
+        } else {
+          dst->ddiv[d] = dv;
+        }
+        dst->doff[d] = s64;
+      } else {
+        dst->soff[d] += start;
+      }
+    }
+    if (kind != IR_IDX_INT) dst->dim[dst->rank++] = (int8_t)d;
+  }
+}
+
+/* -- Planning ------------------------------------------------------------------------ */
+
+static int64_t gcd(int64_t a, int64_t b) { return pass_gcd(a, b); }
+
+static void plan(pe *e, uint32_t refv, uint32_t valv, access *a) {
+  const ir_kernel *k = e->k;
+  memset(a, 0, sizeof *a);
+  a->r = &e->refs[refv];
+  a->t = ir_vtype(k, refv);
+  a->dtype = a->t->dtype;
+  a->bytes = dt_bytes(a->dtype);
+  const ir_type *pt = ir_vtype(k, k->params.v[a->r->root].value);
+  a->prank = pt->rank;
+  int64_t s = 1;
+  for (int d = pt->rank - 1; d >= 0; d--) { a->N[d] = pt->shape[d]; a->S[d] = s; s *= pt->shape[d]; }
+  a->numel = ir_numel(a->t);
+  if (a->numel >= (INT64_C(1) << 31)) pe_fail(e, "a single load or store may move at most 2^31 elements");
+  const ir_type *vt = ir_vtype(k, valv);
+  a->vec = vt->kind == MGPU_VALUE_ARRAY ? e->ki->vec[valv] : 1;
+  a->nvec = (a->numel + 128 * a->vec - 1) / (128 * a->vec);
+
+  /* contiguous trailing run */
+  int r = a->t->rank;
+  a->run = 1;
+  if (r > 0 && a->S[a->r->dim[r - 1]] == 1) {
+    a->run = a->t->shape[r - 1];
+    for (int i = r - 2; i >= 0 && a->S[a->r->dim[i]] == a->run; i--) a->run *= a->t->shape[i];
+  }
+  a->chunk = vt->kind == MGPU_VALUE_ARRAY ? gcd(a->vec, a->run) : 1;
+
+  /* alignment of every chunk start, in elements */
+  int64_t al = a->bytes <= 16 ? 16 / a->bytes : 1;   /* parameters are 16-byte aligned */
+  al = gcd(al, a->chunk);
+  for (int d = 0; d < a->prank; d++) {
+    al = gcd(al, a->r->soff[d] * a->S[d]);
+    if (a->r->doff[d]) al = gcd(al, a->r->ddiv[d] * a->S[d]);
+  }
+  for (int i = 0; i < r; i++) {   /* dims outside the run step by their stride */
+    int64_t inner = 1;
+    for (int j = i + 1; j < r; j++) inner *= a->t->shape[j];
+    if (inner >= a->run) al = gcd(al, a->S[a->r->dim[i]]);
+  }
+  int w = 1;
+  while ((al % (2 * w)) == 0 && 2 * w * a->bytes <= 16) w *= 2;
+  /* 8- and 16-bit integers live one per b32 register: move them singly */
+  if (a->bytes == 1 || (a->bytes == 2 && pe_cls(a->dtype) == PR_R)) w = 1;
+  a->width = w;
+
+  /* can the view leave its parameter? */
+  for (int d = 0; d < a->prank; d++) if (a->r->doff[d]) a->maybe_oob = true;
+
+  /* base address: parameter + static and dynamic offsets */
+  int64_t soff = 0;
+  for (int d = 0; d < a->prank; d++) soff += a->r->soff[d] * a->S[d];
+  a->base = pe_reg(e, PR_RD);
+  pe_ins(e, "add.s64", 3, R(a->base), R(e->param_addr[a->r->root]), I(soff * a->bytes));
+  for (int d = 0; d < a->prank; d++)
+    if (a->r->doff[d]) pe_ins(e, "mad.lo.s64", 4, R(a->base), R(a->r->doff[d]), I(a->S[d] * a->bytes), R(a->base));
+}
+
+/* Uniform predicate: the whole view lies inside its parameter. */
+static preg inside(pe *e, const access *a) {
+  preg all = 0;
+  for (int d = 0; d < a->prank; d++) {
+    if (!a->r->doff[d]) continue;
+    int64_t ext = 1;
+    for (int i = 0; i < a->t->rank; i++) if (a->r->dim[i] == d) ext = a->t->shape[i];
+    preg lo = pe_reg(e, PR_RD), p = pe_reg(e, PR_P);
+    pe_ins(e, "add.s64", 3, R(lo), R(a->r->doff[d]), I(a->r->soff[d]));
+    pe_ins(e, "setp.le.u64", 3, R(p), R(lo), I(a->N[d] - ext));
+    if (all) pe_ins(e, "and.pred", 3, R(all), R(all), R(p));
+    else all = p;
+  }
+  return all;
+}
+
+/* -- Memory instructions ------------------------------------------------------------------ */
+
+/* Move w consecutive elements between [addr+imm] and registers reg.. (or
+** reg repeated when splat), under an optional predicate. */
+static void mem_ins(pe *e, const access *a, bool store, preg reg, bool splat, int w, preg addr, int64_t imm,
+                    preg pred, bool neg) {
+  char opc[48];
+  const char *sp = store ? "st.global" : "ld.global";
+  const char *vs = w == 1 ? "" : w == 2 ? ".v2" : ".v4";
+  preg regs[8];
+  for (int i = 0; i < w; i++) regs[i] = splat ? reg : reg + (uint32_t)i;
+  int cls = pe_cls(a->dtype);
+  po data;
+  if (cls == PR_H && w > 1) {       /* f16/bf16 pairs travel as b32 */
+    int nw = w / 2;
+    preg packed[4];
+    for (int i = 0; i < nw; i++) packed[i] = pe_reg(e, PR_R);
+    if (store)
+      for (int i = 0; i < nw; i++) pe_ins(e, "mov.b32", 2, R(packed[i]), RV(regs + 2 * i, 2));
+    vs = nw == 1 ? "" : nw == 2 ? ".v2" : ".v4";
+    snprintf(opc, sizeof opc, "%s%s.b32", sp, vs);
+    data = nw == 1 ? R(packed[0]) : RV(packed, nw);
+    po m = ADDR(addr, imm);
+    if (pred) pe_pins(e, pred, neg, opc, 2, store ? m : data, store ? data : m);
+    else pe_ins(e, opc, 2, store ? m : data, store ? data : m);
+    if (!store)
+      for (int i = 0; i < nw; i++) pe_ins(e, "mov.b32", 2, RV(regs + 2 * i, 2), R(packed[i]));
+    return;
+  }
+  const char *ty;
+  switch (cls) {
+  case PR_H: ty = "b16"; break;
+  case PR_F: ty = "f32"; break;
+  case PR_FD: ty = "f64"; break;
+  case PR_RD: ty = "b64"; break;
+  default:
+    if (a->bytes == 4) ty = "b32";
+    else if (a->bytes == 2) ty = store ? "b16" : (dt_issigned(a->dtype) ? "s16" : "u16");
+    else ty = store ? "b8" : (dt_issigned(a->dtype) ? "s8" : "u8");
+    break;
+  }
+  snprintf(opc, sizeof opc, "%s%s.%s", sp, vs, ty);
+  data = w == 1 ? R(regs[0]) : RV(regs, w);
+  po m = ADDR(addr, imm);
+  if (pred) pe_pins(e, pred, neg, opc, 2, store ? m : data, store ? data : m);
+  else pe_ins(e, opc, 2, store ? m : data, store ? data : m);
+}
+
+static void zero(pe *e, int dtype, preg r, int n) {
+  static const char *const z[PR__COUNT] = { NULL, "mov.b16", "mov.b32", "mov.f32", "mov.b64", "mov.f64" };
+  int cls = pe_cls(dtype);
+  for (int i = 0; i < n; i++) pe_ins(e, z[cls], 2, R(r + (uint32_t)i), cls == PR_F ? F32(0) : cls == PR_FD ? F64(0) : I(0));
+}
+
+/* u32 register holding lane * vec + c. */
+static preg flat_index(pe *e, preg lanev, int64_t c) {
+  preg f = pe_reg(e, PR_R);
+  pe_ins(e, "add.u32", 3, R(f), R(lanev), I(c));
+  return f;
+}
+
+/* Byte address of the element at flat index f (u32 register) of the view. */
+static preg elem_addr(pe *e, const access *a, preg f) {
+  preg off = pe_reg(e, PR_RD), addr = pe_reg(e, PR_RD);
+  int r = a->t->rank;
+  if (a->run >= a->numel) {
+    pe_ins(e, "mul.wide.u32", 3, R(off), R(f), I(a->bytes));
+  } else {
+    preg rest = pe_reg(e, PR_R), idx = pe_reg(e, PR_R);
+    pe_ins(e, "rem.u32", 3, R(idx), R(f), I(a->run));
+    pe_ins(e, "div.u32", 3, R(rest), R(f), I(a->run));
+    pe_ins(e, "mul.wide.u32", 3, R(off), R(idx), I(a->bytes));
+    int64_t inner = 1;
+    for (int i = r - 1; i >= 0; i--) {
+      inner *= a->t->shape[i];
+      if (inner <= a->run) continue;     /* inside the contiguous run */
+      preg q = pe_reg(e, PR_R);
+      pe_ins(e, "rem.u32", 3, R(idx), R(rest), I(a->t->shape[i]));
+      pe_ins(e, "div.u32", 3, R(q), R(rest), I(a->t->shape[i]));
+      pe_ins(e, "mad.wide.u32", 4, R(off), R(idx), I(a->S[a->r->dim[i]] * a->bytes), R(off));
+      rest = q;
+    }
+  }
+  pe_ins(e, "add.s64", 3, R(addr), R(a->base), R(off));
+  return addr;
+}
+
+/* Every element checked on its own: padding and parameter bounds. */
+static void slow_path(pe *e, const access *a, bool store, preg reg, bool splat, preg lanev) {
+  for (int64_t r = 0; r < a->nvec; r++)
+    for (int j = 0; j < a->vec; j++) {
+      int64_t c = r * 128 * a->vec + j;
+      preg el = splat ? reg : reg + (uint32_t)(r * a->vec + j);
+      preg f = flat_index(e, lanev, c), ok = pe_reg(e, PR_P);
+      pe_ins(e, "setp.lt.u32", 3, R(ok), R(f), I(a->numel));
+      /* root index along every dim with a dynamic offset */
+      preg rest = f;
+      int64_t idx_of_dim[IR_MAXRANK];
+      preg idxr[IR_MAXRANK];
+      memset(idx_of_dim, -1, sizeof idx_of_dim);
+      for (int i = a->t->rank - 1; i >= 0; i--) {
+        preg idx = pe_reg(e, PR_R), q = pe_reg(e, PR_R);
+        pe_ins(e, "rem.u32", 3, R(idx), R(rest), I(a->t->shape[i]));
+        pe_ins(e, "div.u32", 3, R(q), R(rest), I(a->t->shape[i]));
+        idxr[i] = idx;
+        idx_of_dim[a->r->dim[i]] = i;
+        rest = q;
+      }
+      for (int d = 0; d < a->prank; d++) {
+        if (!a->r->doff[d]) continue;
+        preg root = pe_reg(e, PR_RD), p = pe_reg(e, PR_P);
+        pe_ins(e, "add.s64", 3, R(root), R(a->r->doff[d]), I(a->r->soff[d]));
+        if (idx_of_dim[d] >= 0) {
+          preg w = pe_reg(e, PR_RD);
+          pe_ins(e, "cvt.u64.u32", 2, R(w), R(idxr[idx_of_dim[d]]));
+          pe_ins(e, "add.s64", 3, R(root), R(root), R(w));
+        }
+        pe_ins(e, "setp.lt.u64", 3, R(p), R(root), I(a->N[d]));
+        pe_ins(e, "and.pred", 3, R(ok), R(ok), R(p));
+      }
+      preg addr = elem_addr(e, a, f);
+      if (!store) zero(e, a->dtype, el, 1);
+      mem_ins(e, a, store, el, false, 1, addr, 0, ok, false);
+    }
+}
+
+/* Vector chunks; only padding (elements past the view) is checked. */
+static void fast_path(pe *e, const access *a, bool store, preg reg, bool splat, preg lanev) {
+  bool contiguous = a->run >= a->numel;
+  preg tb = 0;
+  if (contiguous) {
+    preg off = pe_reg(e, PR_RD);
+    tb = pe_reg(e, PR_RD);
+    pe_ins(e, "mul.wide.u32", 3, R(off), R(lanev), I(a->bytes));
+    pe_ins(e, "add.s64", 3, R(tb), R(a->base), R(off));
+  }
+  for (int64_t r = 0; r < a->nvec; r++) {
+    bool partial = (r + 1) * 128 * a->vec > a->numel;
+    for (int64_t j = 0; j < a->vec; j += a->chunk) {
+      int64_t c = r * 128 * a->vec + j;
+      preg el = splat ? reg : reg + (uint32_t)(r * a->vec + j);
+      preg addr = tb;
+      int64_t imm = c * a->bytes;
+      preg f = 0;
+      if (!contiguous || partial) f = flat_index(e, lanev, c);
+      if (!contiguous) { addr = elem_addr(e, a, f); imm = 0; }
+      if (!partial) {
+        for (int64_t g = 0; g < a->chunk; g += a->width)
+          mem_ins(e, a, store, splat ? el : el + (uint32_t)g, splat, a->width, addr, imm + g * a->bytes, 0, false);
+        continue;
+      }
+      if (a->numel % a->chunk == 0) {   /* chunks are wholly in or out */
+        preg ok = pe_reg(e, PR_P);
+        pe_ins(e, "setp.lt.u32", 3, R(ok), R(f), I(a->numel));
+        if (!store && !splat) zero(e, a->dtype, el, (int)a->chunk);
+        for (int64_t g = 0; g < a->chunk; g += a->width)
+          mem_ins(e, a, store, splat ? el : el + (uint32_t)g, splat, a->width, addr, imm + g * a->bytes, ok, false);
+      } else {
+        for (int64_t g = 0; g < a->chunk; g++) {
+          preg ok = pe_reg(e, PR_P);
+          pe_ins(e, "setp.lt.u32", 3, R(ok), R(f), I(a->numel - g));
+          if (!store && !splat) zero(e, a->dtype, el + (uint32_t)g, 1);
+          mem_ins(e, a, store, splat ? el : el + (uint32_t)g, splat, 1, addr, imm + g * a->bytes, ok, false);
+        }
+      }
+    }
+  }
+}
+
+static void access_op(pe *e, uint32_t refv, uint32_t valv, bool store) {
+  access a;
+  plan(e, refv, valv, &a);
+  const ir_type *vt = ir_vtype(e->k, valv);
+  preg reg = pe_vreg(e, valv);
+  bool splat = store && vt->kind == MGPU_VALUE_SCALAR;
+  preg inb = a.maybe_oob ? inside(e, &a) : 0;
+
+  if (ir_vtype(e->k, refv)->rank == 0) {   /* one element, seen by every thread */
+    preg p = inb;
+    if (store) {   /* one lane of each warpgroup writes */
+      preg l0 = pe_reg(e, PR_P);
+      pe_ins(e, "setp.eq.u32", 3, R(l0), R(e->lane), I(0));
+      if (p) pe_ins(e, "and.pred", 3, R(l0), R(l0), R(p));
+      p = l0;
+    } else if (p) {
+      zero(e, a.dtype, reg, 1);
+    }
+    mem_ins(e, &a, store, reg, false, 1, a.base, 0, p, false);
+    return;
+  }
+  preg lanev = pe_reg(e, PR_R);
+  pe_ins(e, "mul.lo.u32", 3, R(lanev), R(e->lane), I(a.vec));
+  if (!inb) { fast_path(e, &a, store, reg, splat, lanev); return; }
+  uint32_t l_slow = pe_label(e), l_done = pe_label(e);
+  pe_pins(e, inb, true, "bra.uni", 1, LBL(l_slow));
+  fast_path(e, &a, store, reg, splat, lanev);
+  pe_ins(e, "bra.uni", 1, LBL(l_done));
+  pe_label_here(e, l_slow);
+  slow_path(e, &a, store, reg, splat, lanev);
+  pe_label_here(e, l_done);
+}
+
+void ptx_load(pe *e, const ir_op *op) { access_op(e, ir_opds(e->k, op)[0], op->res, false); }
+
+void ptx_store(pe *e, const ir_op *op) {
+  const uint32_t *o = ir_opds(e->k, op);
+  access_op(e, o[0], o[1], true);
+}

@@ -1,0 +1,112 @@
+/*
+** drv.h -- the CUDA driver API, loaded at run time with dlopen.  The build
+** needs no CUDA headers: the few types and constants used are declared
+** here (values from the driver API reference).
+*/
+#ifndef MGPU_DRV_H
+#define MGPU_DRV_H
+
+#include "../core/core.h"
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef struct CUlinkState_st *CUlinkState;
+
+enum {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_NO_DEVICE = 100,
+  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+  CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+  CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+  CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  CU_JIT_INFO_LOG_BUFFER = 3,
+  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+  CU_JIT_ERROR_LOG_BUFFER = 5,
+  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+  CU_JIT_LOG_VERBOSE = 12,
+  CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+  CU_EVENT_DEFAULT = 0
+};
+
+typedef struct CUlaunchAttribute {
+  int id;
+  char pad[4];
+  union { char raw[64]; struct { unsigned x, y, z; } clusterDim; } value;
+} CUlaunchAttribute;
+
+typedef struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+} CUlaunchConfig;
+
+/* field, symbol ("a|b": first one the driver has), parameters */
+#define DRV_FUNCS(_) \
+  _(Init,                 "cuInit",                        (unsigned)) \
+  _(DriverGetVersion,     "cuDriverGetVersion",            (int *)) \
+  _(GetErrorString,       "cuGetErrorString",              (CUresult, const char **)) \
+  _(DeviceGetCount,       "cuDeviceGetCount",              (int *)) \
+  _(DeviceGet,            "cuDeviceGet",                   (CUdevice *, int)) \
+  _(DeviceGetName,        "cuDeviceGetName",               (char *, int, CUdevice)) \
+  _(DeviceGetAttribute,   "cuDeviceGetAttribute",          (int *, int, CUdevice)) \
+  _(DeviceTotalMem,       "cuDeviceTotalMem_v2",           (size_t *, CUdevice)) \
+  _(PrimaryCtxRetain,     "cuDevicePrimaryCtxRetain",      (CUcontext *, CUdevice)) \
+  _(PrimaryCtxRelease,    "cuDevicePrimaryCtxRelease_v2",  (CUdevice)) \
+  _(CtxSetCurrent,        "cuCtxSetCurrent",               (CUcontext)) \
+  _(CtxSynchronize,       "cuCtxSynchronize",              (void)) \
+  _(MemAlloc,             "cuMemAlloc_v2",                 (CUdeviceptr *, size_t)) \
+  _(MemFree,              "cuMemFree_v2",                  (CUdeviceptr)) \
+  _(MemcpyHtoD,           "cuMemcpyHtoD_v2",               (CUdeviceptr, const void *, size_t)) \
+  _(MemcpyDtoH,           "cuMemcpyDtoH_v2",               (void *, CUdeviceptr, size_t)) \
+  _(MemcpyDtoD,           "cuMemcpyDtoD_v2",               (CUdeviceptr, CUdeviceptr, size_t)) \
+  _(ModuleLoadDataEx,     "cuModuleLoadDataEx",            (CUmodule *, const void *, unsigned, int *, void **)) \
+  _(ModuleUnload,         "cuModuleUnload",                (CUmodule)) \
+  _(ModuleGetFunction,    "cuModuleGetFunction",           (CUfunction *, CUmodule, const char *)) \
+  _(FuncGetAttribute,     "cuFuncGetAttribute",            (int *, int, CUfunction)) \
+  _(FuncSetAttribute,     "cuFuncSetAttribute",            (CUfunction, int, int)) \
+  _(LaunchKernelEx,       "cuLaunchKernelEx",              (const CUlaunchConfig *, CUfunction, void **, void **)) \
+  _(EventCreate,          "cuEventCreate",                 (CUevent *, unsigned)) \
+  _(EventDestroy,         "cuEventDestroy_v2",             (CUevent)) \
+  _(EventRecord,          "cuEventRecord",                 (CUevent, CUstream)) \
+  _(EventSynchronize,     "cuEventSynchronize",            (CUevent)) \
+  _(EventElapsedTime,     "cuEventElapsedTime_v2|cuEventElapsedTime", (float *, CUevent, CUevent)) \
+  _(StreamSynchronize,    "cuStreamSynchronize",           (CUstream))
+
+typedef struct drv {
+  void *lib;
+#define DRV_FIELD(f, sym, args) CUresult (*f) args;
+  DRV_FUNCS(DRV_FIELD)
+#undef DRV_FIELD
+  CUdevice dev;
+  CUcontext ctx;
+  int driver_version;
+} drv;
+
+/* Load the driver (MGPU_LIBCUDA overrides the library path), initialise it
+** and retain the primary context of device `ordinal`.  On failure returns
+** NULL and writes why into reason. */
+drv *drv_open(const mem_alloc *a, int ordinal, char *reason, size_t n);
+void drv_close(const mem_alloc *a, drv *dr);
+const char *drv_errstr(const drv *dr, CUresult r);
+/* Make the context current on the calling thread. */
+bool drv_bind(const drv *dr);
+/* Record a failed call `what` into d; returns the status. */
+mgpu_status drv_fail(const drv *dr, diag *d, const char *what, CUresult r);
+void drv_query(const drv *dr, mgpu_device_info *info);
+
+#endif
