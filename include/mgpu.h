@@ -34,6 +34,7 @@ typedef struct mgpu_ctx mgpu_ctx;          /* engine context: device, caches */
 typedef struct mgpu_buffer mgpu_buffer;    /* device (or interpreter) memory */
 typedef struct mgpu_builder mgpu_builder;  /* a kernel being traced */
 typedef struct mgpu_kernel mgpu_kernel;    /* a finished, launchable kernel */
+typedef struct mgpu_host mgpu_host;        /* f64 array in host memory, for references and checks */
 
 typedef int32_t mgpu_status;
 enum mgpu_status_code {
@@ -171,6 +172,14 @@ typedef struct mgpu_fill {
   uint64_t seed;
 } mgpu_fill;
 
+/* Host array operations (mgpu_host_map / mgpu_host_reduce). */
+typedef enum mgpu_host_op {
+  MGPU_HOST_ADD = 0, MGPU_HOST_SUB, MGPU_HOST_MUL, MGPU_HOST_DIV, MGPU_HOST_MAX, MGPU_HOST_MIN,
+  MGPU_HOST_NEG, MGPU_HOST_ABS, MGPU_HOST_EXP, MGPU_HOST_LOG, MGPU_HOST_SQRT, MGPU_HOST_TANH,
+  MGPU_HOST_ROUND,          /* round to the dtype given as the scalar (e.g. bf16 inputs) */
+  MGPU_HOST_SUM, MGPU_HOST_MEAN  /* reductions (with MAX and MIN) */
+} mgpu_host_op;
+
 int32_t mgpu_abi_version(void);
 const char *mgpu_version(void);
 const char *mgpu_dtype_name(int32_t dtype);
@@ -204,6 +213,26 @@ mgpu_status mgpu_builder_param(mgpu_builder *b, int32_t role, int32_t dtype, con
 mgpu_status mgpu_builder_op(mgpu_builder *b, const char *op, const mgpu_op_args *args, int32_t *results, int32_t max_results, int32_t *nresults);
 mgpu_status mgpu_builder_value(mgpu_builder *b, int32_t value, mgpu_value_info *out);
 mgpu_status mgpu_builder_finish(mgpu_builder *b, mgpu_kernel **out);
+
+mgpu_status mgpu_host_create(mgpu_ctx *ctx, const int64_t *shape, int32_t rank, mgpu_host **out);
+void mgpu_host_release(mgpu_host *h);
+double *mgpu_host_data(mgpu_host *h);
+int32_t mgpu_host_rank(const mgpu_host *h);
+int64_t mgpu_host_dim(const mgpu_host *h, int32_t axis);
+/* Convert all of h's elements from / to a buffer of dtype elements. */
+mgpu_status mgpu_host_download(mgpu_host *h, mgpu_buffer *src, int32_t dtype);
+mgpu_status mgpu_host_upload(const mgpu_host *h, mgpu_buffer *dst, int32_t dtype);
+/* out = op(a, b) elementwise with NumPy broadcasting; b == NULL uses the scalar s
+** (unary ops ignore b and s). */
+mgpu_status mgpu_host_map(int32_t op, const mgpu_host *a, const mgpu_host *b, double s, mgpu_host **out);
+/* Reduce (SUM, MEAN, MAX, MIN) over one axis (negative counts from the end). */
+mgpu_status mgpu_host_reduce(int32_t op, const mgpu_host *a, int32_t axis, int32_t keepdims, mgpu_host **out);
+/* Rows [start, start + size) along axis 0. */
+mgpu_status mgpu_host_slice(const mgpu_host *a, int64_t start, int64_t size, mgpu_host **out);
+/* 2-D matrix product. */
+mgpu_status mgpu_host_matmul(const mgpu_host *a, const mgpu_host *b, mgpu_host **out);
+/* ||a - ref|| / ||ref|| (2-norms; NaN if either holds a NaN or shapes differ). */
+mgpu_status mgpu_host_relerr(const mgpu_host *a, const mgpu_host *ref, double *out);
 
 void mgpu_kernel_release(mgpu_kernel *k);
 mgpu_status mgpu_kernel_compile(mgpu_kernel *k);

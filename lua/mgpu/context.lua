@@ -38,7 +38,8 @@ function M.get()
   ctx = M.core.ctx_new(mode)
   info = M.core.device(ctx)
   if info.mode == "interpret" and not M.config.quiet and mode ~= "interpret" then
-    io.stderr:write("mgpu: no GPU (" .. info.reason .. "): kernels run in the interpreter\n")
+    local why = info.reason:match("^MGPU_INTERPRET") and info.reason or ("no GPU: " .. info.reason)
+    io.stderr:write("mgpu: " .. why .. "; kernels run in the interpreter\n")
   end
   if M.config.poison_outputs == nil then M.config.poison_outputs = info.mode ~= "gpu" end
   return ctx

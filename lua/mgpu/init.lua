@@ -19,13 +19,14 @@ local trace = require "mgpu.trace"
 local ops = require "mgpu.ops"
 local kernel = require "mgpu.kernel"
 local bench = require "mgpu.bench"
+local host = require "mgpu.host"
 
 local mgpu = {
   _VERSION = "mgpu " .. context.core.version(),
   version = context.core.version(),
   -- kernels
   kernel = kernel.kernel, shape = kernel.shape, CompilerParams = kernel.CompilerParams,
-  ds = trace.ds, all = trace.all,
+  ds = trace.ds, all = trace.all, const = trace.const,
   -- arrays
   array = array.array, from_table = array.from_table, empty = array.empty, zeros = array.zeros,
   full = array.full, iota = array.iota, random = array.random, is_array = array.is_array,
@@ -33,6 +34,7 @@ local mgpu = {
   configure = context.configure,
   cdiv = compat.cdiv,
   bench = bench.bench,
+  host = host,
 }
 
 for k, v in pairs(ops) do mgpu[k] = v end

@@ -168,9 +168,8 @@ local function write_ptx(k, entry)
 end
 M.emitted = {}
 
-function Kernel:__call(...)
-  local args = { ... }
-  for i = 1, select("#", ...) do
+local function prepare(self, args)
+  for i = 1, #args do
     if not array.is_array(args[i]) then
       fail("kernel '%s': argument %d must be an mgpu array, got %s", self.name, i,
            trace.is_value(args[i]) and "a traced value" or type(args[i]))
@@ -180,27 +179,57 @@ function Kernel:__call(...)
   local outs, single = resolve_out(self, args)
   local key = signature(args, grid, outs)
   local entry = self.cache[key]
-  local core = context.core
   if not entry then
     entry = trace_kernel(self, args, grid, outs)
     self.cache[key] = entry
     if context.info().mode == "compile" then
-      core.compile(entry.kernel)
+      context.core.compile(entry.kernel)
       write_ptx(self, entry)
     end
   end
-  local results, bufs = {}, {}
+  return entry, outs, single
+end
+
+local function launch(self, entry, args, results)
+  local bufs = {}
   for i = 1, #args do bufs[i] = args[i].buf end
+  for i = 1, #results do bufs[#bufs + 1] = results[i].buf end
+  local ok, err = pcall(context.core.launch, entry.kernel, bufs)
+  if not ok then fail("%s", err) end
+end
+
+--- k(inputs...) -> new output array(s).
+function Kernel:__call(...)
+  local args = { ... }
+  local entry, outs, single = prepare(self, args)
+  local results = {}
   for i = 1, #outs do
     local o = array.empty(outs[i].shape, outs[i].dtype)
-    if context.config.poison_outputs then core.buffer_fill(o.buf, "value", "u8", o.nbytes, 255) end
+    if context.config.poison_outputs then context.core.buffer_fill(o.buf, "value", "u8", o.nbytes, 255) end
     results[i] = o
-    bufs[#bufs + 1] = o.buf
   end
-  local ok, err = pcall(core.launch, entry.kernel, bufs)
-  if not ok then fail("%s", err) end
+  launch(self, entry, args, results)
   if single then return results[1] end
   return compat.unpack(results)
+end
+
+--- k:call_into(outs, inputs...): write into existing output arrays (one
+--- array, or a table of them matching out_shape) and return them.
+function Kernel:call_into(outs, ...)
+  local args = { ... }
+  local entry, shapes = prepare(self, args)
+  local list = array.is_array(outs) and { outs } or outs
+  if type(list) ~= "table" or #list ~= #shapes then
+    fail("kernel '%s': call_into needs %d output array(s)", self.name, #shapes)
+  end
+  for i = 1, #shapes do
+    local o = list[i]
+    if not array.is_array(o) or o.dtype ~= shapes[i].dtype or compat.shape_str(o.shape) ~= compat.shape_str(shapes[i].shape) then
+      fail("kernel '%s': output %d must be a %s%s array", self.name, i, shapes[i].dtype, compat.shape_str(shapes[i].shape))
+    end
+  end
+  launch(self, entry, args, list)
+  return outs
 end
 
 --- The kernel's canonical IR text and PTX for the given arguments.

@@ -85,6 +85,13 @@ function M.select(cond, a, b)
 end
 M.where = M.select
 
+--- An array of `shape` filled with a scalar (a number takes `dtype`,
+--- default f32).
+function M.broadcast(value, shape, dtype)
+  local v = is_value(value) and value or trace.const(value, dtype or (type(value) == "boolean" and "pred" or "f32"))
+  return v:broadcast_to(shape)
+end
+
 function M.astype(x, dtype)
   return lift(x):astype(dtype)
 end

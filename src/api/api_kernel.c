@@ -177,7 +177,7 @@ mgpu_status mgpu_builder_finish(mgpu_builder *b, mgpu_kernel **out) {
       if (!k->ir_text) { sb_free(&sb); s = diag_set(&ctx->d, ERR_NOMEM, ""); }
     }
     k->res.compile_ms = time_ms() - t0;
-    k->res.threads = 128 * k->ir->opts.num_threads;
+    if (k->ir) k->res.threads = 128 * k->ir->opts.num_threads;
   }
   if (s) {
     if (k) kernel_free(k);

@@ -103,6 +103,22 @@ static const char info_code[] =
   "  print('no GPU: interpret mode (' .. d.reason .. ')')\n"
   "end\n";
 
+/* mkdir -p */
+static int make_dirs(const char *path) {
+  char buf[4096];
+  size_t n = strlen(path);
+  if (n == 0 || n >= sizeof buf) { errno = ENAMETOOLONG; return -1; }
+  memcpy(buf, path, n + 1);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+  return 0;
+}
+
 static int parse(int argc, char **argv, opts *o, int *status) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -129,7 +145,7 @@ static int parse(int argc, char **argv, opts *o, int *status) {
       if (a[1] == 'e') { i++; continue; }   /* -e runs later, in order */
       o->mode = "compile";
       o->emit_dir = argv[++i];
-      if (mkdir(o->emit_dir, 0777) != 0 && errno != EEXIST) {
+      if (make_dirs(o->emit_dir) != 0) {
         fprintf(stderr, "mgpu: cannot create %s: %s\n", o->emit_dir, strerror(errno));
         *status = 1;
         return 1;

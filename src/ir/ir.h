@@ -150,7 +150,7 @@ const char *ir_str(const ir_kernel *k, uint32_t id);
 static inline const ir_type *ir_vtype(const ir_kernel *k, uint32_t v) { return &k->types.v[k->vals.v[v].type]; }
 static inline const uint32_t *ir_opds(const ir_kernel *k, const ir_op *op) { return k->opds.v + op->opd; }
 static inline const int64_t *ir_ints(const ir_kernel *k, const ir_op *op) { return k->ints.v + op->iat; }
-static inline const char *ir_loc(const ir_kernel *k, const ir_op *op) { return k->strs.v[op->loc]; }
+static inline const char *ir_loc(const ir_kernel *k, const ir_op *op) { return op->loc ? k->strs.v[op->loc] : ""; }
 /* Number of ops in the op at `i` including its regions. */
 static inline uint32_t ir_extent(const ir_kernel *k, uint32_t i) { return 1 + k->ops.v[i].body[0] + k->ops.v[i].body[1]; }
 

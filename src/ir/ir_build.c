@@ -342,9 +342,11 @@ static mgpu_status view_type(ir_builder *b, const uint32_t *opds, uint32_t nopd,
         return diag_set(b->d, ERR_INDEX_RANGE, LOC(b), "at", (long long)start, (int)i, (long long)dim);
       break;
     case IR_IDX_DS:
-      if (size < 1 || size > dim) return diag_set(b->d, ERR_SLICE_RANGE, LOC(b), "ds", (long long)size, (int)i, (long long)dim);
-      if (start != IR_DYNAMIC && (start < 0 || start + size > dim))
-        return failf(b, "ds(%lld, %lld) does not fit dimension %u of size %lld",
+      /* a slice may run past the end of its dimension (elements there read
+         as zero and are not written), but a static one must start inside */
+      if (size < 1) return diag_set(b->d, ERR_SLICE_RANGE, LOC(b), "ds", (long long)size, (int)i, (long long)dim);
+      if (start != IR_DYNAMIC && (start < 0 || start >= dim))
+        return failf(b, "ds(%lld, %lld) starts outside dimension %u of size %lld",
                      (long long)start, (long long)size, i, (long long)dim);
       out->shape[out->rank++] = size;
       break;

@@ -26,6 +26,7 @@ typedef struct handle {
 #define T_BUF "mgpu.buffer"
 #define T_BLD "mgpu.builder"
 #define T_KER "mgpu.kernel"
+#define T_HOST "mgpu.host"
 
 static int fail(lua_State *L, mgpu_ctx *ctx, mgpu_status s) {
   const char *m = mgpu_errmsg(ctx);
@@ -54,6 +55,7 @@ static int gc_ctx(lua_State *L) { handle *u = luaL_checkudata(L, 1, T_CTX); mgpu
 static int gc_buf(lua_State *L) { handle *u = luaL_checkudata(L, 1, T_BUF); mgpu_buffer_release(u->h); u->h = NULL; return 0; }
 static int gc_bld(lua_State *L) { handle *u = luaL_checkudata(L, 1, T_BLD); mgpu_builder_release(u->h); u->h = NULL; return 0; }
 static int gc_ker(lua_State *L) { handle *u = luaL_checkudata(L, 1, T_KER); mgpu_kernel_release(u->h); u->h = NULL; return 0; }
+static int gc_host(lua_State *L) { handle *u = luaL_checkudata(L, 1, T_HOST); mgpu_host_release(u->h); u->h = NULL; return 0; }
 
 /* Array of integers from a Lua table (or nil), allocated as userdata on
 ** the stack so errors cannot leak it. */
@@ -347,6 +349,7 @@ static int l_release(lua_State *L) {
   if (luaL_testudata(L, 1, T_KER)) return gc_ker(L);
   if (luaL_testudata(L, 1, T_BUF)) return gc_buf(L);
   if (luaL_testudata(L, 1, T_CTX)) return gc_ctx(L);
+  if (luaL_testudata(L, 1, T_HOST)) return gc_host(L);
   return luaL_argerror(L, 1, "not an mgpu handle");
 }
 
@@ -399,6 +402,117 @@ static int l_launch(lua_State *L) {
   return 0;
 }
 
+/* -- Host arrays ---------------------------------------------------------------------- */
+
+static const char *const host_ops[] = { "add", "sub", "mul", "div", "max", "min", "neg", "abs", "exp", "log",
+                                        "sqrt", "tanh", "round", "sum", "mean", NULL };
+
+static int l_host_new(lua_State *L) {
+  lua_settop(L, 2);
+  handle *u = geth(L, 1, T_CTX);
+  int rank;
+  int64_t *shape = int_array(L, 2, &rank);
+  mgpu_host *h = NULL;
+  CHECK(L, u->ctx, mgpu_host_create(u->ctx, shape, rank, &h));
+  newh(L, T_HOST, h, u->ctx);
+  return 1;
+}
+
+static int l_host_download(lua_State *L) {
+  handle *h = geth(L, 1, T_HOST), *b = geth(L, 2, T_BUF);
+  CHECK(L, h->ctx, mgpu_host_download(h->h, b->h, dtype_arg(L, 3)));
+  return 0;
+}
+
+static int l_host_upload(lua_State *L) {
+  handle *h = geth(L, 1, T_HOST), *b = geth(L, 2, T_BUF);
+  CHECK(L, h->ctx, mgpu_host_upload(h->h, b->h, dtype_arg(L, 3)));
+  return 0;
+}
+
+static int l_host_map(lua_State *L) {
+  int op = luaL_checkoption(L, 1, NULL, host_ops);
+  handle *a = geth(L, 2, T_HOST);
+  handle *b = lua_isuserdata(L, 3) ? geth(L, 3, T_HOST) : NULL;
+  double sc = b ? 0 : luaL_optnumber(L, 3, 0);
+  mgpu_host *out = NULL;
+  CHECK(L, a->ctx, mgpu_host_map(op, a->h, b ? b->h : NULL, sc, &out));
+  newh(L, T_HOST, out, a->ctx);
+  return 1;
+}
+
+static int l_host_reduce(lua_State *L) {
+  int op = luaL_checkoption(L, 1, NULL, host_ops);
+  handle *a = geth(L, 2, T_HOST);
+  mgpu_host *out = NULL;
+  CHECK(L, a->ctx, mgpu_host_reduce(op, a->h, (int32_t)luaL_checkinteger(L, 3), lua_toboolean(L, 4), &out));
+  newh(L, T_HOST, out, a->ctx);
+  return 1;
+}
+
+static int l_host_slice(lua_State *L) {
+  handle *a = geth(L, 1, T_HOST);
+  mgpu_host *out = NULL;
+  CHECK(L, a->ctx, mgpu_host_slice(a->h, luaL_checkinteger(L, 2), luaL_checkinteger(L, 3), &out));
+  newh(L, T_HOST, out, a->ctx);
+  return 1;
+}
+
+static int l_host_matmul(lua_State *L) {
+  handle *a = geth(L, 1, T_HOST), *b = geth(L, 2, T_HOST);
+  mgpu_host *out = NULL;
+  CHECK(L, a->ctx, mgpu_host_matmul(a->h, b->h, &out));
+  newh(L, T_HOST, out, a->ctx);
+  return 1;
+}
+
+static int l_host_relerr(lua_State *L) {
+  handle *a = geth(L, 1, T_HOST), *b = geth(L, 2, T_HOST);
+  double e = 0;
+  CHECK(L, a->ctx, mgpu_host_relerr(a->h, b->h, &e));
+  lua_pushnumber(L, e);
+  return 1;
+}
+
+static int l_host_shape(lua_State *L) {
+  handle *a = geth(L, 1, T_HOST);
+  int r = mgpu_host_rank(a->h);
+  lua_createtable(L, r, 0);
+  for (int i = 0; i < r; i++) { lua_pushinteger(L, mgpu_host_dim(a->h, i)); lua_rawseti(L, -2, i + 1); }
+  return 1;
+}
+
+static int64_t host_count(mgpu_host *h) {
+  int64_t n = 1;
+  for (int i = 0; i < mgpu_host_rank(h); i++) n *= mgpu_host_dim(h, i);
+  return n;
+}
+
+static int l_host_get(lua_State *L) {
+  handle *a = geth(L, 1, T_HOST);
+  lua_Integer first = luaL_checkinteger(L, 2), cnt = luaL_checkinteger(L, 3);
+  if (first < 0 || cnt < 0 || first + cnt > host_count(a->h)) return luaL_error(L, "host_get: range out of bounds");
+  const double *v = mgpu_host_data(a->h);
+  lua_createtable(L, (int)cnt, 0);
+  for (lua_Integer i = 0; i < cnt; i++) { lua_pushnumber(L, v[first + i]); lua_rawseti(L, -2, i + 1); }
+  return 1;
+}
+
+static int l_host_set(lua_State *L) {
+  handle *a = geth(L, 1, T_HOST);
+  lua_Integer first = luaL_checkinteger(L, 2);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  lua_Integer n = luaL_len(L, 3);
+  if (first < 0 || first + n > host_count(a->h)) return luaL_error(L, "host_set: range out of bounds");
+  double *v = mgpu_host_data(a->h);
+  for (lua_Integer i = 0; i < n; i++) {
+    lua_geti(L, 3, i + 1);
+    v[first + i] = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
 static const luaL_Reg core_funcs[] = {
   { "version", l_version }, { "abi", l_abi }, { "dtype_size", l_dtype_size },
   { "ctx_new", l_ctx_new }, { "device", l_device }, { "sync", l_sync },
@@ -409,6 +523,10 @@ static const luaL_Reg core_funcs[] = {
   { "builder", l_builder }, { "loc", l_loc }, { "param", l_param }, { "op", l_op }, { "value", l_value },
   { "finish", l_finish }, { "release", l_release },
   { "compile", l_compile }, { "text", l_text }, { "resources", l_resources }, { "launch", l_launch },
+  { "host_new", l_host_new }, { "host_download", l_host_download }, { "host_upload", l_host_upload },
+  { "host_map", l_host_map }, { "host_reduce", l_host_reduce }, { "host_slice", l_host_slice },
+  { "host_matmul", l_host_matmul }, { "host_relerr", l_host_relerr }, { "host_shape", l_host_shape },
+  { "host_get", l_host_get }, { "host_set", l_host_set },
   { NULL, NULL }
 };
 
@@ -429,6 +547,7 @@ int luaopen_mgpu_core(lua_State *L) {
   meta(L, T_BUF, gc_buf);
   meta(L, T_BLD, gc_bld);
   meta(L, T_KER, gc_ker);
+  meta(L, T_HOST, gc_host);
   luaL_newlib(L, core_funcs);
   lua_pushstring(L, "c");
   lua_setfield(L, -2, "impl");

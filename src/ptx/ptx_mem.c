@@ -29,7 +29,9 @@ typedef struct access {
   int width;                     /* elements per memory instruction */
   int vec;                       /* register vector length (1 for scalars) */
   int64_t nvec;                  /* vectors per thread */
-  bool maybe_oob;                /* some dynamic offset may leave the parameter */
+  bool oob[IR_MAXRANK];          /* parameter dims the view may leave */
+  bool maybe_oob;                /* any of them */
+  bool static_oob;               /* the view certainly leaves its parameter */
   preg base;                     /* u64: parameter address + view offset */
 } access;
 
@@ -127,7 +129,14 @@ static void plan(pe *e, uint32_t refv, uint32_t valv, access *a) {
   a->width = w;
 
   /* can the view leave its parameter? */
-  for (int d = 0; d < a->prank; d++) if (a->r->doff[d]) a->maybe_oob = true;
+  for (int d = 0; d < a->prank; d++) {
+    int64_t ext = 1;
+    for (int i = 0; i < r; i++) if (a->r->dim[i] == d) ext = a->t->shape[i];
+    bool past = a->r->soff[d] + ext > a->N[d];
+    a->oob[d] = a->r->doff[d] || past;
+    if (!a->r->doff[d] && past) a->static_oob = true;
+    a->maybe_oob |= a->oob[d];
+  }
 
   /* base address: parameter + static and dynamic offsets */
   int64_t soff = 0;
@@ -138,7 +147,8 @@ static void plan(pe *e, uint32_t refv, uint32_t valv, access *a) {
     if (a->r->doff[d]) pe_ins(e, "mad.lo.s64", 4, R(a->base), R(a->r->doff[d]), I(a->S[d] * a->bytes), R(a->base));
 }
 
-/* Uniform predicate: the whole view lies inside its parameter. */
+/* Uniform predicate: the whole view lies inside its parameter (only for
+** views that are not statically partly outside). */
 static preg inside(pe *e, const access *a) {
   preg all = 0;
   for (int d = 0; d < a->prank; d++) {
@@ -263,9 +273,10 @@ static void slow_path(pe *e, const access *a, bool store, preg reg, bool splat, 
         rest = q;
       }
       for (int d = 0; d < a->prank; d++) {
-        if (!a->r->doff[d]) continue;
+        if (!a->oob[d]) continue;
         preg root = pe_reg(e, PR_RD), p = pe_reg(e, PR_P);
-        pe_ins(e, "add.s64", 3, R(root), R(a->r->doff[d]), I(a->r->soff[d]));
+        if (a->r->doff[d]) pe_ins(e, "add.s64", 3, R(root), R(a->r->doff[d]), I(a->r->soff[d]));
+        else pe_ins(e, "mov.b64", 2, R(root), I(a->r->soff[d]));
         if (idx_of_dim[d] >= 0) {
           preg w = pe_reg(e, PR_RD);
           pe_ins(e, "cvt.u64.u32", 2, R(w), R(idxr[idx_of_dim[d]]));
@@ -329,7 +340,7 @@ static void access_op(pe *e, uint32_t refv, uint32_t valv, bool store) {
   const ir_type *vt = ir_vtype(e->k, valv);
   preg reg = pe_vreg(e, valv);
   bool splat = store && vt->kind == MGPU_VALUE_SCALAR;
-  preg inb = a.maybe_oob ? inside(e, &a) : 0;
+  preg inb = a.maybe_oob && !a.static_oob ? inside(e, &a) : 0;
 
   if (ir_vtype(e->k, refv)->rank == 0) {   /* one element, seen by every thread */
     preg p = inb;
@@ -346,6 +357,7 @@ static void access_op(pe *e, uint32_t refv, uint32_t valv, bool store) {
   }
   preg lanev = pe_reg(e, PR_R);
   pe_ins(e, "mul.lo.u32", 3, R(lanev), R(e->lane), I(a.vec));
+  if (a.static_oob) { slow_path(e, &a, store, reg, splat, lanev); return; }
   if (!inb) { fast_path(e, &a, store, reg, splat, lanev); return; }
   uint32_t l_slow = pe_label(e), l_done = pe_label(e);
   pe_pins(e, inb, true, "bra.uni", 1, LBL(l_slow));

@@ -1,0 +1,123 @@
+-- The mgpu command: scripts, flags, the REPL, and error reports that
+-- point at the script line with a non-zero exit status.
+local bin = os.getenv("MGPU_BIN") or "build/mgpu"
+
+local function run(args, input)
+  local tmp = os.tmpname()
+  local cmd = string.format("%s %s > %s 2>&1", bin, args, tmp)
+  if input then
+    local inp = os.tmpname()
+    local f = assert(io.open(inp, "w")); f:write(input); f:close()
+    cmd = string.format("%s %s < %s > %s 2>&1", bin, args, inp, tmp)
+  end
+  local ok, _, code = os.execute(cmd)
+  local f = assert(io.open(tmp)); local out = f:read("a"); f:close()
+  os.remove(tmp)
+  if type(ok) == "number" then code = ok ~= 0 and 1 or 0 end   -- Lua 5.1
+  return out, code or (ok and 0 or 1)
+end
+
+local function script(body)
+  local path = os.tmpname() .. ".lua"
+  local f = assert(io.open(path, "w")); f:write(body); f:close()
+  return path
+end
+
+describe("mgpu command", function()
+  it("prints its version", function()
+    local out, code = run("--version")
+    assert.are.equal(0, code)
+    assert.matches("^mgpu %d+%.%d+%.%d+ %(Lua 5%.4", out)
+  end)
+
+  it("reports the device or interpret mode", function()
+    local out, code = run("info")
+    assert.are.equal(0, code)
+    assert.is_truthy(out:match("no GPU: interpret mode") or out:match("device:"))
+  end)
+
+  it("runs -e code and scripts with arguments", function()
+    local out, code = run("-e \"print(1 + 1)\"")
+    assert.are.equal(0, code)
+    assert.are.equal("2\n", out)
+    local p = script("print(select('#', ...), table.concat({ ... }, ','), arg[0] ~= nil, arg[2])")
+    out, code = run(p .. " a b")
+    assert.are.equal(0, code)
+    assert.matches("2\ta,b\ttrue\tb", out)
+  end)
+
+  it("reports a syntax error with file:line and fails", function()
+    local p = script("local x = 1\nlocal y = = 2\n")
+    local out, code = run(p)
+    assert.are.equal(1, code)
+    assert.matches("mgpu: [^\n]*:2: unexpected symbol near '='", out)
+  end)
+
+  it("reports a shape mismatch at the kernel line and shows it", function()
+    local p = script([[
+local mgpu = require "mgpu"
+local add = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 128 }, "f32"),
+  body = function(x, y, o)
+    o:store(x:load() + y:load())
+  end }
+add(mgpu.zeros(128), mgpu.zeros(64))
+]])
+    local out, code = run(p)
+    assert.are.equal(1, code)
+    assert.matches(":4: add: shapes f32%[128%] and f32%[64%] do not match", out)
+    assert.matches("     4 | o:store%(x:load%(%) %+ y:load%(%)%)", out)
+  end)
+
+  it("reports a wrong dtype and too many indices", function()
+    local p = script([[
+local mgpu = require "mgpu"
+local k = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 4 }, "f32"),
+  body = function(x, o) o:store(x:at(0, 0):load()) end }
+k(mgpu.zeros(4, "i32"))
+]])
+    local out, code = run(p)
+    assert.are.equal(1, code)
+    assert.matches(":3: too many indices: ref of rank 1 indexed with 2", out)
+    p = script([[
+local mgpu = require "mgpu"
+local k = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 4 }, "f32"),
+  body = function(x, o) o:store(x:load():exp()) end }
+k(mgpu.zeros(4, "i32"))
+]])
+    out, code = run(p)
+    assert.are.equal(1, code)
+    assert.matches(":3: exp: not defined for dtype i32", out)
+  end)
+
+  it("keeps the REPL alive after errors and continues statements", function()
+    local out, code = run("", "1 + 1\nerror('boom')\nfor i = 1, 2 do\nprint(i * 10)\nend\nmgpu.version\n")
+    assert.are.equal(0, code)
+    assert.matches("2\n", out)
+    assert.matches("stdin:1: boom", out)
+    assert.matches("10\n20\n", out)
+    assert.matches("%d+%.%d+%.%d+", out)
+  end)
+
+  it("emits PTX without executing", function()
+    local dir = os.tmpname() .. "_ptx"
+    local p = script([[
+local mgpu = require "mgpu"
+assert(mgpu.compile_only())
+local k = mgpu.kernel{ name = "twice", grid = { 1 }, out_shape = mgpu.shape({ 256 }, "f32"),
+  body = function(x, o) o:store(x:load() * 2) end }
+k(mgpu.zeros(256))
+]])
+    local out, code = run("--emit-ptx " .. dir .. " " .. p)
+    assert.are.equal(0, code, out)
+    local f = assert(io.open(dir .. "/twice.ptx"))
+    local ptx = f:read("a"); f:close()
+    assert.matches(".entry twice%(", ptx)
+    os.remove(dir .. "/twice.ptx"); os.remove(dir)
+  end)
+
+  it("rejects unknown options", function()
+    local out, code = run("--frobnicate")
+    assert.are.equal(1, code)
+    assert.matches("unknown option '%-%-frobnicate'", out)
+  end)
+end)

@@ -1,0 +1,439 @@
+--[[
+Numerical cases for every op: each builds a small kernel, runs it on fresh
+random inputs (outputs poisoned first), and compares with a reference
+computed in double precision in plain Lua.  The busted specs run them in
+the interpreter; tools/gpu_check.lua runs the same cases on the GPU.
+
+A case is { name = ..., run = function(mgpu) return err, tol end }: err is
+the relative error ||out - ref|| / ||ref|| over positions where both are
+finite, or math.huge when NaN positions differ.
+]]
+local cases = {}
+
+local function add(name, run) cases[#cases + 1] = { name = name, run = run } end
+
+local N, B = 2000, 512        -- not a multiple of the block: the last block is clipped
+local function nblocks(n) return math.floor((n + B - 1) / B) end
+
+-- Relative error of an output array against a table of references.
+local function compare(mgpu, out, ref, dtype)
+  local got = out:to_table()
+  local num, den = 0, 0
+  for i = 1, #ref do
+    local r, g = ref[i], got[i]
+    if type(g) == "boolean" then g = g and 1 or 0 end
+    local rn, gn = r ~= r, g ~= g
+    if rn ~= gn then return math.huge end
+    if not rn and math.abs(r) ~= math.huge then
+      num = num + (g - r) ^ 2
+      den = den + r ^ 2
+    elseif not rn and r ~= g then
+      return math.huge
+    end
+  end
+  if den == 0 then return math.sqrt(num) end
+  return math.sqrt(num / den)
+end
+cases.compare = compare
+
+-- Round a table of doubles to a dtype through a host array.
+local function round(mgpu, t, dtype)
+  if dtype == "f64" then return t end
+  return mgpu.host.from_table(t):round(dtype):to_table()
+end
+
+local function trunc(x) return x >= 0 and math.floor(x) or math.ceil(x) end
+
+-- A kernel applying f(loaded inputs...) blockwise over n elements.
+local function map_kernel(mgpu, name, nin, out_dtype, f, opts)
+  opts = opts or {}
+  return mgpu.kernel{
+    name = name, grid = { nblocks(N) }, out_shape = mgpu.shape({ N }, out_dtype),
+    compiler_params = mgpu.CompilerParams{ approx_math = opts.approx or false },
+    body = function(...)
+      local refs = { ... }
+      local blk = mgpu.ds(mgpu.program_id(0) * B, B)
+      local vals = {}
+      for i = 1, nin do vals[i] = refs[i]:at(blk):load() end
+      refs[nin + 1]:at(blk):store(f((table.unpack or unpack)(vals)))
+    end,
+  }
+end
+
+-- -- Unary float ops ----------------------------------------------------------------------
+
+local unary = {
+  { "exp", -20, 20, math.exp },
+  { "exp2", -20, 20, function(x) return 2 ^ x end },
+  { "log", 1e-3, 1e3, math.log },
+  { "log2", 1e-3, 1e3, function(x) return math.log(x) / math.log(2) end },
+  { "sqrt", 0, 100, math.sqrt },
+  { "rsqrt", 1e-2, 100, function(x) return 1 / math.sqrt(x) end },
+  { "tanh", -4, 4, function(x) local e = math.exp(-2 * math.abs(x)); local t = (1 - e) / (1 + e); return x < 0 and -t or t end },
+  { "abs", -10, 10, math.abs, true },
+  { "neg", -10, 10, function(x) return -x end, true },
+  { "floor", -10, 10, math.floor, true },
+  { "ceil", -10, 10, math.ceil, true },
+}
+local float_tol = { f32 = 2e-6, bf16 = 1e-2, f16 = 2e-3 }
+
+for _, u in ipairs(unary) do
+  for _, dt in ipairs({ "f32", "bf16", "f16" }) do
+    add(u[1] .. "/" .. dt, function(mgpu)
+      local k = map_kernel(mgpu, "u_" .. u[1], 1, dt, function(x) return x[u[1]](x) end)
+      local x = mgpu.random.uniform(N, dt, nil, u[2], u[3])
+      local xt, ref = x:to_table(), {}
+      for i = 1, N do ref[i] = u[4](xt[i]) end
+      return compare(mgpu, k(x), round(mgpu, ref, dt)), u[5] and 0 or float_tol[dt]
+    end)
+  end
+end
+
+-- approximate math: same functions, looser bounds
+for _, u in ipairs({ unary[1], unary[3], unary[5], unary[7] }) do
+  add(u[1] .. "/f32/approx_math", function(mgpu)
+    local k = map_kernel(mgpu, "a_" .. u[1], 1, "f32", function(x) return x[u[1]](x) end, { approx = true })
+    local x = mgpu.random.uniform(N, "f32", nil, u[2], u[3])
+    local xt, ref = x:to_table(), {}
+    for i = 1, N do ref[i] = u[4](xt[i]) end
+    return compare(mgpu, k(x), ref), 1e-4
+  end)
+end
+
+-- special values through the accurate functions
+add("exp-log-tanh/f32/specials", function(mgpu)
+  local vals = { 0, -0.0, 1, -1, 1e-30, 88.5, 89, 100, -87, -104, -200, 1 / 0, -1 / 0, 0 / 0, 1e-40, 3e38 }
+  local k = mgpu.kernel{
+    name = "specials", grid = { 1 }, out_shape = { mgpu.shape({ #vals }, "f32"), mgpu.shape({ #vals }, "f32"),
+                                                   mgpu.shape({ #vals }, "f32") },
+    body = function(x, e, l, t)
+      local v = x:load()
+      e:store(v:exp()); l:store(v:abs():log()); t:store(v:tanh())
+    end,
+  }
+  local e, l, t = k(mgpu.from_table(vals, "f32"))
+  local xs = mgpu.from_table(vals, "f32"):to_table()
+  local re, rl, rt = {}, {}, {}
+  for i, x in ipairs(xs) do
+    re[i] = math.exp(x); rl[i] = math.log(math.abs(x))
+    if x ~= x then rt[i] = x elseif x == 1 / 0 then rt[i] = 1 elseif x == -1 / 0 then rt[i] = -1
+    else local q = math.exp(-2 * math.abs(x)); rt[i] = (x < 0 and -1 or 1) * (1 - q) / (1 + q) end
+  end
+  local err = math.max(compare(mgpu, e, round(mgpu, re, "f32")), compare(mgpu, l, round(mgpu, rl, "f32")),
+                       compare(mgpu, t, round(mgpu, rt, "f32")))
+  return err, 2e-6
+end)
+
+-- -- Binary ops -----------------------------------------------------------------------------
+
+local fbin = {
+  { "add", function(a, b) return a + b end, true },
+  { "sub", function(a, b) return a - b end, true },
+  { "mul", function(a, b) return a * b end, true },
+  { "div", function(a, b) return a / b end, true },
+  { "max", math.max, true },
+  { "min", math.min, true },
+}
+for _, o in ipairs(fbin) do
+  for _, dt in ipairs({ "f32", "bf16", "f16", "f64" }) do
+    add(o[1] .. "/" .. dt, function(mgpu)
+      local k = map_kernel(mgpu, "b_" .. o[1], 2, dt, function(a, b)
+        if o[1] == "max" or o[1] == "min" then return a[o[1]](a, b) end
+        if o[1] == "add" then return a + b elseif o[1] == "sub" then return a - b
+        elseif o[1] == "mul" then return a * b else return a / b end
+      end)
+      local a = mgpu.random.normal(N, dt)
+      local b = mgpu.random.uniform(N, dt, nil, 0.5, 4)
+      local at, bt, ref = a:to_table(), b:to_table(), {}
+      for i = 1, N do ref[i] = o[2](at[i], bt[i]) end
+      return compare(mgpu, k(a, b), round(mgpu, ref, dt)), 0
+    end)
+  end
+end
+
+add("rem/f32", function(mgpu)
+  local k = map_kernel(mgpu, "frem", 2, "f32", function(a, b) return a % b end)
+  local a, b = mgpu.random.uniform(N, "f32", nil, -50, 50), mgpu.random.uniform(N, "f32", nil, 0.5, 7)
+  local at, bt, ref = a:to_table(), b:to_table(), {}
+  for i = 1, N do ref[i] = math.fmod(at[i], bt[i]) end
+  return compare(mgpu, k(a, b), ref), 1e-5
+end)
+
+local ibin = {
+  { "add", function(a, b) return a + b end },
+  { "sub", function(a, b) return a - b end },
+  { "mul", function(a, b) return a * b end },
+  { "div", function(a, b) return trunc(a / b) end },
+  { "rem", function(a, b) return a - trunc(a / b) * b end },
+  { "max", math.max }, { "min", math.min },
+}
+for _, o in ipairs(ibin) do
+  for _, dt in ipairs({ "i32", "i64", "i16", "u8" }) do
+    add(o[1] .. "/" .. dt, function(mgpu)
+      local k = map_kernel(mgpu, "i_" .. o[1], 2, dt, function(a, b)
+        if o[1] == "max" or o[1] == "min" then return a[o[1]](a, b) end
+        if o[1] == "add" then return a + b elseif o[1] == "sub" then return a - b
+        elseif o[1] == "mul" then return a * b elseif o[1] == "div" then return a / b else return a % b end
+      end)
+      local lo = dt == "u8" and 0 or -100
+      local a = mgpu.random.uniform(N, dt, nil, lo, 100)
+      local b = mgpu.random.uniform(N, dt, nil, 1, 12)
+      local at, bt, ref = a:to_table(), b:to_table(), {}
+      -- results stay in range except for i16 products and u8 differences, which wrap
+      local wrap = { i16 = 2 ^ 16, u8 = 256 }
+      for i = 1, N do
+        local r = o[2](at[i], bt[i])
+        if wrap[dt] then
+          r = r % wrap[dt]
+          if dt == "i16" and r >= 2 ^ 15 then r = r - wrap[dt] end
+        end
+        ref[i] = r
+      end
+      return compare(mgpu, k(a, b), ref), 0
+    end)
+  end
+end
+
+add("bitwise-shifts/i32", function(mgpu)
+  local k = mgpu.kernel{
+    name = "bits", grid = { nblocks(N) }, out_shape = { mgpu.shape({ N }, "i32"), mgpu.shape({ N }, "i32"),
+                                                     mgpu.shape({ N }, "i32"), mgpu.shape({ N }, "i32") },
+    body = function(a, s, o1, o2, o3, o4)
+      local blk = mgpu.ds(mgpu.program_id(0) * B, B)
+      local x, y = a:at(blk):load(), s:at(blk):load()
+      o1:at(blk):store(x:band(255):bor(y):bxor(7))
+      o2:at(blk):store(x:shl(y))
+      o3:at(blk):store(x:shr(y))
+      o4:at(blk):store(x:bnot())
+    end,
+  }
+  local a, s = mgpu.random.uniform(N, "i32", nil, -5000, 5000), mgpu.random.uniform(N, "i32", nil, 0, 40)
+  local r1, r2, r3, r4 = k(a, s)
+  local at, st = a:to_table(), s:to_table()
+  local e1, e2, e3, e4 = {}, {}, {}, {}
+  local function w32(v) v = v % 2 ^ 32; return v >= 2 ^ 31 and v - 2 ^ 32 or v end
+  local function bits(v) v = v % 2 ^ 32; local t = {}; for i = 1, 32 do t[i] = v % 2; v = math.floor(v / 2) end; return t end
+  local function num(t) local v = 0; for i = 32, 1, -1 do v = v * 2 + t[i] end; return w32(v) end
+  for i = 1, N do
+    local x, y = at[i], st[i]
+    local xb, yb = bits(x), bits(y)
+    local t = {}
+    for j = 1, 32 do
+      local v = (j <= 8 and xb[j] or 0)
+      v = (v == 1 or yb[j] == 1) and 1 or 0
+      local seven = (j <= 3) and 1 or 0
+      t[j] = v ~= seven and 1 or 0
+    end
+    e1[i] = num(t)
+    e2[i] = y >= 32 and 0 or w32(x * 2 ^ y)
+    e3[i] = y >= 32 and (x < 0 and -1 or 0) or math.floor(x / 2 ^ y)
+    e4[i] = -x - 1
+  end
+  return math.max(compare(mgpu, r1, e1), compare(mgpu, r2, e2), compare(mgpu, r3, e3), compare(mgpu, r4, e4)), 0
+end)
+
+-- -- Comparisons, select --------------------------------------------------------------------
+
+for _, dt in ipairs({ "f32", "bf16", "i32" }) do
+  add("compare-select/" .. dt, function(mgpu)
+    local names = { "lt", "le", "gt", "ge", "eq", "ne" }
+    local outs = {}
+    for i = 1, #names do outs[i] = mgpu.shape({ N }, "f32") end
+    local k = mgpu.kernel{
+      name = "cmp", grid = { nblocks(N) }, out_shape = outs,
+      body = function(a, b, ...)
+        local o = { ... }
+        local blk = mgpu.ds(mgpu.program_id(0) * B, B)
+        local x, y = a:at(blk):load(), b:at(blk):load()
+        local one, mone = mgpu.const(1, "f32"), mgpu.const(-1, "f32")
+        for i, nm in ipairs(names) do o[i]:at(blk):store(mgpu.select(x[nm](x, y), one, mone)) end
+      end,
+    }
+    -- small integers so that equality happens; NaNs in the float cases
+    local at, bt = {}, {}
+    for i = 1, N do
+      at[i] = math.random(-3, 3); bt[i] = math.random(-3, 3)
+      if dt ~= "i32" and i % 97 == 0 then at[i] = 0 / 0 end
+    end
+    local res = { k(mgpu.from_table(at, dt), mgpu.from_table(bt, dt)) }
+    local fns = { function(x, y) return x < y end, function(x, y) return x <= y end, function(x, y) return x > y end,
+                  function(x, y) return x >= y end, function(x, y) return x == y end, function(x, y) return x ~= y end }
+    local err = 0
+    for j = 1, #names do
+      local ref = {}
+      for i = 1, N do ref[i] = fns[j](at[i], bt[i]) and 1 or -1 end
+      err = math.max(err, compare(mgpu, res[j], ref))
+    end
+    return err, 0
+  end)
+end
+
+-- -- Conversions ----------------------------------------------------------------------------
+
+local conv = {
+  { "f32", "bf16", -300, 300 }, { "f32", "f16", -70000, 70000 }, { "bf16", "f32", -5, 5 }, { "f16", "f32", -5, 5 },
+  { "f16", "bf16", -5, 5 }, { "f32", "i32", -3e9, 3e9 }, { "f32", "u8", -50, 400 }, { "i32", "f32", -2e9, 2e9 },
+  { "i32", "i16", -100000, 100000 }, { "i32", "f16", -70000, 70000 }, { "f32", "f64", -1e3, 1e3 },
+  { "f64", "f32", -1e3, 1e3 }, { "i64", "i32", -1e10, 1e10 }, { "i32", "i64", -2e9, 2e9 },
+}
+for _, c in ipairs(conv) do
+  add("astype/" .. c[1] .. "->" .. c[2], function(mgpu)
+    local k = map_kernel(mgpu, "cvt", 1, c[2], function(x) return x:astype(c[2]) end)
+    local x = mgpu.random.uniform(N, c[1], nil, c[3], c[4])
+    local xt, ref = x:to_table(), {}
+    local ints = { i32 = { -2 ^ 31, 2 ^ 31 - 1 }, u8 = { 0, 255 }, i16 = { -2 ^ 15, 2 ^ 15 - 1 } }
+    for i = 1, N do
+      local v = xt[i]
+      local r = ints[c[2]]
+      if r and c[1]:sub(1, 1) == "f" then          -- float -> int: truncate, saturate
+        v = math.min(math.max(trunc(v), r[1]), r[2])
+      elseif r and c[1]:sub(1, 1) == "i" then       -- int -> narrower int: wrap
+        local span = r[2] - r[1] + 1
+        v = (v - r[1]) % span + r[1]
+      end
+      ref[i] = v
+    end
+    if c[2] == "f16" and c[1] == "i32" then ref = round(mgpu, round(mgpu, ref, "f32"), "f16") end
+    return compare(mgpu, k(x), round(mgpu, ref, c[2])), 0
+  end)
+end
+
+add("bitcast/f32<->i32", function(mgpu)
+  local k = mgpu.kernel{
+    name = "bitcast", grid = { 1 }, out_shape = { mgpu.shape({ 256 }, "i32"), mgpu.shape({ 256 }, "f32") },
+    body = function(x, bits, back)
+      local v = x:load():bitcast("i32")
+      bits:store(v)
+      back:store((v + 0):bitcast("f32"))
+    end,
+  }
+  local vals = {}
+  for i = 1, 256 do vals[i] = (i - 128) * 0.25 end
+  vals[129], vals[130] = 1.0, -2.0
+  local x = mgpu.from_table(vals, "f32")
+  local bits, back = k(x)
+  local bt = bits:to_table()
+  local ok = bt[129] == 0x3f800000 and bt[130] == -1073741824
+  return (ok and 0 or 1) + compare(mgpu, back, x:to_table()), 0
+end)
+
+-- -- Broadcast, scalars, refs -----------------------------------------------------------------
+
+add("scalar-load-broadcast", function(mgpu)
+  local k = mgpu.kernel{
+    name = "scal", grid = { 3 }, out_shape = { mgpu.shape({ 3, 200 }, "f32"), mgpu.shape({}, "f32") },
+    body = function(s, o, total)
+      local i = mgpu.program_id(0)
+      local v = s:load() * (i + 1):astype("f32")
+      o:at(i):store(v:broadcast_to({ 200 }) + 1.0)
+      mgpu.when(mgpu.eq(i, 2), function() total:store(v) end)
+    end,
+  }
+  local o, total = k(mgpu.full({}, 1.5, "f32"))
+  local ref = {}
+  for r = 1, 3 do for c = 1, 200 do ref[(r - 1) * 200 + c] = 1.5 * r + 1 end end
+  return math.max(compare(mgpu, o, ref), compare(mgpu, total, { 4.5 })), 0
+end)
+
+add("views-2d-rows-columns", function(mgpu)
+  local R, C = 37, 96
+  local k = mgpu.kernel{
+    name = "views", grid = { 5 }, out_shape = { mgpu.shape({ R, C }, "f32"), mgpu.shape({ C }, "f32") },
+    body = function(x, rows, col)
+      local i = mgpu.program_id(0)
+      local blk = mgpu.ds(i * 8, 8)                  -- 8-row blocks; the last one is clipped
+      rows:at(blk, mgpu.all):store(x:at(blk):load() * 2.0)
+      mgpu.when(mgpu.eq(i, 0), function()            -- a strided view: column 5
+        col:at(mgpu.ds(0, R)):store(x:at(mgpu.all, 5):load())
+      end)
+    end,
+  }
+  local x = mgpu.random.normal({ R, C }, "f32")
+  local rows, col = k(x)
+  local xt, r1, r2 = x:to_table(), {}, {}
+  for i = 1, R * C do r1[i] = 2 * xt[i] end
+  for i = 1, R do r2[i] = xt[(i - 1) * C + 6] end
+  local ct = col:to_table()
+  for i = R + 1, C do r2[i] = ct[i] end              -- not written: keeps the poison (NaN)
+  return math.max(compare(mgpu, rows, r1), compare(mgpu, col, r2)), 0
+end)
+
+add("views-nested-squeezed", function(mgpu)
+  local k = mgpu.kernel{
+    name = "nested", grid = { 2, 3 }, out_shape = mgpu.shape({ 2, 3, 64 }, "bf16"),
+    body = function(x, o)
+      local a, b = mgpu.program_id(0), mgpu.program_id(1)
+      local plane = x:at(a)                          -- (3, 128)
+      local row = plane:at(b)                        -- (128)
+      o:at(a, b):store(row:at(mgpu.ds(64, 64)):load() + row:at(mgpu.ds(0, 64)):load())
+    end,
+  }
+  local x = mgpu.random.normal({ 2, 3, 128 }, "bf16")
+  local xt, ref = x:to_table(), {}
+  for a = 0, 1 do for b = 0, 2 do for c = 1, 64 do
+    local base = (a * 3 + b) * 128
+    ref[(a * 3 + b) * 64 + c] = xt[base + 64 + c] + xt[base + c]
+  end end end
+  return compare(mgpu, k(x), round(mgpu, ref, "bf16")), 0
+end)
+
+-- -- Control flow, grids and warpgroups --------------------------------------------------------
+
+add("fori-carry-arrays", function(mgpu)
+  local k = mgpu.kernel{
+    name = "fori", grid = { 1 }, out_shape = { mgpu.shape({ 512 }, "f32"), mgpu.shape({}, "i32") },
+    body = function(x, o, count)
+      local v = x:load()
+      local acc, n = mgpu.fori(0, 10, function(i, acc, n)
+        return acc + v * i:astype("f32"), n + 1
+      end, mgpu.broadcast(0, { 512 }, "f32"), 0)
+      o:store(acc)
+      count:store(n)
+    end,
+  }
+  local x = mgpu.random.normal(512, "f32")
+  local o, count = k(x)
+  local xt, ref = x:to_table(), {}
+  for i = 1, 512 do local s = 0; for j = 0, 9 do s = s + xt[i] * j end; ref[i] = s end
+  return math.max(compare(mgpu, o, ref), compare(mgpu, count, { 10 })), 1e-6
+end)
+
+add("cond-when", function(mgpu)
+  local k = mgpu.kernel{
+    name = "cond", grid = { 4 }, out_shape = mgpu.shape({ 4, 128 }, "f32"),
+    body = function(x, o)
+      local i = mgpu.program_id(0)
+      local v = x:at(i):load()
+      local r = mgpu.cond(mgpu.lt(i, 2), function() return v + 1.0 end, function() return v * -1.0 end)
+      o:at(i):store(r)
+      mgpu.when(mgpu.eq(i, 3), function() o:at(i):store(v:abs()) end)
+    end,
+  }
+  local x = mgpu.random.normal({ 4, 128 }, "f32")
+  local xt, ref = x:to_table(), {}
+  for i = 0, 3 do for c = 1, 128 do
+    local v = xt[i * 128 + c]
+    ref[i * 128 + c] = i < 2 and v + 1 or (i == 3 and math.abs(v) or -v)
+  end end
+  return compare(mgpu, k(x), round(mgpu, ref, "f32")), 0
+end)
+
+add("grid-3d-and-warpgroups", function(mgpu)
+  local k = mgpu.kernel{
+    name = "ids", grid = { 2, 3, 4 }, grid_names = { "a", "b", "c" }, num_threads = 2, thread_name = "wg",
+    out_shape = mgpu.shape({ 2, 3, 4, 2, 128 }, "i32"),
+    body = function(o)
+      local a, b, c, wg = mgpu.axis_index("a"), mgpu.axis_index("b"), mgpu.axis_index("c"), mgpu.axis_index("wg")
+      local code = ((a * mgpu.num_programs(1) + b) * mgpu.num_programs(2) + c) * 10 + wg
+      o:at(a, b, c, wg):store(code)
+    end,
+  }
+  local o = k():to_table()
+  local ref = {}
+  for a = 0, 1 do for b = 0, 2 do for c = 0, 3 do for w = 0, 1 do for l = 1, 128 do
+    ref[#ref + 1] = ((a * 3 + b) * 4 + c) * 10 + w
+  end end end end end
+  return compare(mgpu, mgpu.from_table(o, "i32"), ref), 0
+end)
+
+return cases
