@@ -1,0 +1,45 @@
+#!/bin/sh
+# The GPU suite: run on a machine with a Hopper GPU, from the repository
+# root, with build/ already built (it needs no Lua, CMake or compiler
+# there).  Checks every op case on the device, the examples at the sizes
+# the issues name, memory safety under compute-sanitizer, the SASS of the
+# add kernel, and measures the anchors (bench/anchors.py) in the same run.
+#   sh tools/gpu_suite.sh [outdir]          (logs in outdir, default $OUT or /tmp/mgpu-gpu)
+set -u
+out=${1:-${OUT:-/tmp/mgpu-gpu}}
+mkdir -p "$out"
+mgpu=./build/mgpu
+summary="$out/summary.txt"
+: > "$summary"
+row() { printf '%-44s %s\n' "$1" "$2" | tee -a "$summary"; }
+check() {   # name, command...: run, log, record pass/fail
+  name=$1; shift
+  log="$out/$(echo "$name" | tr ' /:' '___').log"
+  if "$@" > "$log" 2>&1; then row "$name" "ok  $(tail -1 "$log")"; else row "$name" "FAIL (see $log)"; tail -5 "$log"; fi
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+$mgpu info | tee -a "$out/gpu.txt"
+
+check "c unit tests" ./build/test_c
+check "op cases on the GPU" $mgpu tools/run_cases.lua
+check "op cases interpreted" $mgpu --interpret tools/run_cases.lua
+for n in 1 1000 1048579 268435456; do
+  check "add f32 n=$n" $mgpu examples/add.lua $n
+  check "saxpy f32 n=$n" $mgpu examples/saxpy.lua $n
+done
+check "add bf16 n=268435456" $mgpu examples/add.lua 268435456 bf16
+if command -v compute-sanitizer > /dev/null; then
+  check "memcheck add n=1000003" compute-sanitizer --tool memcheck --error-exitcode 9 $mgpu examples/add.lua 1000003
+  check "memcheck saxpy n=4099" compute-sanitizer --tool memcheck --error-exitcode 9 $mgpu examples/saxpy.lua 4099
+  check "memcheck op cases" compute-sanitizer --tool memcheck --error-exitcode 9 $mgpu tools/run_cases.lua "views"
+fi
+if command -v cuobjdump > /dev/null; then
+  $mgpu --emit-ptx "$out/ptx" examples/add.lua 268435456 > /dev/null 2>&1
+  ptxas -arch=sm_90a "$out/ptx/add.ptx" -o "$out/ptx/add.cubin" && cuobjdump -sass "$out/ptx/add.cubin" > "$out/add.sass"
+  row "add SASS: 128-bit loads/stores" "$(grep -c 'LDG.E.128' "$out/add.sass") LDG.E.128, $(grep -c 'STG.E.128' "$out/add.sass") STG.E.128"
+fi
+PYTHONUNBUFFERED=1 python3 -c "import sys; sys.path.insert(0, 'bench'); import anchors; anchors.torch_anchors()" > "$out/anchors.log" 2>&1
+grep -E "copy|device|cuBLAS" "$out/anchors.log" | tee -a "$summary"
+grep -h -E "GB/s|TFLOP" "$out"/*.log | grep -v anchors | tee -a "$summary"
+echo "== summary"; cat "$summary"
