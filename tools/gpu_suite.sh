@@ -14,7 +14,7 @@ summary="$out/summary.txt"
 row() { printf '%-44s %s\n' "$1" "$2" | tee -a "$summary"; }
 check() {   # name, command...: run, log, record pass/fail
   name=$1; shift
-  log="$out/$(echo "$name" | tr ' /:' '___').log"
+  log="$out/$(echo "$name" | tr ' /:=' '____').log"
   if "$@" > "$log" 2>&1; then row "$name" "ok  $(tail -1 "$log")"; else row "$name" "FAIL (see $log)"; tail -5 "$log"; fi
 }
 
@@ -41,5 +41,5 @@ if command -v cuobjdump > /dev/null; then
 fi
 PYTHONUNBUFFERED=1 python3 -c "import sys; sys.path.insert(0, 'bench'); import anchors; anchors.torch_anchors()" > "$out/anchors.log" 2>&1
 grep -E "copy|device|cuBLAS" "$out/anchors.log" | tee -a "$summary"
-grep -h -E "GB/s|TFLOP" "$out"/*.log | grep -v anchors | tee -a "$summary"
+
 echo "== summary"; cat "$summary"
