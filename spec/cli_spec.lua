@@ -98,6 +98,15 @@ k(mgpu.zeros(4, "i32"))
     assert.matches("%d+%.%d+%.%d+", out)
   end)
 
+  it("enters the REPL after a script with -i and reports errors at the REPL line", function()
+    local p = script("answer = 42\n")
+    local out, code = run("-i " .. p, "answer + 1\nmgpu.zeros(3, 'f9')\nprint('still here')\n")
+    assert.are.equal(0, code)
+    assert.matches("43\n", out)
+    assert.matches("stdin:1: zeros: unknown dtype f9", out)
+    assert.matches("still here", out)
+  end)
+
   it("emits PTX without executing", function()
     local dir = os.tmpname() .. "_ptx"
     local p = script([[

@@ -29,29 +29,32 @@ local function new(shape, dtype)
   self.buf = core().buffer(context.get(), bytes)
   return self
 end
-M.empty = function(shape, dtype)
-  dtype = check_dtype(dtype, "empty")
-  return new(compat.shape(shape, "shape"), dtype)
+local function make(shape, dtype, what)
+  dtype = check_dtype(dtype, what)
+  return new(compat.shape(shape, what .. " shape"), dtype)
 end
+
+--- An array with unspecified contents.
+function M.empty(shape, dtype) return make(shape, dtype, "empty") end
 
 function M.is_array(x) return getmetatable(x) == Array end
 
 function M.zeros(shape, dtype)
-  local a = M.empty(shape, dtype)
+  local a = make(shape, dtype, "zeros")
   core().buffer_fill(a.buf, "value", a.dtype, a.size, 0)
   return a
 end
 
 function M.full(shape, value, dtype)
   if type(value) ~= "number" and type(value) ~= "boolean" then compat.fail("full: value must be a number") end
-  local a = M.empty(shape, dtype)
+  local a = make(shape, dtype, "full")
   core().buffer_fill(a.buf, "value", a.dtype, a.size, value == true and 1 or value == false and 0 or value)
   return a
 end
 
 --- Elements 0, 1, 2, ... (times `step`, plus `start`) in row-major order.
 function M.iota(shape, dtype, start, step)
-  local a = M.empty(shape, dtype)
+  local a = make(shape, dtype, "iota")
   core().buffer_fill(a.buf, "iota", a.dtype, a.size, start or 0, step or 1)
   return a
 end
@@ -66,13 +69,13 @@ end
 M.random = {}
 --- Uniform in [lo, hi) (default [0, 1)).
 function M.random.uniform(shape, dtype, seed, lo, hi)
-  local a = M.empty(shape, dtype)
+  local a = make(shape, dtype, "random.uniform")
   core().buffer_fill(a.buf, "uniform", a.dtype, a.size, lo or 0, hi or 1, seed_of(seed))
   return a
 end
 --- Normal with the given mean and standard deviation (default 0, 1).
 function M.random.normal(shape, dtype, seed, mean, std)
-  local a = M.empty(shape, dtype)
+  local a = make(shape, dtype, "random.normal")
   core().buffer_fill(a.buf, "normal", a.dtype, a.size, mean or 0, std or 1, seed_of(seed))
   return a
 end
@@ -80,11 +83,11 @@ end
 --- An array from a flat table of numbers (shape defaults to {#t}).
 function M.from_table(t, dtype, shape)
   if type(t) ~= "table" then compat.fail("from_table: expected a table of numbers, got %s", type(t)) end
-  shape = compat.shape(shape or #t, "shape")
+  shape = compat.shape(shape or #t, "from_table shape")
   if compat.numel(shape) ~= #t then
     compat.fail("from_table: %d values do not fill shape %s", #t, compat.shape_str(shape))
   end
-  local a = M.empty(shape, dtype)
+  local a = make(shape, dtype, "from_table")
   core().buffer_set(a.buf, a.dtype, 0, t)
   return a
 end

@@ -436,4 +436,14 @@ add("grid-3d-and-warpgroups", function(mgpu)
   return compare(mgpu, mgpu.from_table(o, "i32"), ref), 0
 end)
 
+add("kernel-interpret-flag", function(mgpu)
+  -- interpret = true runs in the interpreter even on a GPU (buffers are copied)
+  local k = mgpu.kernel{ name = "interp", grid = { 2 }, interpret = true, out_shape = mgpu.shape({ 2, 130 }, "f32"),
+    body = function(x, o) local i = mgpu.program_id(0); o:at(i):store(x:at(i):load():exp()) end }
+  local x = mgpu.random.normal({ 2, 130 }, "f32")
+  local xt, ref = x:to_table(), {}
+  for i = 1, 260 do ref[i] = math.exp(xt[i]) end
+  return compare(mgpu, k(x), round(mgpu, ref, "f32")), 0
+end)
+
 return cases

@@ -73,28 +73,29 @@ static int incomplete(lua_State *L, int status) {
   return 0;
 }
 
-/* Compile the input, reading more lines while it is incomplete.  Leaves
-** the chunk (or an error message) on the stack; returns the status, or -1
-** at end of input. */
+/* Compile `code` as an expression list (its values get printed); the calls
+** are arguments of select, not a tail call, so errors keep their line. */
+static int load_expr(lua_State *L, const char *code) {
+  const char *src = lua_pushfstring(L, "return select(1, %s\n);", code);
+  int status = luaL_loadbuffer(L, src, strlen(src), "=stdin");
+  lua_remove(L, -2);
+  return status;
+}
+
+/* Compile the input, reading more lines while it is an unfinished
+** statement.  Leaves the chunk (or an error message) on the stack; returns
+** the status, or -1 at end of input. */
 static int load_input(lua_State *L, editor *ed) {
   char *line = read_line(ed, "> ");
   if (!line) return -1;
+  if (*line && ed->readline) ed->add_history(line);
   lua_pushstring(L, line);
-  size_t n = strlen(line);
-  if (n && ed->readline) ed->add_history(line);
   free(line);
-  /* an expression? */
-  const char *src = lua_pushfstring(L, "return %s;", lua_tostring(L, -1));
-  if (luaL_loadbuffer(L, src, strlen(src), "=stdin") == LUA_OK) {
-    lua_remove(L, -2);
-    lua_remove(L, -2);
-    return LUA_OK;
-  }
-  lua_pop(L, 2);
-  for (;;) {   /* a statement, possibly spread over several lines */
-    size_t len;
-    const char *code = lua_tolstring(L, -1, &len);
-    int status = luaL_loadbuffer(L, code, len, "=stdin");
+  for (;;) {
+    const char *code = lua_tostring(L, -1);
+    if (load_expr(L, code) == LUA_OK) { lua_remove(L, -2); return LUA_OK; }
+    lua_pop(L, 1);
+    int status = luaL_loadbuffer(L, code, strlen(code), "=stdin");
     if (!incomplete(L, status)) { lua_remove(L, -2); return status; }
     char *more = read_line(ed, ">> ");
     if (!more) { lua_pop(L, 1); return -1; }
