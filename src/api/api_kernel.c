@@ -301,7 +301,7 @@ static mgpu_status check_launch(mgpu_kernel *k, const mgpu_launch_args *a) {
 static mgpu_status launch_interp(mgpu_kernel *k, const mgpu_launch_args *a) {
   mgpu_ctx *ctx = k->ctx;
   uint32_t n = k->ir->params.n;
-  interp_buffer bufs[IR_MAXRES * 4];
+  interp_buffer bufs[IR_MAXRES * 4] = { { 0 } };
   if (n > MGPU_COUNTOF(bufs)) return diag_set(&ctx->d, ERR_UNSUPPORTED, "", k->ir->name, "more than 256 parameters");
   mgpu_status s = MGPU_OK;
   uint32_t got = 0;
