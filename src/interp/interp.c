@@ -336,7 +336,7 @@ mgpu_status interp_run(const ir_kernel *k, const interp_buffer *bufs, uint32_t n
   I.d = d;
   jmp_buf *saved = d->jmp;
   d->jmp = &I.jmp;
-  mgpu_status st = MGPU_OK;
+  volatile mgpu_status st = MGPU_OK;   /* survives the longjmp */
   if (setjmp(I.jmp)) {
     st = d->status;
     goto done;

@@ -18,7 +18,7 @@ typedef uint32_t preg;   /* (class << 24) | index; 0 = none */
 #define PR_MAKE(c, i) (((uint32_t)(c) << 24) | (uint32_t)(i))
 
 /* An operand as text: registers, immediates, addresses, vectors. */
-typedef struct po { char s[96]; } po;
+typedef struct po { char s[192]; } po;
 
 /* A lowered GMEM ref: where it starts along every dim of its parameter. */
 typedef struct pref {

@@ -284,7 +284,7 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, di
   sb_init(&e.body, k->alloc);
   jmp_buf jb, *saved = d->jmp;
   d->jmp = &jb;
-  mgpu_status st = MGPU_OK;
+  volatile mgpu_status st = MGPU_OK;   /* survives the longjmp */
   if (setjmp(jb)) { st = d->status; goto done; }
   e.vreg = mem_calloc(k->alloc, sizeof(preg) * k->vals.n);
   e.refs = mem_calloc(k->alloc, sizeof(pref) * k->vals.n);
