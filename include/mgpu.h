@@ -106,7 +106,9 @@ typedef enum mgpu_space {
 } mgpu_space;
 
 typedef enum mgpu_param_role {
-  MGPU_PARAM_INPUT = 0, MGPU_PARAM_OUTPUT = 1
+  MGPU_PARAM_INPUT = 0,    /* an array the kernel reads (a GMEM ref) */
+  MGPU_PARAM_OUTPUT = 1,   /* an array the kernel writes */
+  MGPU_PARAM_SCALAR = 2    /* a number passed by value (rank 0, any dtype but pred and f8) */
 } mgpu_param_role;
 
 typedef struct mgpu_value_info {
@@ -150,11 +152,23 @@ typedef enum mgpu_text_kind {
   MGPU_TEXT_PTX = 1        /* PTX for sm_90a */
 } mgpu_text_kind;
 
+/* One launch argument: a buffer for an array parameter, a number for a
+** scalar parameter (integers must be exact). */
+typedef struct mgpu_arg {
+  mgpu_buffer *buffer;
+  double scalar;
+} mgpu_arg;
+
 typedef struct mgpu_launch_args {
-  mgpu_buffer *const *buffers;   /* one per parameter, inputs then outputs */
-  int32_t nbuffers;
-  uint64_t stream;               /* CUstream, 0 = default stream */
+  const mgpu_arg *args;    /* one per parameter, in order (inputs and scalars as traced, then outputs) */
+  int32_t nargs;
+  uint64_t stream;         /* CUstream, 0 = the default stream */
 } mgpu_launch_args;
+
+typedef struct mgpu_param_info {
+  int32_t role;            /* mgpu_param_role */
+  mgpu_value_info value;   /* kind REF (arrays) or SCALAR, dtype, shape */
+} mgpu_param_info;
 
 typedef enum mgpu_fill_kind {
   MGPU_FILL_VALUE = 0,     /* every element = a */
@@ -188,6 +202,7 @@ int32_t mgpu_dtype_from_name(const char *name);
 
 mgpu_status mgpu_ctx_create(const mgpu_ctx_options *opts, mgpu_ctx **out);  /* on failure mgpu_errmsg(NULL) says why */
 void mgpu_ctx_release(mgpu_ctx *ctx);
+void mgpu_ctx_retain(mgpu_ctx *ctx);           /* another reference; release each one */
 const char *mgpu_errmsg(const mgpu_ctx *ctx);
 mgpu_status mgpu_device_query(mgpu_ctx *ctx, mgpu_device_info *out);
 mgpu_status mgpu_synchronize(mgpu_ctx *ctx);
@@ -235,6 +250,9 @@ mgpu_status mgpu_host_matmul(const mgpu_host *a, const mgpu_host *b, mgpu_host *
 mgpu_status mgpu_host_relerr(const mgpu_host *a, const mgpu_host *ref, double *out);
 
 void mgpu_kernel_release(mgpu_kernel *k);
+void mgpu_kernel_retain(mgpu_kernel *k);       /* another reference; release each one */
+int32_t mgpu_kernel_param_count(const mgpu_kernel *k);
+mgpu_status mgpu_kernel_param(mgpu_kernel *k, int32_t index, mgpu_param_info *out);
 mgpu_status mgpu_kernel_compile(mgpu_kernel *k);
 mgpu_status mgpu_kernel_text(mgpu_kernel *k, int32_t kind, const char **out);
 mgpu_status mgpu_kernel_resources_get(mgpu_kernel *k, mgpu_kernel_resources *out);

@@ -25,6 +25,26 @@ function M.shape(shape, dtype)
   return setmetatable({ shape = compat.shape(shape, "shape"), dtype = dtype }, Shape)
 end
 
+-- Scalar kernel arguments: mgpu.scalar(x, dtype), or a plain number (i32
+-- when integer-valued, else f32).  They reach the body as traced scalars.
+local Scalar = {}
+Scalar.__index = Scalar
+Scalar.__tostring = function(s) return string.format("mgpu.scalar(%s, %s)", tostring(s.value), s.dtype) end
+
+function M.scalar(value, dtype)
+  if type(value) ~= "number" then fail("scalar: value must be a number, got %s", type(value)) end
+  dtype = dtype or (compat.is_int(value) and "i32" or "f32")
+  if not context.core.dtype_size(dtype) or dtype == "pred" or dtype:match("^f8") then
+    fail("scalar: dtype must be a numeric dtype other than pred and f8, got %s", tostring(dtype))
+  end
+  return setmetatable({ value = value, dtype = dtype }, Scalar)
+end
+local function as_scalar(x)
+  if getmetatable(x) == Scalar then return x end
+  if type(x) == "number" then return M.scalar(x) end
+  return nil
+end
+
 local CompilerParams = {}
 CompilerParams.__index = CompilerParams
 local known_params = { approx_math = true }
@@ -121,7 +141,10 @@ end
 
 local function signature(args, grid, outs)
   local parts = {}
-  for i = 1, #args do parts[#parts + 1] = args[i].dtype .. compat.shape_str(args[i].shape) end
+  for i = 1, #args do
+    local s = as_scalar(args[i])
+    parts[#parts + 1] = s and ("scalar " .. s.dtype) or (args[i].dtype .. compat.shape_str(args[i].shape))
+  end
   parts[#parts + 1] = "grid" .. compat.shape_str(grid)
   for i = 1, #outs do parts[#parts + 1] = "out" .. outs[i].dtype .. compat.shape_str(outs[i].shape) end
   return table.concat(parts, ";")
@@ -135,7 +158,11 @@ local function trace_kernel(k, args, grid, outs)
   local t = { core = core, b = b, spec = k }
   local refs = {}
   core.loc(b, k.where)
-  for i = 1, #args do refs[#refs + 1] = trace.wrap(t, core.param(b, "in", args[i].dtype, args[i].shape)) end
+  for i = 1, #args do
+    local s = as_scalar(args[i])
+    if s then refs[#refs + 1] = trace.wrap(t, core.param(b, "scalar", s.dtype, {}))
+    else refs[#refs + 1] = trace.wrap(t, core.param(b, "in", args[i].dtype, args[i].shape)) end
+  end
   for i = 1, #outs do refs[#refs + 1] = trace.wrap(t, core.param(b, "out", outs[i].dtype, outs[i].shape)) end
   local saved = trace.current
   trace.current = t
@@ -170,8 +197,8 @@ M.emitted = {}
 
 local function prepare(self, args)
   for i = 1, #args do
-    if not array.is_array(args[i]) then
-      fail("kernel '%s': argument %d must be an mgpu array, got %s", self.name, i,
+    if not array.is_array(args[i]) and not as_scalar(args[i]) then
+      fail("kernel '%s': argument %d must be an mgpu array or a number, got %s", self.name, i,
            trace.is_value(args[i]) and "a traced value" or type(args[i]))
     end
   end
@@ -192,7 +219,10 @@ end
 
 local function launch(self, entry, args, results)
   local bufs = {}
-  for i = 1, #args do bufs[i] = args[i].buf end
+  for i = 1, #args do
+    local s = as_scalar(args[i])
+    bufs[i] = s and s.value or args[i].buf
+  end
   for i = 1, #results do bufs[#bufs + 1] = results[i].buf end
   local ok, err = pcall(context.core.launch, entry.kernel, bufs)
   if not ok then fail("%s", err) end

@@ -81,7 +81,7 @@ void test_interp_semantics(void) {
   int32_t o3[3] = { 77, 77, 77 };
   float fs[12], fd[12];
   for (int i = 0; i < 12; i++) { fs[i] = (float)i + 0.5f; fd[i] = NAN; }
-  interp_buffer bufs[3] = { { o3, sizeof o3 }, { fs, 40 }, { fd, 40 } };
+  interp_arg bufs[3] = { { o3, sizeof o3, 0 }, { fs, 40, 0 }, { fd, 40, 0 } };
   CHECK(interp_run(k, bufs, 3, &D) == MGPU_OK);
   CHECK(o3[0] == -8 && o3[1] == 8 && o3[2] == -8);   /* fib: 1 1 2 3 5 8 */
   for (int i = 0; i < 10; i++) CHECK(fd[i] == 2 * fs[i]);

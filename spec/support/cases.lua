@@ -436,6 +436,25 @@ add("grid-3d-and-warpgroups", function(mgpu)
   return compare(mgpu, mgpu.from_table(o, "i32"), ref), 0
 end)
 
+add("scalar-arguments", function(mgpu)
+  local k = mgpu.kernel{
+    name = "scalars", grid = { nblocks(N) }, out_shape = function(x) return mgpu.shape(x.shape, "f32") end,
+    body = function(x, a, n, h, o)
+      local blk = mgpu.ds(mgpu.program_id(0) * B, B)
+      local v = x:at(blk):load() * a + n:astype("f32") + h:astype("f32")
+      o:at(blk):store(v)
+    end,
+  }
+  local x = mgpu.random.normal(N, "f32")
+  local o = k(x, 2.5, 7, mgpu.scalar(-1.5, "bf16"))
+  local xt, ref = x:to_table(), {}
+  for i = 1, N do ref[i] = xt[i] * 2.5 + 7 - 1.5 end
+  local o2 = k(x, 0.5, -3, mgpu.scalar(4, "bf16"))   -- new values, same trace
+  local ref2 = {}
+  for i = 1, N do ref2[i] = xt[i] * 0.5 - 3 + 4 end
+  return math.max(compare(mgpu, o, ref), compare(mgpu, o2, ref2)), 1e-6   -- three roundings
+end)
+
 add("kernel-interpret-flag", function(mgpu)
   -- interpret = true runs in the interpreter even on a GPU (buffers are copied)
   local k = mgpu.kernel{ name = "interp", grid = { 2 }, interpret = true, out_shape = mgpu.shape({ 2, 130 }, "f32"),

@@ -42,6 +42,7 @@ struct mgpu_builder {
 
 struct mgpu_kernel {
   uint32_t magic;
+  int refs;
   mgpu_ctx *ctx;
   ir_kernel *ir;
   kinfo ki;

@@ -97,6 +97,10 @@ mgpu_status mgpu_ctx_create(const mgpu_ctx_options *opts, mgpu_ctx **out) {
   return MGPU_OK;
 }
 
+void mgpu_ctx_retain(mgpu_ctx *ctx) {
+  if (ctx && ctx->magic == MAGIC_CTX) api_ref(ctx);
+}
+
 void mgpu_ctx_release(mgpu_ctx *ctx) {
   if (!ctx || ctx->magic != MAGIC_CTX) return;
   api_unref(ctx);

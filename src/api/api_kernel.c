@@ -183,6 +183,7 @@ mgpu_status mgpu_builder_finish(mgpu_builder *b, mgpu_kernel **out) {
     if (k) kernel_free(k);
   } else {
     k->magic = MAGIC_KER;
+    k->refs = 1;
     api_ref(ctx);
     *out = k;
   }
@@ -190,8 +191,12 @@ mgpu_status mgpu_builder_finish(mgpu_builder *b, mgpu_kernel **out) {
   return s;
 }
 
+void mgpu_kernel_retain(mgpu_kernel *k) {
+  if (k && k->magic == MAGIC_KER) k->refs++;
+}
+
 void mgpu_kernel_release(mgpu_kernel *k) {
-  if (!k || k->magic != MAGIC_KER) return;
+  if (!k || k->magic != MAGIC_KER || --k->refs > 0) return;
   mgpu_ctx *ctx = k->ctx;
   if (k->mod) drv_bind(ctx->drv);
   kernel_free(k);
@@ -268,30 +273,73 @@ mgpu_status mgpu_kernel_resources_get(mgpu_kernel *k, mgpu_kernel_resources *out
   return s;
 }
 
-/* Every buffer must exist, belong to this context, be 16-byte aligned and
-** hold its parameter. */
-static mgpu_status check_launch(mgpu_kernel *k, const mgpu_launch_args *a) {
+int32_t mgpu_kernel_param_count(const mgpu_kernel *k) {
+  return k && k->magic == MAGIC_KER ? (int32_t)k->ir->params.n : -1;
+}
+
+mgpu_status mgpu_kernel_param(mgpu_kernel *k, int32_t index, mgpu_param_info *out) {
+  API_CHECK(k, MAGIC_KER);
+  const ir_kernel *ir = k->ir;
+  if (!out) return diag_set(&k->ctx->d, ERR_NULL_ARG, "", "mgpu_kernel_param(out)");
+  if (index < 0 || (uint32_t)index >= ir->params.n)
+    return diag_set(&k->ctx->d, ERR_BAD_ARG, "", "mgpu_kernel_param: index out of range");
+  const ir_type *t = ir_vtype(ir, ir->params.v[index].value);
+  memset(out, 0, sizeof *out);
+  out->role = ir->params.v[index].role;
+  out->value.kind = t->kind;
+  out->value.dtype = t->dtype;
+  out->value.space = t->space;
+  out->value.rank = t->rank;
+  for (int i = 0; i < t->rank; i++) out->value.shape[i] = t->shape[i];
+  return MGPU_OK;
+}
+
+/* A scalar argument as the bits the kernel parameter holds (8 bytes). */
+static bool scalar_bits(int dt, double x, uint64_t *bits) {
+  *bits = 0;
+  if (dt_isfloat(dt)) {
+    if (dt == MGPU_F64) memcpy(bits, &x, 8);
+    else if (dt == MGPU_F32) { float f = (float)x; memcpy(bits, &f, 4); }
+    else dt_store(dt, bits, x);
+    return true;
+  }
+  if (x != x || x != (double)(int64_t)x) return false;        /* must be an integer */
+  if (dt == MGPU_U64 ? x < 0 || x >= 18446744073709551616.0 : dt_wrap_int(dt, (int64_t)x) != (int64_t)x) return false;
+  int64_t v = (int64_t)x;
+  if (dt_bytes(dt) < 4) dt_store_int(MGPU_I32, bits, v);     /* narrow ints travel as 32 bits */
+  else dt_store_int(dt, bits, v);
+  return true;
+}
+
+/* Every array argument must be a live buffer of this context, 16-byte
+** aligned and large enough; every scalar must fit its dtype. */
+static mgpu_status check_launch(mgpu_kernel *k, const mgpu_launch_args *a, uint64_t *scalars) {
   mgpu_ctx *ctx = k->ctx;
   const ir_kernel *ir = k->ir;
   char msg[512];
-  if (!a || (a->nbuffers && !a->buffers)) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_kernel_launch(args)");
-  if ((uint32_t)a->nbuffers != ir->params.n) {
-    snprintf(msg, sizeof msg, "expects %u buffers (inputs then outputs), got %d", ir->params.n, a->nbuffers);
+  if (!a || (a->nargs && !a->args)) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_kernel_launch(args)");
+  if ((uint32_t)a->nargs != ir->params.n) {
+    snprintf(msg, sizeof msg, "expects %u arguments (inputs and scalars, then outputs), got %d", ir->params.n, a->nargs);
     return diag_set(&ctx->d, ERR_LAUNCH_ARG, "", ir->name, msg);
   }
   for (uint32_t i = 0; i < ir->params.n; i++) {
-    const mgpu_buffer *b = a->buffers[i];
     const ir_type *t = ir_vtype(ir, ir->params.v[i].value);
-    uint64_t need = (uint64_t)ir_numel(t) * dt_bytes(t->dtype);
     char ts[160];
     ir_type_str(t, ts, sizeof ts);
-    if (!b || b->magic != MAGIC_BUF) snprintf(msg, sizeof msg, "buffer %u is not a valid buffer handle", i + 1);
-    else if (b->ctx != ctx) snprintf(msg, sizeof msg, "buffer %u belongs to another context", i + 1);
+    if (ir->params.v[i].role == MGPU_PARAM_SCALAR) {
+      if (scalar_bits(t->dtype, a->args[i].scalar, &scalars[i])) continue;
+      snprintf(msg, sizeof msg, "argument %u (%s) must be an integer in range, got %.17g", i + 1, ts, a->args[i].scalar);
+      return diag_set(&ctx->d, ERR_LAUNCH_ARG, "", ir->name, msg);
+    }
+    const mgpu_buffer *b = a->args[i].buffer;
+    uint64_t need = (uint64_t)ir_numel(t) * dt_bytes(t->dtype);
+    if (!b || b->magic != MAGIC_BUF) snprintf(msg, sizeof msg, "argument %u (%s) is not a valid buffer handle", i + 1, ts + 1);
+    else if (b->ctx != ctx) snprintf(msg, sizeof msg, "argument %u belongs to another context", i + 1);
     else if (b->size < need)
-      snprintf(msg, sizeof msg, "buffer %u holds %llu bytes but parameter %u (%s) needs %llu", i + 1,
+      snprintf(msg, sizeof msg, "argument %u holds %llu bytes but parameter %u (%s) needs %llu", i + 1,
                (unsigned long long)b->size, i + 1, ts + 1, (unsigned long long)need);
     else if (b->addr % 16)
-      snprintf(msg, sizeof msg, "buffer %u is not 16-byte aligned (address 0x%llx)", i + 1, (unsigned long long)b->addr);
+      snprintf(msg, sizeof msg, "argument %u is not 16-byte aligned (address 0x%llx)", i + 1, (unsigned long long)b->addr);
     else continue;
     return diag_set(&ctx->d, ERR_LAUNCH_ARG, "", ir->name, msg);
   }
@@ -301,28 +349,31 @@ static mgpu_status check_launch(mgpu_kernel *k, const mgpu_launch_args *a) {
 static mgpu_status launch_interp(mgpu_kernel *k, const mgpu_launch_args *a) {
   mgpu_ctx *ctx = k->ctx;
   uint32_t n = k->ir->params.n;
-  interp_buffer bufs[IR_MAXRES * 4] = { { 0 } };
-  if (n > MGPU_COUNTOF(bufs)) return diag_set(&ctx->d, ERR_UNSUPPORTED, "", k->ir->name, "more than 256 parameters");
+  interp_arg args[256];
+  memset(args, 0, sizeof args);
   mgpu_status s = MGPU_OK;
   uint32_t got = 0;
   for (; got < n && !s; got++) {
-    s = api_buffer_host_copy(a->buffers[got], &bufs[got].data);
-    bufs[got].size = a->buffers[got]->size;
+    if (k->ir->params.v[got].role == MGPU_PARAM_SCALAR) { args[got].scalar = a->args[got].scalar; continue; }
+    s = api_buffer_host_copy(a->args[got].buffer, &args[got].data);
+    args[got].size = a->args[got].buffer->size;
   }
-  if (!s) s = interp_run(k->ir, bufs, n, &ctx->d);
+  if (!s) s = interp_run(k->ir, args, n, &ctx->d);
   for (uint32_t i = 0; i < n && !s; i++)
-    if (k->ir->params.v[i].role == MGPU_PARAM_OUTPUT) s = api_buffer_host_writeback(a->buffers[i], bufs[i].data);
-  for (uint32_t i = 0; i < got; i++) api_buffer_host_free(a->buffers[i], bufs[i].data);
+    if (k->ir->params.v[i].role == MGPU_PARAM_OUTPUT) s = api_buffer_host_writeback(a->args[i].buffer, args[i].data);
+  for (uint32_t i = 0; i < got; i++)
+    if (k->ir->params.v[i].role != MGPU_PARAM_SCALAR) api_buffer_host_free(a->args[i].buffer, args[i].data);
   return s;
 }
 
-static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a) {
+static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a, uint64_t *scalars) {
   mgpu_ctx *ctx = k->ctx;
   const ir_kernel *ir = k->ir;
-  uint64_t addrs[256];
   void *params[256];
-  if (ir->params.n > 256) return diag_set(&ctx->d, ERR_UNSUPPORTED, "", ir->name, "more than 256 parameters");
-  for (uint32_t i = 0; i < ir->params.n; i++) { addrs[i] = a->buffers[i]->addr; params[i] = &addrs[i]; }
+  for (uint32_t i = 0; i < ir->params.n; i++) {
+    if (ir->params.v[i].role != MGPU_PARAM_SCALAR) scalars[i] = a->args[i].buffer->addr;
+    params[i] = &scalars[i];
+  }
   CUlaunchConfig cfg;
   memset(&cfg, 0, sizeof cfg);
   unsigned g[3] = { 1, 1, 1 };
@@ -339,10 +390,12 @@ static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a) {
 mgpu_status mgpu_kernel_launch(mgpu_kernel *k, const mgpu_launch_args *args) {
   KER_ENTER(k);
   mgpu_ctx *ctx = k->ctx;
-  mgpu_status s = check_launch(k, args);
+  uint64_t scalars[256];
+  mgpu_status s = k->ir->params.n > 256 ? diag_set(&ctx->d, ERR_UNSUPPORTED, "", k->ir->name, "more than 256 parameters")
+                                         : check_launch(k, args, scalars);
   if (!s && ctx->info.mode != MGPU_MODE_COMPILE_ONLY) {
     s = compile(k);
-    if (!s) s = runs_interpreted(k) ? launch_interp(k, args) : launch_gpu(k, args);
+    if (!s) s = runs_interpreted(k) ? launch_interp(k, args) : launch_gpu(k, args, scalars);
   }
   api_leave(ctx);
   return s;

@@ -305,6 +305,7 @@ static void alloc_agents(interp *I) {
       else { a->slots[v].data = data; data += vnumel(k, v); }
     }
     for (uint32_t i = 0; i < k->params.n; i++) {
+      if (k->params.v[i].role == MGPU_PARAM_SCALAR) continue;
       iref *r = a->slots[k->params.v[i].value].ref;
       const ir_type *t = ir_vtype(k, k->params.v[i].value);
       r->root = (int32_t)i;
@@ -329,7 +330,7 @@ static void free_agents(interp *I) {
   mem_free(al, I->scratch, sizeof(ival) * (size_t)I->scratch_n);
 }
 
-mgpu_status interp_run(const ir_kernel *k, const interp_buffer *bufs, uint32_t nbufs, diag *d) {
+mgpu_status interp_run(const ir_kernel *k, const interp_arg *args, uint32_t nargs, diag *d) {
   interp I;
   memset(&I, 0, sizeof I);
   I.k = k;
@@ -341,19 +342,24 @@ mgpu_status interp_run(const ir_kernel *k, const interp_buffer *bufs, uint32_t n
     st = d->status;
     goto done;
   }
-  if (nbufs != k->params.n) diag_throw(d, ERR_LAUNCH_ARG, "", k->name, "wrong number of buffers");
+  if (nargs != k->params.n) diag_throw(d, ERR_LAUNCH_ARG, "", k->name, "wrong number of arguments");
   I.params = mem_calloc(k->alloc, sizeof(iparam) * (k->params.n ? k->params.n : 1));
   if (!I.params) diag_throw(d, ERR_NOMEM, "");
   for (uint32_t i = 0; i < k->params.n; i++) {
     const ir_type *t = ir_vtype(k, k->params.v[i].value);
     iparam *p = &I.params[i];
-    p->data = bufs[i].data;
+    p->data = args[i].data;
     p->dtype = t->dtype;
     p->rank = t->rank;
     int64_t s = 1;
     for (int j = t->rank - 1; j >= 0; j--) { p->shape[j] = t->shape[j]; p->stride[j] = s; s *= t->shape[j]; }
   }
   alloc_agents(&I);
+  for (uint32_t i = 0; i < k->params.n; i++) {   /* scalar parameters */
+    uint32_t v = k->params.v[i].value;
+    if (k->params.v[i].role != MGPU_PARAM_SCALAR) continue;
+    for (int w = 0; w < I.nagents; w++) I.agents[w].slots[v].data[0] = interp_const(ir_vtype(k, v)->dtype, args[i].scalar);
+  }
   int64_t g[3] = { 1, 1, 1 };
   for (int i = 0; i < k->opts.grid_rank; i++) g[i] = k->opts.grid[i];
   for (int64_t b0 = 0; b0 < g[0]; b0++)

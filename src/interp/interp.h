@@ -17,14 +17,17 @@ typedef union ival {
   int64_t i;      /* integer dtypes and pred (0/1) */
 } ival;
 
-typedef struct interp_buffer {
-  void *data;     /* host memory of a kernel parameter */
+/* One kernel argument: host memory of an array parameter, or the value of
+** a scalar parameter. */
+typedef struct interp_arg {
+  void *data;
   uint64_t size;  /* bytes */
-} interp_buffer;
+  double scalar;
+} interp_arg;
 
 /* Run the kernel over its whole grid.  Faults (out-of-bounds accesses that
 ** are not clipped views, deadlocks) are reported with the op's location. */
-mgpu_status interp_run(const ir_kernel *k, const interp_buffer *bufs, uint32_t nbufs, diag *d);
+mgpu_status interp_run(const ir_kernel *k, const interp_arg *args, uint32_t nargs, diag *d);
 
 /* interp_ops.c: elementwise evaluation over n elements.  Operand strides
 ** are 0 (a broadcast scalar) or 1. */

@@ -75,12 +75,15 @@ static uint32_t new_value(ir_builder *b, const ir_type *t, int32_t def, uint16_t
 mgpu_status irb_param(ir_builder *b, int role, int dtype, const int64_t *shape, int rank, uint32_t *out) {
   if (b->finished) return diag_set(b->d, ERR_FINISHED, "");
   if (!dt_valid(dtype) || dtype == MGPU_PRED) return diag_set(b->d, ERR_BAD_DTYPE, LOC(b), "param", dtype);
-  if (role != MGPU_PARAM_INPUT && role != MGPU_PARAM_OUTPUT)
-    return diag_set(b->d, ERR_BAD_ARG, LOC(b), "param: role must be MGPU_PARAM_INPUT or MGPU_PARAM_OUTPUT");
+  if (role != MGPU_PARAM_INPUT && role != MGPU_PARAM_OUTPUT && role != MGPU_PARAM_SCALAR)
+    return diag_set(b->d, ERR_BAD_ARG, LOC(b), "param: role must be an mgpu_param_role");
   if (rank < 0 || rank > IR_MAXRANK)
     return diag_set(b->d, ERR_BAD_SHAPE, LOC(b), "param", "rank must be between 0 and 8");
+  if (role == MGPU_PARAM_SCALAR && (rank != 0 || dtype == MGPU_F8E4M3 || dtype == MGPU_F8E5M2))
+    return failf(b, "scalar parameters have rank 0 and a dtype other than pred and f8 (got %s, rank %d)", dt_name(dtype), rank);
   if (b->k->ops.n) return diag_set(b->d, ERR_STATE, LOC(b), "parameters must be declared before the first op");
   ir_type t = { MGPU_VALUE_REF, (uint8_t)dtype, MGPU_SPACE_GMEM, (uint8_t)rank, { 0 } };
+  if (role == MGPU_PARAM_SCALAR) { t.kind = MGPU_VALUE_SCALAR; t.space = MGPU_SPACE_NONE; }
   for (int i = 0; i < rank; i++) {
     if (shape[i] < 1) return diag_set(b->d, ERR_BAD_SHAPE, LOC(b), "param", "every dimension must be at least 1");
     t.shape[i] = shape[i];

@@ -125,7 +125,8 @@ void ir_print(const ir_kernel *k, strbuf *sb, bool with_locs) {
     uint32_t v = k->params.v[i].value;
     sb_printf(sb, i ? ", %%%u: " : "%%%u: ", v);
     print_type(sb, ir_vtype(k, v));
-    sb_puts(sb, k->params.v[i].role == MGPU_PARAM_OUTPUT ? " out" : " in");
+    static const char *const roles[] = { " in", " out", "" };
+    sb_puts(sb, roles[k->params.v[i].role]);
   }
   sb_puts(sb, ") grid=(");
   for (int i = 0; i < o->grid_rank; i++) sb_printf(sb, i ? ", %d" : "%d", o->grid[i]);

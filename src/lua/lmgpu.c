@@ -300,7 +300,8 @@ static int l_param(lua_State *L) {
   int rank;
   int64_t *shape = int_array(L, 4, &rank);
   int32_t v = 0;
-  CHECK(L, u->ctx, mgpu_builder_param(u->h, strcmp(role, "out") ? MGPU_PARAM_INPUT : MGPU_PARAM_OUTPUT, dt, shape, rank, &v));
+  int r = !strcmp(role, "out") ? MGPU_PARAM_OUTPUT : !strcmp(role, "scalar") ? MGPU_PARAM_SCALAR : MGPU_PARAM_INPUT;
+  CHECK(L, u->ctx, mgpu_builder_param(u->h, r, dt, shape, rank, &v));
   lua_pushinteger(L, v);
   return 1;
 }
@@ -389,15 +390,20 @@ static int l_launch(lua_State *L) {
   handle *u = geth(L, 1, T_KER);
   luaL_checktype(L, 2, LUA_TTABLE);
   int n = (int)luaL_len(L, 2);
-  mgpu_buffer **bufs = lua_newuserdatauv(L, sizeof(mgpu_buffer *) * (size_t)(n ? n : 1), 0);
+  mgpu_arg *args = lua_newuserdatauv(L, sizeof(mgpu_arg) * (size_t)(n ? n : 1), 0);
   for (int i = 0; i < n; i++) {
     lua_geti(L, 2, i + 1);
-    handle *b = luaL_testudata(L, -1, T_BUF);
-    if (!b || !b->h) return luaL_error(L, "launch: argument %d is not a live buffer", i + 1);
-    bufs[i] = b->h;
+    args[i].buffer = NULL;
+    args[i].scalar = 0;
+    if (lua_type(L, -1) == LUA_TNUMBER) args[i].scalar = lua_tonumber(L, -1);
+    else {
+      handle *b = luaL_testudata(L, -1, T_BUF);
+      if (!b || !b->h) return luaL_error(L, "launch: argument %d is neither a number nor a live buffer", i + 1);
+      args[i].buffer = b->h;
+    }
     lua_pop(L, 1);
   }
-  mgpu_launch_args a = { bufs, n, (uint64_t)luaL_optinteger(L, 3, 0) };
+  mgpu_launch_args a = { args, n, (uint64_t)luaL_optinteger(L, 3, 0) };
   CHECK(L, u->ctx, mgpu_kernel_launch(u->h, &a));
   return 0;
 }
