@@ -70,7 +70,8 @@ typedef enum mgpu_mode {
 
 /* Allocator hook with lua_Alloc's contract: nsize == 0 frees and returns
 ** NULL; otherwise behaves like realloc(ptr, nsize) and returns NULL on
-** failure.  osize is the old size (0 for a new block). */
+** failure.  When ptr is not NULL, osize is its size; for a new block osize
+** is 0, or a Lua type tag for the script layer's Lua state. */
 typedef void *(*mgpu_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 
 typedef struct mgpu_ctx_options {
@@ -203,6 +204,11 @@ int32_t mgpu_dtype_from_name(const char *name);
 mgpu_status mgpu_ctx_create(const mgpu_ctx_options *opts, mgpu_ctx **out);  /* on failure mgpu_errmsg(NULL) says why */
 void mgpu_ctx_release(mgpu_ctx *ctx);
 void mgpu_ctx_retain(mgpu_ctx *ctx);           /* another reference; release each one */
+/* The allocator the context uses (the one given at creation, or the C library's). */
+mgpu_status mgpu_ctx_allocator(mgpu_ctx *ctx, mgpu_alloc_fn *fn, void **ud);
+/* Record an error on the context for mgpu_errmsg (MGPU_OK clears it); returns
+** status.  For libraries layered on mgpu, such as the script layer. */
+mgpu_status mgpu_ctx_fail(mgpu_ctx *ctx, mgpu_status status, const char *msg);
 const char *mgpu_errmsg(const mgpu_ctx *ctx);
 mgpu_status mgpu_device_query(mgpu_ctx *ctx, mgpu_device_info *out);
 mgpu_status mgpu_synchronize(mgpu_ctx *ctx);
@@ -258,6 +264,22 @@ mgpu_status mgpu_kernel_text(mgpu_kernel *k, int32_t kind, const char **out);
 mgpu_status mgpu_kernel_resources_get(mgpu_kernel *k, mgpu_kernel_resources *out);
 mgpu_status mgpu_kernel_launch(mgpu_kernel *k, const mgpu_launch_args *args);
 /* MGPU_FFI_END */
+
+typedef struct mgpu_script mgpu_script;    /* an engine-owned Lua 5.4 state running mgpu scripts */
+/* Scripts (in libmgpu_script, which links Lua 5.4; not part of the FFI
+** block: libmgpu itself contains no Lua, so it loads into lua5.4 and LuaJIT
+** processes alike).  A script is a Lua 5.4 state with `require "mgpu"` bound to ctx.  Scripts
+** define kernels with mgpu.kernel; C fetches one by the name of the
+** variable holding it (a global, or a dotted path such as "lib.add"),
+** traced for arguments of the given kinds, dtypes and shapes (kind REF for
+** arrays, SCALAR for numbers).  A Lua error returns MGPU_ERR_SCRIPT with
+** its message.  One thread at a time per script. */
+mgpu_status mgpu_script_create(mgpu_ctx *ctx, mgpu_script **out);
+void mgpu_script_release(mgpu_script *s);
+mgpu_status mgpu_script_run_file(mgpu_script *s, const char *path, const char *const *args, int32_t nargs);
+mgpu_status mgpu_script_run_string(mgpu_script *s, const char *code, const char *chunkname);
+mgpu_status mgpu_script_kernel(mgpu_script *s, const char *name, const mgpu_value_info *args, int32_t nargs, mgpu_kernel **out);
+
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

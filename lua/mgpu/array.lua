@@ -39,6 +39,15 @@ function M.empty(shape, dtype) return make(shape, dtype, "empty") end
 
 function M.is_array(x) return getmetatable(x) == Array end
 
+--- An array description without memory (shape and dtype only), for
+--- tracing kernels ahead of their data.
+function M.spec(shape, dtype)
+  dtype = check_dtype(dtype, "spec")
+  shape = compat.shape(shape, "spec shape")
+  local n = compat.numel(shape)
+  return setmetatable({ shape = shape, dtype = dtype, size = n, nbytes = n * core().dtype_size(dtype) }, Array)
+end
+
 function M.zeros(shape, dtype)
   local a = make(shape, dtype, "zeros")
   core().buffer_fill(a.buf, "value", a.dtype, a.size, 0)

@@ -31,6 +31,15 @@ function M.configure(opts)
   end
 end
 
+--- Make an existing context handle the default (the script layer binds its
+--- engine-owned state to the embedder's context this way).
+function M.use(handle)
+  if ctx then compat.fail("mgpu.context.use must come before the first kernel or array is created") end
+  ctx = handle
+  info = M.core.device(ctx)
+  if M.config.poison_outputs == nil then M.config.poison_outputs = info.mode ~= "gpu" end
+end
+
 --- The default context, created on first use.
 function M.get()
   if ctx then return ctx end

@@ -262,6 +262,16 @@ function Kernel:call_into(outs, ...)
   return outs
 end
 
+--- The core kernel handle for arguments described by `specs` (arrays from
+--- mgpu.array spec or numbers/mgpu.scalar), traced and compiled if needed.
+function Kernel:trace_for(specs)
+  local entry = prepare(self, specs)
+  context.core.compile(entry.kernel)
+  return entry.kernel
+end
+
+function M.is_kernel(x) return getmetatable(x) == Kernel end
+
 --- The kernel's canonical IR text and PTX for the given arguments.
 function Kernel:lower(...)
   local args = { ... }

@@ -101,6 +101,22 @@ void mgpu_ctx_retain(mgpu_ctx *ctx) {
   if (ctx && ctx->magic == MAGIC_CTX) api_ref(ctx);
 }
 
+mgpu_status mgpu_ctx_allocator(mgpu_ctx *ctx, mgpu_alloc_fn *fn, void **ud) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (!fn || !ud) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_ctx_allocator(fn, ud)");
+  *fn = ctx->alloc.fn;
+  *ud = ctx->alloc.ud;
+  return MGPU_OK;
+}
+
+mgpu_status mgpu_ctx_fail(mgpu_ctx *ctx, mgpu_status status, const char *msg) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (status > 0) status = MGPU_ERR_ARG;
+  snprintf(ctx->d.msg, sizeof ctx->d.msg, "%s", status && msg ? msg : "");
+  ctx->d.status = status;
+  return status;
+}
+
 void mgpu_ctx_release(mgpu_ctx *ctx) {
   if (!ctx || ctx->magic != MAGIC_CTX) return;
   api_unref(ctx);

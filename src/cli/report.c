@@ -8,6 +8,7 @@
 
 #include <lauxlib.h>
 
+#include "../lua/lmgpu.h"
 #include "cli.h"
 
 /* The source line `line` of `path`, or 0. */
@@ -53,20 +54,9 @@ void cli_report(const char *msg) {
   fflush(stderr);
 }
 
-static int msghandler(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (!msg) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-  }
-  const char *tb = getenv("MGPU_TRACEBACK");
-  if (tb && *tb && strcmp(tb, "0")) luaL_traceback(L, L, msg, 1);
-  return 1;
-}
-
 int cli_docall(lua_State *L, int narg, int nres) {
   int base = lua_gettop(L) - narg;
-  lua_pushcfunction(L, msghandler);
+  lua_pushcfunction(L, lmgpu_msghandler);
   lua_insert(L, base);
   int status = lua_pcall(L, narg, nres, base);
   lua_remove(L, base);

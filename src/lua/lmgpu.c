@@ -107,6 +107,27 @@ static int l_dtype_size(lua_State *L) {
   return 1;
 }
 
+int lmgpu_msghandler(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (!msg) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  const char *tb = getenv("MGPU_TRACEBACK");
+  if (tb && *tb && strcmp(tb, "0")) luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+void lmgpu_push_ctx(lua_State *L, mgpu_ctx *ctx) {
+  mgpu_ctx_retain(ctx);
+  newh(L, T_CTX, ctx, ctx);
+}
+
+mgpu_kernel *lmgpu_tokernel(lua_State *L, int idx) {
+  handle *u = luaL_testudata(L, idx, T_KER);
+  return u ? u->h : NULL;
+}
+
 static int l_ctx_new(lua_State *L) {
   int mode = mode_of(luaL_optstring(L, 1, "auto"));
   if (mode < 0) return luaL_argerror(L, 1, "mode must be auto, gpu, interpret or compile");

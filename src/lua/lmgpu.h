@@ -9,8 +9,24 @@
 
 #include "mgpu.h"
 
-/* require "mgpu.core" (exported from the C module) */
-__attribute__((visibility("default"))) int luaopen_mgpu_core(lua_State *L);
+/* Exported only from the C module (mgpu/core.so); hidden inside libmgpu.so. */
+#ifdef LMGPU_MODULE
+#define LMGPU_EXPORT __attribute__((visibility("default")))
+#else
+#define LMGPU_EXPORT
+#endif
+
+/* require "mgpu.core" */
+LMGPU_EXPORT int luaopen_mgpu_core(lua_State *L);
+
+/* lua_pcall message handler: the message (through __tostring), with a
+** traceback when MGPU_TRACEBACK is set. */
+int lmgpu_msghandler(lua_State *L);
+
+/* A Lua handle for an existing context (takes a reference). */
+void lmgpu_push_ctx(lua_State *L, mgpu_ctx *ctx);
+/* The kernel held by the core handle at idx, or NULL. */
+mgpu_kernel *lmgpu_tokernel(lua_State *L, int idx);
 
 /* Preload "mgpu.core" and the embedded front end (linit.c). */
 void lmgpu_install(lua_State *L);
