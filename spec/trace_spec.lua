@@ -58,7 +58,9 @@ describe("tracing", function()
   it("rejects comparisons written with operators and values used outside their loop", function()
     local k = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 128 }, "f32"),
       body = function(x, o) local v = x:load(); if v < 0 then o:store(v) end end }
-    assert.matches("use mgpu.lt%(a, b%)", err_of(k, mgpu.zeros(128)))
+    -- Lua 5.4 calls __lt (which explains); Lua 5.1/LuaJIT refuses a table-number comparison itself
+    local msg = err_of(k, mgpu.zeros(128))
+    assert.is_truthy(msg:match("trace_spec.lua:%d+: use mgpu.lt%(a, b%)") or msg:match("trace_spec.lua:%d+: attempt to compare"), msg)
     local k2 = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 128 }, "f32"),
       body = function(x, o)
         local leaked

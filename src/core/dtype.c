@@ -173,10 +173,15 @@ void dt_store(int dtype, void *dst, double x) {
   }
 }
 
+/* NaNs come back as the one canonical quiet NaN: payloads mean nothing to
+** callers, and LuaJIT reads some payloads (e.g. a widened f32 0xffffffff)
+** as tagged values rather than numbers. */
+static double canon(double x) { return isnan(x) ? NAN : x; }
+
 double dt_load(int dtype, const void *src) {
   switch (dtype) {
-  case MGPU_F64: { double d; memcpy(&d, src, 8); return d; }
-  case MGPU_F32: { float f; memcpy(&f, src, 4); return f; }
+  case MGPU_F64: { double d; memcpy(&d, src, 8); return canon(d); }
+  case MGPU_F32: { float f; memcpy(&f, src, 4); return canon(f); }
   case MGPU_F16: case MGPU_BF16: { uint16_t h; memcpy(&h, src, 2); return fmt_decode(fmt_of(dtype), h); }
   case MGPU_F8E4M3: case MGPU_F8E5M2: return fmt_decode(fmt_of(dtype), *(const uint8_t *)src);
   case MGPU_U64: return (double)(uint64_t)dt_load_int(dtype, src);

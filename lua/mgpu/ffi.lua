@@ -1,0 +1,386 @@
+--[[
+mgpu.ffi -- the core interface over LuaJIT's FFI: the same functions, with
+the same arguments and errors, as the Lua 5.4 C module (src/lua/lmgpu.c),
+so the front end runs unchanged under LuaJIT.
+
+The declarations come from mgpu.cdef, generated at build time from the FFI
+block of include/mgpu.h.  libmgpu.so is found through $MGPU_LIB, the path
+recorded when mgpu.cdef was generated, next to this file, or the system
+library path; its ABI version must match the header's.
+]]
+local ffi = require "ffi"
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local gen = require "mgpu.cdef"
+
+ffi.cdef(gen.cdef)
+
+local M = { impl = "ffi" }
+
+local function here()
+  local src = debug.getinfo(1, "S").source
+  return src:sub(1, 1) == "@" and src:match("^@(.*)/[^/]*$") or "."
+end
+
+-- Load libmgpu: the first candidate that loads wins.
+local function load_lib()
+  local tried = {}
+  local candidates = { os.getenv("MGPU_LIB") or false, gen.lib or false, here() .. "/libmgpu.so", "mgpu" }
+  for _, path in ipairs(candidates) do
+    if path and path ~= "" then
+      local ok, lib = pcall(ffi.load, path)
+      if ok then return lib end
+      tried[#tried + 1] = path
+    end
+  end
+  error("mgpu: cannot load libmgpu.so (tried " .. table.concat(tried, ", ") .. "); set MGPU_LIB", 0)
+end
+
+local lib = load_lib()
+M.lib = lib
+
+--- Refuse a library built from another header (the OpenResty pattern).
+function M.check_abi(have, want)
+  if have ~= want then
+    error(string.format("mgpu: libmgpu has ABI version %d but mgpu.cdef expects %d; rebuild or fix MGPU_LIB", have, want), 0)
+  end
+end
+M.check_abi(lib.mgpu_abi_version(), gen.abi)
+
+-- Handles: a table holding the cdata pointer (released by ffi.gc) and the
+-- context that reports its errors.
+local Handle = {}
+Handle.__index = Handle
+local function wrap(ptr, ctx, release)
+  ffi.gc(ptr, release)
+  return setmetatable({ h = ptr, ctx = ctx or ptr, release = release }, Handle)
+end
+
+local function fail(ctx)
+  error(ffi.string(lib.mgpu_errmsg(ctx)), 0)
+end
+local function check(st, ctx)
+  if st ~= 0 then fail(ctx) end
+end
+
+local function live(x, what)
+  if type(x) ~= "table" or getmetatable(x) ~= Handle or x.h == nil then
+    error("mgpu: " .. what .. " is not a live mgpu handle", 0)
+  end
+  return x.h
+end
+
+local function dtype_of(name)
+  local d = lib.mgpu_dtype_from_name(name)
+  if d < 0 then error("unknown dtype '" .. tostring(name) .. "'", 0) end
+  return d
+end
+
+local function int64s(t)
+  local n = t and #t or 0
+  local a = ffi.new("int64_t[?]", n > 0 and n or 1)
+  for i = 1, n do a[i - 1] = t[i] end
+  return a, n
+end
+
+-- -- Module-level ------------------------------------------------------------------
+
+function M.version() return ffi.string(lib.mgpu_version()) end
+function M.abi() return lib.mgpu_abi_version() end
+
+function M.dtype_size(name)
+  local d = lib.mgpu_dtype_from_name(name)
+  if d < 0 then return nil end
+  return lib.mgpu_dtype_size(d)
+end
+
+local modes = { auto = 0, gpu = 1, interpret = 2, compile = 3 }
+local mode_names = { [0] = "auto", "gpu", "interpret", "compile" }
+
+function M.ctx_new(mode, device)
+  local m = modes[mode or "auto"]
+  if not m then error("bad argument #1 to 'ctx_new' (mode must be auto, gpu, interpret or compile)", 0) end
+  local o = ffi.new("mgpu_ctx_options")
+  o.mode = m
+  o.device = device or 0
+  local out = ffi.new("mgpu_ctx*[1]")
+  if lib.mgpu_ctx_create(o, out) ~= 0 then error(ffi.string(lib.mgpu_errmsg(nil)), 0) end
+  local h = wrap(out[0], nil, lib.mgpu_ctx_release)
+  h.ctx = h.h
+  return h
+end
+
+function M.device(ctx)
+  local c = live(ctx, "context")
+  local d = ffi.new("mgpu_device_info")
+  check(lib.mgpu_device_query(c, d), c)
+  return {
+    mode = mode_names[d.mode], sm_count = d.sm_count, cc_major = d.cc_major, cc_minor = d.cc_minor,
+    smem_per_block = d.smem_per_block, driver_version = d.driver_version, l2_bytes = d.l2_bytes,
+    clock_khz = d.clock_khz, global_mem = tonumber(d.global_mem), name = ffi.string(d.name),
+    reason = ffi.string(d.reason),
+  }
+end
+
+function M.sync(ctx) local c = live(ctx, "context"); check(lib.mgpu_synchronize(c), c) end
+function M.timer_start(ctx) local c = live(ctx, "context"); check(lib.mgpu_timer_start(c), c) end
+function M.timer_stop(ctx)
+  local c = live(ctx, "context")
+  local ms = ffi.new("double[1]")
+  check(lib.mgpu_timer_stop(c, ms), c)
+  return ms[0]
+end
+
+-- -- Buffers ---------------------------------------------------------------------------
+
+function M.buffer(ctx, nbytes)
+  local c = live(ctx, "context")
+  if nbytes < 0 then error("bad argument #2 to 'buffer' (size must not be negative)", 0) end
+  local out = ffi.new("mgpu_buffer*[1]")
+  check(lib.mgpu_buffer_alloc(c, nbytes, out), c)
+  return wrap(out[0], c, lib.mgpu_buffer_release)
+end
+
+function M.buffer_size(b) return tonumber(lib.mgpu_buffer_size(live(b, "buffer"))) end
+function M.buffer_address(b) return tonumber(lib.mgpu_buffer_address(live(b, "buffer"))) end
+
+local fill_kinds = { value = 0, iota = 1, uniform = 2, normal = 3 }
+function M.buffer_fill(b, kind, dtype, count, a, bb, seed)
+  local h = live(b, "buffer")
+  local f = ffi.new("mgpu_fill")
+  f.kind = fill_kinds[kind] or error("bad argument #2 to 'buffer_fill' (invalid option '" .. tostring(kind) .. "')", 0)
+  f.dtype = dtype_of(dtype)
+  f.count = count
+  f.a = a or 0
+  f.b = bb or 0
+  f.seed = seed or 0
+  check(lib.mgpu_buffer_fill(h, f), b.ctx)
+end
+
+function M.buffer_get(b, dtype, first, count)
+  local h = live(b, "buffer")
+  if first < 0 or count < 0 then error("buffer_get: negative range", 0) end
+  local tmp = ffi.new("double[?]", count > 0 and count or 1)
+  check(lib.mgpu_buffer_get_f64(h, dtype_of(dtype), first, count, tmp), b.ctx)
+  local out = {}
+  local pred = dtype == "pred"
+  for i = 1, count do
+    local v = tmp[i - 1]
+    out[i] = pred and v ~= 0 or v
+  end
+  return out
+end
+
+function M.buffer_set(b, dtype, first, t)
+  local h = live(b, "buffer")
+  if first < 0 then error("buffer_set: negative offset", 0) end
+  local n = #t
+  local tmp = ffi.new("double[?]", n > 0 and n or 1)
+  for i = 1, n do
+    local v = t[i]
+    if type(v) == "boolean" then v = v and 1 or 0 end
+    if type(v) ~= "number" then error("element " .. i .. " is not a number", 0) end
+    tmp[i - 1] = v
+  end
+  check(lib.mgpu_buffer_set_f64(h, dtype_of(dtype), first, n, tmp), b.ctx)
+end
+
+function M.buffer_copy(dst, doff, src, soff, n)
+  local d, s = live(dst, "buffer"), live(src, "buffer")
+  if doff < 0 or soff < 0 or n < 0 then error("buffer_copy: negative offset or size", 0) end
+  check(lib.mgpu_buffer_copy(d, doff, s, soff, n), dst.ctx)
+end
+
+-- -- Tracing ---------------------------------------------------------------------------
+
+function M.builder(ctx, opts)
+  local c = live(ctx, "context")
+  local o = ffi.new("mgpu_kernel_options")
+  local name = opts.name
+  o.name = name
+  local g = opts.grid or {}
+  if #g > 3 then error("grid must have at most 3 dimensions", 0) end
+  o.grid_rank = #g
+  for i = 1, #g do o.grid[i - 1] = g[i] end
+  o.num_threads = opts.num_threads or 1
+  o.approx_math = opts.approx_math and 1 or 0
+  o.interpret = opts.interpret and 1 or 0
+  local out = ffi.new("mgpu_builder*[1]")
+  check(lib.mgpu_builder_create(c, o, out), c)
+  return wrap(out[0], c, lib.mgpu_builder_release)
+end
+
+function M.loc(b, loc) check(lib.mgpu_builder_set_loc(live(b, "builder"), loc or ""), b.ctx) end
+
+local roles = { ["in"] = 0, out = 1, scalar = 2 }
+function M.param(b, role, dtype, shape)
+  local h = live(b, "builder")
+  local s, rank = int64s(shape)
+  local v = ffi.new("int32_t[1]")
+  check(lib.mgpu_builder_param(h, roles[role] or 0, dtype_of(dtype), s, rank, v), b.ctx)
+  return v[0]
+end
+
+local res_buf = ffi.new("int32_t[72]")
+local nres_buf = ffi.new("int32_t[1]")
+local args_buf = ffi.new("mgpu_op_args")
+function M.op(b, name, operands, ints, number, text)
+  local h = live(b, "builder")
+  local n = operands and #operands or 0
+  local o = ffi.new("int32_t[?]", n > 0 and n or 1)
+  for i = 1, n do o[i - 1] = operands[i] end
+  local iv, ni = int64s(ints)
+  args_buf.operands, args_buf.noperands = o, n
+  args_buf.ints, args_buf.nints = iv, ni
+  args_buf.number = number or 0
+  args_buf.text = text
+  check(lib.mgpu_builder_op(h, name, args_buf, res_buf, 72, nres_buf), b.ctx)
+  local r = {}
+  for i = 1, nres_buf[0] do r[i] = res_buf[i - 1] end
+  return compat.unpack(r, 1, nres_buf[0])
+end
+
+local kinds = { [0] = "scalar", "array", "ref" }
+function M.value(b, id)
+  local h = live(b, "builder")
+  local vi = ffi.new("mgpu_value_info")
+  check(lib.mgpu_builder_value(h, id, vi), b.ctx)
+  local shape = {}
+  for i = 1, vi.rank do shape[i] = tonumber(vi.shape[i - 1]) end
+  return kinds[vi.kind], ffi.string(lib.mgpu_dtype_name(vi.dtype)), shape
+end
+
+function M.finish(b)
+  local h = live(b, "builder")
+  local out = ffi.new("mgpu_kernel*[1]")
+  check(lib.mgpu_builder_finish(h, out), b.ctx)
+  return wrap(out[0], b.ctx, lib.mgpu_kernel_release)
+end
+
+function M.release(x)
+  local h = live(x, "handle")
+  ffi.gc(h, nil)
+  x.release(h)
+  x.h = nil
+end
+
+-- -- Kernels -----------------------------------------------------------------------------
+
+function M.compile(k) check(lib.mgpu_kernel_compile(live(k, "kernel")), k.ctx) end
+
+function M.text(k, kind)
+  local h = live(k, "kernel")
+  local out = ffi.new("const char*[1]")
+  check(lib.mgpu_kernel_text(h, kind == "ptx" and 1 or 0, out), k.ctx)
+  return ffi.string(out[0])
+end
+
+function M.resources(k)
+  local h = live(k, "kernel")
+  local r = ffi.new("mgpu_kernel_resources")
+  check(lib.mgpu_kernel_resources_get(h, r), k.ctx)
+  return { registers = r.registers, local_bytes = r.local_bytes, smem_bytes = r.smem_bytes, threads = r.threads,
+           compile_ms = r.compile_ms, load_ms = r.load_ms }
+end
+
+function M.launch(k, args, stream)
+  local h = live(k, "kernel")
+  local n = #args
+  local a = ffi.new("mgpu_arg[?]", n > 0 and n or 1)
+  for i = 1, n do
+    local x = args[i]
+    if type(x) == "number" then a[i - 1].scalar = x
+    elseif type(x) == "table" and getmetatable(x) == Handle and x.h ~= nil then a[i - 1].buffer = x.h
+    else error("launch: argument " .. i .. " is neither a number nor a live buffer", 0) end
+  end
+  local la = ffi.new("mgpu_launch_args")
+  la.args, la.nargs, la.stream = a, n, stream or 0
+  check(lib.mgpu_kernel_launch(h, la), k.ctx)
+end
+
+-- -- Host arrays -------------------------------------------------------------------------
+
+local host_ops = { add = 0, sub = 1, mul = 2, div = 3, max = 4, min = 5, neg = 6, abs = 7, exp = 8, log = 9,
+                   sqrt = 10, tanh = 11, round = 12, sum = 13, mean = 14 }
+local function host_op(name)
+  local o = host_ops[name]
+  if not o then error("bad argument #1 (invalid option '" .. tostring(name) .. "')", 0) end
+  return o
+end
+
+local function new_host(ptr, ctx) return wrap(ptr, ctx, lib.mgpu_host_release) end
+
+function M.host_new(ctx, shape)
+  local c = live(ctx, "context")
+  local s, rank = int64s(shape)
+  local out = ffi.new("mgpu_host*[1]")
+  check(lib.mgpu_host_create(c, s, rank, out), c)
+  return new_host(out[0], c)
+end
+
+function M.host_download(h, b, dtype) check(lib.mgpu_host_download(live(h, "host array"), live(b, "buffer"), dtype_of(dtype)), h.ctx) end
+function M.host_upload(h, b, dtype) check(lib.mgpu_host_upload(live(h, "host array"), live(b, "buffer"), dtype_of(dtype)), h.ctx) end
+
+function M.host_map(name, a, b)
+  local ha = live(a, "host array")
+  local hb, s = nil, 0
+  if type(b) == "table" then hb = live(b, "host array") elseif type(b) == "number" then s = b end
+  local out = ffi.new("mgpu_host*[1]")
+  check(lib.mgpu_host_map(host_op(name), ha, hb, s, out), a.ctx)
+  return new_host(out[0], a.ctx)
+end
+
+function M.host_reduce(name, a, axis, keepdims)
+  local out = ffi.new("mgpu_host*[1]")
+  check(lib.mgpu_host_reduce(host_op(name), live(a, "host array"), axis, keepdims and 1 or 0, out), a.ctx)
+  return new_host(out[0], a.ctx)
+end
+
+function M.host_slice(a, start, size)
+  local out = ffi.new("mgpu_host*[1]")
+  check(lib.mgpu_host_slice(live(a, "host array"), start, size, out), a.ctx)
+  return new_host(out[0], a.ctx)
+end
+
+function M.host_matmul(a, b)
+  local out = ffi.new("mgpu_host*[1]")
+  check(lib.mgpu_host_matmul(live(a, "host array"), live(b, "host array"), out), a.ctx)
+  return new_host(out[0], a.ctx)
+end
+
+function M.host_relerr(a, b)
+  local e = ffi.new("double[1]")
+  check(lib.mgpu_host_relerr(live(a, "host array"), live(b, "host array"), e), a.ctx)
+  return e[0]
+end
+
+function M.host_shape(a)
+  local h = live(a, "host array")
+  local s = {}
+  for i = 1, lib.mgpu_host_rank(h) do s[i] = tonumber(lib.mgpu_host_dim(h, i - 1)) end
+  return s
+end
+
+local function host_count(h)
+  local n = 1
+  for i = 1, lib.mgpu_host_rank(h) do n = n * tonumber(lib.mgpu_host_dim(h, i - 1)) end
+  return n
+end
+
+function M.host_get(a, first, count)
+  local h = live(a, "host array")
+  if first < 0 or count < 0 or first + count > host_count(h) then error("host_get: range out of bounds", 0) end
+  local v = lib.mgpu_host_data(h)
+  local out = {}
+  for i = 1, count do out[i] = v[first + i - 1] end
+  return out
+end
+
+function M.host_set(a, first, t)
+  local h = live(a, "host array")
+  if first < 0 or first + #t > host_count(h) then error("host_set: range out of bounds", 0) end
+  local v = lib.mgpu_host_data(h)
+  for i = 1, #t do v[first + i - 1] = t[i] end
+end
+
+return M
