@@ -83,6 +83,7 @@ typedef struct mgpu_ctx_options {
 
 typedef struct mgpu_device_info {
   int32_t mode;            /* effective mgpu_mode: GPU, INTERPRET or COMPILE_ONLY */
+  int32_t device;          /* CUDA device ordinal */
   int32_t sm_count;        /* 0 without a GPU */
   int32_t cc_major;
   int32_t cc_minor;
@@ -226,6 +227,18 @@ mgpu_status mgpu_buffer_copy(mgpu_buffer *dst, uint64_t dst_offset, mgpu_buffer 
 mgpu_status mgpu_buffer_fill(mgpu_buffer *buf, const mgpu_fill *fill);
 mgpu_status mgpu_buffer_get_f64(mgpu_buffer *buf, int32_t dtype, uint64_t first, uint64_t count, double *out);
 mgpu_status mgpu_buffer_set_f64(mgpu_buffer *buf, int32_t dtype, uint64_t first, uint64_t count, const double *in);
+void mgpu_buffer_retain(mgpu_buffer *buf);     /* another reference; release each one */
+
+/* DLPack (dlpack.h, DLManagedTensor): share memory with other frameworks
+** without copies.  Export gives a DLManagedTensor* viewing buf as a
+** C-contiguous dtype array of the given shape (pred goes out as uint8; f8
+** has no DLPack type); buf stays alive until the tensor's deleter runs.
+** Import takes a DLManagedTensor* on the context's device (CUDA on a GPU,
+** CPU when interpreting), C-contiguous, one lane, and returns a buffer over
+** its memory plus its dtype and shape (kind REF); releasing the buffer
+** calls the tensor's deleter. */
+mgpu_status mgpu_dlpack_export(mgpu_buffer *buf, int32_t dtype, const int64_t *shape, int32_t rank, void **out_tensor);
+mgpu_status mgpu_dlpack_import(mgpu_ctx *ctx, void *tensor, mgpu_buffer **out, mgpu_value_info *info);
 
 mgpu_status mgpu_builder_create(mgpu_ctx *ctx, const mgpu_kernel_options *opts, mgpu_builder **out);
 void mgpu_builder_release(mgpu_builder *b);

@@ -50,6 +50,20 @@ describe("arrays", function()
   end)
 end)
 
+describe("DLPack", function()
+  it("round-trips an array without copying", function()
+    local a = mgpu.from_table({ 1, 2, 3, 4, 5, 6 }, "bf16", { 3, 2 })
+    local b = mgpu.from_dlpack(a:to_dlpack())
+    assert.are.same({ 3, 2 }, b.shape)
+    assert.are.equal("bf16", b.dtype)
+    assert.are.same({ 1, 2, 3, 4, 5, 6 }, b:to_table())
+    local k = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 6 }, "bf16"),
+      body = function(x, o) o:store(x:load() * 2) end }
+    k:call_into(b:reshape({ 6 }), mgpu.from_table({ 7, 7, 7, 7, 7, 7 }, "bf16"))
+    assert.are.same({ 14, 14, 14, 14, 14, 14 }, a:to_table())   -- written through the shared memory
+  end)
+end)
+
 describe("host arrays", function()
   local H = mgpu.host
   it("compute references with broadcasting and reductions", function()

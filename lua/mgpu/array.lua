@@ -176,6 +176,20 @@ function Array:reshape(shape)
   return setmetatable({ shape = shape, dtype = self.dtype, size = self.size, nbytes = self.nbytes, buf = self.buf }, Array)
 end
 
+--- A DLPack tensor (DLManagedTensor*, as a light userdata or FFI pointer)
+--- viewing this array's memory; the consumer calls its deleter.
+function Array:to_dlpack()
+  return core().dlpack_export(self.buf, self.dtype, self.shape)
+end
+
+--- An array over a DLPack tensor's memory (no copy); the tensor's deleter
+--- runs when the array is collected.
+function M.from_dlpack(tensor)
+  local buf, dtype, shape = core().dlpack_import(context.get(), tensor)
+  local n = compat.numel(shape)
+  return setmetatable({ shape = shape, dtype = dtype, size = n, nbytes = n * core().dtype_size(dtype), buf = buf }, Array)
+end
+
 function Array:__tostring()
   return string.format("mgpu.array(%s%s)", self.dtype, compat.shape_str(self.shape))
 end

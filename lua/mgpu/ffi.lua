@@ -118,7 +118,7 @@ function M.device(ctx)
     mode = mode_names[d.mode], sm_count = d.sm_count, cc_major = d.cc_major, cc_minor = d.cc_minor,
     smem_per_block = d.smem_per_block, driver_version = d.driver_version, l2_bytes = d.l2_bytes,
     clock_khz = d.clock_khz, global_mem = tonumber(d.global_mem), name = ffi.string(d.name),
-    reason = ffi.string(d.reason),
+    reason = ffi.string(d.reason), device = d.device,
   }
 end
 
@@ -296,6 +296,26 @@ function M.launch(k, args, stream)
   local la = ffi.new("mgpu_launch_args")
   la.args, la.nargs, la.stream = a, n, stream or 0
   check(lib.mgpu_kernel_launch(h, la), k.ctx)
+end
+
+-- -- DLPack ----------------------------------------------------------------------------
+
+function M.dlpack_export(b, dtype, shape)
+  local h = live(b, "buffer")
+  local s, rank = int64s(shape)
+  local out = ffi.new("void*[1]")
+  check(lib.mgpu_dlpack_export(h, dtype_of(dtype), s, rank, out), b.ctx)
+  return out[0]
+end
+
+function M.dlpack_import(ctx, tensor)
+  local c = live(ctx, "context")
+  local out = ffi.new("mgpu_buffer*[1]")
+  local vi = ffi.new("mgpu_value_info")
+  check(lib.mgpu_dlpack_import(c, tensor, out, vi), c)
+  local shape = {}
+  for i = 1, vi.rank do shape[i] = tonumber(vi.shape[i - 1]) end
+  return wrap(out[0], c, lib.mgpu_buffer_release), ffi.string(lib.mgpu_dtype_name(vi.dtype)), shape
 end
 
 -- -- Host arrays -------------------------------------------------------------------------

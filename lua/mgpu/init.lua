@@ -30,6 +30,7 @@ local mgpu = {
   -- arrays
   array = array.array, from_table = array.from_table, empty = array.empty, zeros = array.zeros,
   full = array.full, iota = array.iota, random = array.random, is_array = array.is_array,
+  from_dlpack = array.from_dlpack,
   -- configuration and device
   configure = context.configure,
   cdiv = compat.cdiv,

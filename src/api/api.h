@@ -28,10 +28,13 @@ struct mgpu_ctx {
 
 struct mgpu_buffer {
   uint32_t magic;
+  int refs;
   mgpu_ctx *ctx;
   uint64_t size;
   uint64_t addr;                /* device pointer, or host pointer without a GPU */
-  bool owned;
+  bool owned;                   /* freed with the buffer */
+  void (*on_release)(void *);   /* called when the last reference goes (DLPack imports) */
+  void *on_release_arg;
 };
 
 struct mgpu_builder {
@@ -54,6 +57,9 @@ struct mgpu_kernel {
   CUfunction fn;
   mgpu_kernel_resources res;
 };
+
+/* api_buffer.c: a buffer record over existing memory (one reference). */
+mgpu_status api_buffer_new(mgpu_ctx *ctx, uint64_t n, uint64_t addr, bool owned, mgpu_buffer **out);
 
 /* api_ctx.c */
 bool api_enter(mgpu_ctx *c);

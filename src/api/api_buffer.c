@@ -19,10 +19,11 @@ static mgpu_status range_err(mgpu_buffer *b, const char *what, uint64_t off, uin
                   (unsigned long long)b->size);
 }
 
-static mgpu_status new_buffer(mgpu_ctx *ctx, uint64_t n, uint64_t addr, bool owned, mgpu_buffer **out) {
+mgpu_status api_buffer_new(mgpu_ctx *ctx, uint64_t n, uint64_t addr, bool owned, mgpu_buffer **out) {
   mgpu_buffer *b = mem_calloc(&ctx->alloc, sizeof *b);
   if (!b) return diag_set(&ctx->d, ERR_NOMEM, "");
   b->magic = MAGIC_BUF;
+  b->refs = 1;
   b->ctx = ctx;
   b->size = n;
   b->addr = addr;
@@ -54,7 +55,7 @@ mgpu_status mgpu_buffer_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out)
     }
   }
   if (!s) {
-    s = new_buffer(ctx, nbytes, addr, true, out);
+    s = api_buffer_new(ctx, nbytes, addr, true, out);
     if (s && addr) {
       if (api_gpu(ctx)) ctx->drv->MemFree(addr);
       else mem_free(&ctx->alloc, (void *)(uintptr_t)addr, (size_t)nbytes);
@@ -70,18 +71,23 @@ mgpu_status mgpu_buffer_wrap(mgpu_ctx *ctx, uint64_t address, uint64_t nbytes, m
   *out = NULL;
   if (!address && nbytes) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_buffer_wrap: address is 0 but nbytes is not");
   if (!api_enter(ctx)) return MGPU_ERR_THREAD;
-  mgpu_status s = new_buffer(ctx, nbytes, address, false, out);
+  mgpu_status s = api_buffer_new(ctx, nbytes, address, false, out);
   api_leave(ctx);
   return s;
 }
 
+void mgpu_buffer_retain(mgpu_buffer *b) {
+  if (b && b->magic == MAGIC_BUF) b->refs++;
+}
+
 void mgpu_buffer_release(mgpu_buffer *b) {
-  if (!b || b->magic != MAGIC_BUF) return;
+  if (!b || b->magic != MAGIC_BUF || --b->refs > 0) return;
   mgpu_ctx *ctx = b->ctx;
   if (b->owned && b->addr) {
     if (api_gpu(ctx)) { drv_bind(ctx->drv); ctx->drv->MemFree(b->addr); }
     else mem_free(&ctx->alloc, (void *)(uintptr_t)b->addr, (size_t)b->size);
   }
+  if (b->on_release) b->on_release(b->on_release_arg);
   b->magic = 0;
   mem_free(&ctx->alloc, b, sizeof *b);
   api_unref(ctx);

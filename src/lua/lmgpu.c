@@ -154,7 +154,35 @@ static int l_device(lua_State *L) {
   lua_pushinteger(L, d.global_mem); lua_setfield(L, -2, "global_mem");
   lua_pushstring(L, d.name); lua_setfield(L, -2, "name");
   lua_pushstring(L, d.reason); lua_setfield(L, -2, "reason");
+  lua_pushinteger(L, d.device); lua_setfield(L, -2, "device");
   return 1;
+}
+
+/* -- DLPack -------------------------------------------------------------------------- */
+
+static int l_dlpack_export(lua_State *L) {
+  lua_settop(L, 3);
+  handle *u = geth(L, 1, T_BUF);
+  int dt = dtype_arg(L, 2);
+  int rank;
+  int64_t *shape = int_array(L, 3, &rank);
+  void *t = NULL;
+  CHECK(L, u->ctx, mgpu_dlpack_export(u->h, dt, shape, rank, &t));
+  lua_pushlightuserdata(L, t);
+  return 1;
+}
+
+static int l_dlpack_import(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  luaL_checktype(L, 2, LUA_TLIGHTUSERDATA);
+  mgpu_buffer *b = NULL;
+  mgpu_value_info vi;
+  CHECK(L, u->ctx, mgpu_dlpack_import(u->ctx, lua_touserdata(L, 2), &b, &vi));
+  newh(L, T_BUF, b, u->ctx);
+  lua_pushstring(L, mgpu_dtype_name(vi.dtype));
+  lua_createtable(L, vi.rank, 0);
+  for (int i = 0; i < vi.rank; i++) { lua_pushinteger(L, vi.shape[i]); lua_rawseti(L, -2, i + 1); }
+  return 3;
 }
 
 static int l_sync(lua_State *L) {
@@ -554,6 +582,7 @@ static const luaL_Reg core_funcs[] = {
   { "host_map", l_host_map }, { "host_reduce", l_host_reduce }, { "host_slice", l_host_slice },
   { "host_matmul", l_host_matmul }, { "host_relerr", l_host_relerr }, { "host_shape", l_host_shape },
   { "host_get", l_host_get }, { "host_set", l_host_set },
+  { "dlpack_export", l_dlpack_export }, { "dlpack_import", l_dlpack_import },
   { NULL, NULL }
 };
 

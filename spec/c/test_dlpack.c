@@ -1,0 +1,67 @@
+/*
+** test_dlpack.c -- DLPack export and import: zero-copy round trips, deleters
+** called exactly once, and refusals of tensors mgpu cannot use.
+*/
+#include <dlpack/dlpack.h>
+#include <stdlib.h>
+
+#include "mgpu.h"
+#include "test.h"
+
+static int deleted;
+static void count_deleter(DLManagedTensor *t) { deleted++; (void)t; }
+
+void test_dlpack(void) {
+  mgpu_ctx_options o = { MGPU_MODE_INTERPRET, 0, NULL, NULL };
+  mgpu_ctx *c = NULL;
+  CHECK(mgpu_ctx_create(&o, &c) == MGPU_OK);
+  mgpu_buffer *b = NULL;
+  CHECK(mgpu_buffer_alloc(c, 6 * 4, &b) == MGPU_OK);
+  double vals[6] = { 1, 2, 3, 4, 5, 6 };
+  mgpu_buffer_set_f64(b, MGPU_F32, 0, 6, vals);
+  int64_t shape[2] = { 2, 3 };
+  void *t = NULL;
+  CHECK(mgpu_dlpack_export(b, MGPU_F32, shape, 2, &t) == MGPU_OK && t);
+  DLManagedTensor *mt = t;
+  CHECK(mt->dl_tensor.ndim == 2 && mt->dl_tensor.shape[1] == 3 && mt->dl_tensor.dtype.code == kDLFloat &&
+        mt->dl_tensor.dtype.bits == 32 && mt->dl_tensor.device.device_type == kDLCPU);
+  CHECK(((float *)mt->dl_tensor.data)[4] == 5.0f);          /* the same memory, no copy */
+  mgpu_buffer_release(b);                                     /* the tensor keeps it alive */
+  mgpu_buffer *back = NULL;
+  mgpu_value_info vi;
+  CHECK(mgpu_dlpack_import(c, t, &back, &vi) == MGPU_OK);
+  CHECK(vi.dtype == MGPU_F32 && vi.rank == 2 && vi.shape[0] == 2 && vi.shape[1] == 3);
+  double got[6];
+  CHECK(mgpu_buffer_get_f64(back, MGPU_F32, 0, 6, got) == MGPU_OK && got[5] == 6);
+  mgpu_buffer_release(back);                                  /* runs the export's deleter */
+
+  /* a tensor from elsewhere: its deleter runs once, when the buffer goes */
+  int16_t data[4] = { 1, -2, 3, -4 };
+  int64_t s1[1] = { 4 };
+  DLManagedTensor foreign = { { data, { kDLCPU, 0 }, 1, { kDLInt, 16, 1 }, s1, NULL, 0 }, NULL, count_deleter };
+  deleted = 0;
+  CHECK(mgpu_dlpack_import(c, &foreign, &back, &vi) == MGPU_OK && vi.dtype == MGPU_I16);
+  CHECK(mgpu_buffer_get_f64(back, MGPU_I16, 1, 1, got) == MGPU_OK && got[0] == -2);
+  CHECK(deleted == 0);
+  mgpu_buffer_release(back);
+  CHECK(deleted == 1);
+
+  /* refusals */
+  foreign.dl_tensor.device.device_type = kDLCUDA;
+  CHECK(mgpu_dlpack_import(c, &foreign, &back, &vi) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "not in CPU memory");
+  foreign.dl_tensor.device.device_type = kDLCPU;
+  int64_t s2[2] = { 2, 2 }, st[2] = { 1, 2 };   /* column-major */
+  foreign.dl_tensor.ndim = 2;
+  foreign.dl_tensor.shape = s2;
+  foreign.dl_tensor.strides = st;
+  CHECK(mgpu_dlpack_import(c, &foreign, &back, &vi) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "not C-contiguous");
+  mgpu_buffer *b2 = NULL;
+  mgpu_buffer_alloc(c, 16, &b2);
+  CHECK(mgpu_dlpack_export(b2, MGPU_F8E4M3, s1, 1, &t) == MGPU_ERR_ARG);
+  CHECK(mgpu_dlpack_export(b2, MGPU_F64, s1, 1, &t) == MGPU_ERR_ARG);   /* 32 bytes > 16 */
+  CHECK(deleted == 1);
+  mgpu_buffer_release(b2);
+  mgpu_ctx_release(c);
+}

@@ -1,0 +1,126 @@
+/*
+** api_dlpack.c -- DLPack export and import of buffers (no copies).
+*/
+#include <string.h>
+
+#include <dlpack/dlpack.h>
+
+#include "api.h"
+
+/* The exported tensor and what keeps its memory alive. */
+typedef struct export_rec {
+  DLManagedTensor t;
+  int64_t shape[8];
+  mgpu_buffer *buf;
+} export_rec;
+
+static bool to_dl(int dt, DLDataType *out) {
+  out->lanes = 1;
+  out->bits = (uint8_t)dt_table[dt].bits;
+  switch (dt_table[dt].cls) {
+  case DT_PRED: out->code = kDLUInt; out->bits = 8; return true;   /* DLPack 0.6 has no bool */
+  case DT_SINT: out->code = kDLInt; return true;
+  case DT_UINT: out->code = kDLUInt; return true;
+  default:
+    if (dt == MGPU_BF16) { out->code = kDLBfloat; return true; }
+    if (dt == MGPU_F16 || dt == MGPU_F32 || dt == MGPU_F64) { out->code = kDLFloat; return true; }
+    return false;   /* f8 */
+  }
+}
+
+static int from_dl(DLDataType t) {
+  if (t.lanes != 1) return -1;
+  for (int dt = 0; dt < MGPU_DTYPE_COUNT; dt++) {
+    DLDataType d;
+    if (dt != MGPU_PRED && to_dl(dt, &d) && d.code == t.code && d.bits == t.bits) return dt;
+  }
+  return -1;
+}
+
+static void export_deleter(DLManagedTensor *t) {
+  export_rec *r = t->manager_ctx;
+  mgpu_buffer *b = r->buf;
+  mem_alloc a = b->ctx->alloc;
+  mem_free(&a, r, sizeof *r);
+  mgpu_buffer_release(b);
+}
+
+mgpu_status mgpu_dlpack_export(mgpu_buffer *buf, int32_t dtype, const int64_t *shape, int32_t rank, void **out) {
+  API_CHECK(buf, MAGIC_BUF);
+  mgpu_ctx *ctx = buf->ctx;
+  if (!out || (rank > 0 && !shape)) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_dlpack_export(shape, out)");
+  *out = NULL;
+  if (!dt_valid(dtype)) return diag_set(&ctx->d, ERR_BAD_DTYPE, "", "mgpu_dlpack_export", dtype);
+  DLDataType dl;
+  if (!to_dl(dtype, &dl)) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_export: DLPack has no type for f8");
+  if (rank < 0 || rank > 8) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_export: rank must be 0 to 8");
+  uint64_t n = dt_bytes(dtype);
+  for (int i = 0; i < rank; i++) {
+    if (shape[i] < 0) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_export: negative dimension");
+    n *= (uint64_t)shape[i];
+  }
+  if (n > buf->size) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_export: the shape needs more bytes than the buffer holds");
+  export_rec *r = mem_calloc(&ctx->alloc, sizeof *r);
+  if (!r) return diag_set(&ctx->d, ERR_NOMEM, "");
+  memcpy(r->shape, shape, sizeof(int64_t) * (size_t)rank);
+  r->buf = buf;
+  mgpu_buffer_retain(buf);
+  DLTensor *t = &r->t.dl_tensor;
+  t->data = (void *)(uintptr_t)buf->addr;
+  t->device.device_type = api_gpu(ctx) ? kDLCUDA : kDLCPU;
+  t->device.device_id = api_gpu(ctx) ? ctx->info.device : 0;
+  t->ndim = rank;
+  t->dtype = dl;
+  t->shape = r->shape;
+  t->strides = NULL;
+  t->byte_offset = 0;
+  r->t.manager_ctx = r;
+  r->t.deleter = export_deleter;
+  *out = &r->t;
+  return MGPU_OK;
+}
+
+static void import_release(void *arg) {
+  DLManagedTensor *t = arg;
+  if (t->deleter) t->deleter(t);
+}
+
+mgpu_status mgpu_dlpack_import(mgpu_ctx *ctx, void *tensor, mgpu_buffer **out, mgpu_value_info *info) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (!tensor || !out || !info) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_dlpack_import(tensor, out, info)");
+  *out = NULL;
+  DLManagedTensor *mt = tensor;
+  const DLTensor *t = &mt->dl_tensor;
+  int want = api_gpu(ctx) ? kDLCUDA : kDLCPU;
+  if ((int)t->device.device_type != want)
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", api_gpu(ctx) ? "mgpu_dlpack_import: the tensor is not in CUDA memory"
+                                                             : "mgpu_dlpack_import: the tensor is not in CPU memory (no GPU: interpret mode)");
+  if (api_gpu(ctx) && t->device.device_id != ctx->info.device)
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_import: the tensor is on another GPU");
+  int dt = from_dl(t->dtype);
+  if (dt < 0) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_import: unsupported DLPack dtype (or lanes != 1)");
+  if (t->ndim < 0 || t->ndim > 8) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_import: rank must be 0 to 8");
+  uint64_t n = dt_bytes(dt);
+  int64_t stride = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) {
+    if (t->shape[i] < 0) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_import: negative dimension");
+    if (t->strides && t->shape[i] > 1 && t->strides[i] != stride)
+      return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_import: the tensor is not C-contiguous");
+    stride *= t->shape[i];
+    n *= (uint64_t)t->shape[i];
+  }
+  if (!api_enter(ctx)) return MGPU_ERR_THREAD;
+  mgpu_status s = api_buffer_new(ctx, n, (uint64_t)(uintptr_t)t->data + t->byte_offset, false, out);
+  if (!s) {
+    (*out)->on_release = import_release;
+    (*out)->on_release_arg = mt;
+    memset(info, 0, sizeof *info);
+    info->kind = MGPU_VALUE_REF;
+    info->dtype = dt;
+    info->space = MGPU_SPACE_GMEM;
+    info->rank = t->ndim;
+    for (int i = 0; i < t->ndim; i++) info->shape[i] = t->shape[i];
+  }
+  api_leave(ctx);
+  return s;
+}
