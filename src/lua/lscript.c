@@ -153,7 +153,10 @@ static int find_kernel(lua_State *L) {
   for (const char *p = name; *p;) {
     const char *dot = strchr(p, '.');
     size_t len = dot ? (size_t)(dot - p) : strlen(p);
-    if (!lua_istable(L, -1)) return luaL_error(L, "mgpu_script_kernel: '%s' does not name a kernel (not a table at '%.*s')", name, (int)len, p);
+    if (!lua_istable(L, -1)) {
+      lua_pushlstring(L, p, len);
+      return luaL_error(L, "mgpu_script_kernel: '%s' does not name a kernel (no table holds '%s')", name, lua_tostring(L, -1));
+    }
     lua_pushlstring(L, p, len);
     lua_gettable(L, -2);
     lua_remove(L, -2);
