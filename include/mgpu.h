@@ -128,6 +128,9 @@ typedef struct mgpu_kernel_options {
   int32_t num_threads;     /* warpgroups per block, 1..16 */
   int32_t approx_math;     /* allow approximate exp, log, division */
   int32_t interpret;       /* run in the interpreter even when a GPU exists */
+  int32_t lowering_semantics;       /* 0 Warpgroup (layouts inferred), 1 Lane (chosen eagerly) */
+  int32_t unsafe_no_auto_barriers;  /* no warpgroup barriers around SMEM accesses */
+  int32_t reduction_scratch_bytes;  /* SMEM for cross-warp reductions; 0 = as needed */
 } mgpu_kernel_options;
 
 /* Operands and attributes of one traced op (see mgpu_builder_op). */
@@ -271,6 +274,9 @@ mgpu_status mgpu_host_relerr(const mgpu_host *a, const mgpu_host *ref, double *o
 void mgpu_kernel_release(mgpu_kernel *k);
 void mgpu_kernel_retain(mgpu_kernel *k);       /* another reference; release each one */
 int32_t mgpu_kernel_param_count(const mgpu_kernel *k);
+/* The register layout inference chose for traced value `value` (an array),
+** as text into buf (empty for non-arrays). */
+mgpu_status mgpu_kernel_layout(mgpu_kernel *k, int32_t value, char *buf, int32_t n);
 mgpu_status mgpu_kernel_param(mgpu_kernel *k, int32_t index, mgpu_param_info *out);
 mgpu_status mgpu_kernel_compile(mgpu_kernel *k);
 mgpu_status mgpu_kernel_text(mgpu_kernel *k, int32_t kind, const char **out);

@@ -29,10 +29,16 @@ for n in 1 1000 1048579 268435456; do
   check "saxpy f32 n=$n" $mgpu examples/saxpy.lua $n
 done
 check "add bf16 n=268435456" $mgpu examples/add.lua 268435456 bf16
+check "softmax bf16 32768x4096" $mgpu examples/softmax.lua 32768 4096
+check "layernorm bf16 32768x4096" $mgpu examples/layernorm.lua 32768 4096
+check "softmax bf16 1000x1024" $mgpu examples/softmax.lua 1000 1024
+check "embed (C, script layer)" ./build/embed examples/embed_kernels.lua 1000003
 if command -v compute-sanitizer > /dev/null; then
   check "memcheck add n=1000003" compute-sanitizer --tool memcheck --error-exitcode 9 $mgpu examples/add.lua 1000003
   check "memcheck saxpy n=4099" compute-sanitizer --tool memcheck --error-exitcode 9 $mgpu examples/saxpy.lua 4099
   check "memcheck op cases" compute-sanitizer --tool memcheck --error-exitcode 9 $mgpu tools/run_cases.lua "views"
+  check "racecheck reductions" compute-sanitizer --tool racecheck --error-exitcode 9 $mgpu tools/run_cases.lua "reduce"
+  check "racecheck softmax" compute-sanitizer --tool racecheck --error-exitcode 9 $mgpu examples/softmax.lua 64 4096
 fi
 if command -v cuobjdump > /dev/null; then
   $mgpu --emit-ptx "$out/ptx" examples/add.lua 268435456 > /dev/null 2>&1

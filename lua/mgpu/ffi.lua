@@ -205,6 +205,9 @@ function M.builder(ctx, opts)
   o.num_threads = opts.num_threads or 1
   o.approx_math = opts.approx_math and 1 or 0
   o.interpret = opts.interpret and 1 or 0
+  o.lowering_semantics = opts.lowering_semantics or 0
+  o.reduction_scratch_bytes = opts.reduction_scratch_bytes or 0
+  o.unsafe_no_auto_barriers = opts.unsafe_no_auto_barriers and 1 or 0
   local out = ffi.new("mgpu_builder*[1]")
   check(lib.mgpu_builder_create(c, o, out), c)
   return wrap(out[0], c, lib.mgpu_builder_release)
@@ -273,6 +276,12 @@ function M.text(k, kind)
   local out = ffi.new("const char*[1]")
   check(lib.mgpu_kernel_text(h, kind == "ptx" and 1 or 0, out), k.ctx)
   return ffi.string(out[0])
+end
+
+local layout_buf = ffi.new("char[512]")
+function M.layout(k, value)
+  check(lib.mgpu_kernel_layout(live(k, "kernel"), value, layout_buf, 512), k.ctx)
+  return ffi.string(layout_buf)
 end
 
 function M.resources(k)

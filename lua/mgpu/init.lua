@@ -20,6 +20,7 @@ local ops = require "mgpu.ops"
 local kernel = require "mgpu.kernel"
 local bench = require "mgpu.bench"
 local host = require "mgpu.host"
+local layout = require "mgpu.layout"
 
 local mgpu = {
   _VERSION = "mgpu " .. context.core.version(),
@@ -36,6 +37,7 @@ local mgpu = {
   cdiv = compat.cdiv,
   bench = bench.bench,
   host = host,
+  Layout = layout.Layout, Replicated = layout.Replicated, LoweringSemantics = kernel.LoweringSemantics,
 }
 
 for k, v in pairs(ops) do mgpu[k] = v end

@@ -47,15 +47,24 @@ end
 
 local CompilerParams = {}
 CompilerParams.__index = CompilerParams
-local known_params = { approx_math = true }
+local known_params = { approx_math = true, lowering_semantics = true, unsafe_no_auto_barriers = true,
+                       reduction_scratch_bytes = true }
+local semantics = { Warpgroup = 0, warpgroup = 0, Lane = 1, lane = 1 }
+M.LoweringSemantics = { Warpgroup = "Warpgroup", Lane = "Lane" }
 
---- Compiler options; unknown names are errors.
+--- Compiler options; unknown names are errors.  lowering_semantics is
+--- "Warpgroup" (layouts inferred, the default) or "Lane" (chosen eagerly).
 function M.CompilerParams(opts)
   opts = opts or {}
   for k in pairs(opts) do
     if not known_params[k] then fail("CompilerParams: unknown option '%s'", tostring(k)) end
   end
-  return setmetatable({ approx_math = opts.approx_math and true or false }, CompilerParams)
+  local ls = opts.lowering_semantics or "Warpgroup"
+  if semantics[ls] == nil then fail("CompilerParams: lowering_semantics must be \"Warpgroup\" or \"Lane\", got %s", tostring(ls)) end
+  local rs = opts.reduction_scratch_bytes and compat.int(opts.reduction_scratch_bytes, "reduction_scratch_bytes") or 0
+  return setmetatable({ approx_math = opts.approx_math and true or false, lowering_semantics = semantics[ls],
+                        unsafe_no_auto_barriers = opts.unsafe_no_auto_barriers and true or false,
+                        reduction_scratch_bytes = rs }, CompilerParams)
 end
 
 -- -- Defining -----------------------------------------------------------------
@@ -154,7 +163,10 @@ local function trace_kernel(k, args, grid, outs)
   local core = context.core
   local ctx = context.get()
   local b = core.builder(ctx, { name = k.name, grid = grid, num_threads = k.num_threads,
-                               approx_math = k.params.approx_math, interpret = k.interpret })
+                               approx_math = k.params.approx_math, interpret = k.interpret,
+                               lowering_semantics = k.params.lowering_semantics,
+                               unsafe_no_auto_barriers = k.params.unsafe_no_auto_barriers,
+                               reduction_scratch_bytes = k.params.reduction_scratch_bytes })
   local t = { core = core, b = b, spec = k }
   local refs = {}
   core.loc(b, k.where)
@@ -175,6 +187,9 @@ local function trace_kernel(k, args, grid, outs)
   core.loc(b, k.where)
   local kern = core.finish(b)
   core.release(b)
+  for _, p in ipairs(t.print_layouts or {}) do
+    print(string.format(p.fmt, core.layout(kern, p.id)))
+  end
   return { kernel = kern }
 end
 

@@ -64,8 +64,9 @@ local function binary(name, host)
   end
 end
 
-M.max = binary("max", math.max)
+M.max = binary("max", math.max)   -- elementwise; x:max(axes) reduces
 M.min = binary("min", math.min)
+M.maximum, M.minimum = M.max, M.min
 M.lt = binary("lt")
 M.le = binary("le")
 M.gt = binary("gt")
@@ -90,6 +91,40 @@ M.where = M.select
 function M.broadcast(value, shape, dtype)
   local v = is_value(value) and value or trace.const(value, dtype or (type(value) == "boolean" and "pred" or "f32"))
   return v:broadcast_to(shape)
+end
+
+--- Reductions as functions: mgpu.sum(x, axes) is x:sum(axes).
+function M.sum(x, axes) return lift(x):sum(axes) end
+function M.mean(x, axes) return lift(x):mean(axes) end
+function M.reduce_max(x, axes) return lift(x):max(axes) end
+function M.reduce_min(x, axes) return lift(x):min(axes) end
+function M.broadcast_in_dim(x, shape, dims) return lift(x):broadcast_in_dim(shape, dims) end
+function M.reshape(x, shape) return lift(x):reshape(shape) end
+
+--- Indices along `dim` of an array of `shape` (Pallas' broadcasted_iota).
+function M.broadcasted_iota(dtype, shape, dim, opts)
+  shape = compat.shape(shape, "broadcasted_iota shape")
+  dim = compat.int(dim, "broadcasted_iota dim")
+  local ints = { trace.dtype_code(dtype), dim }
+  for i = 1, #shape do ints[#ints + 1] = shape[i] end
+  local text = opts and require("mgpu.layout").text(opts.layout, "broadcasted_iota layout")
+  return op("iota", nil, ints, nil, text)
+end
+
+--- The same array with a chosen register layout (a constraint for
+--- inference, under Warpgroup semantics).
+function M.layout_cast(x, layout)
+  return op("layout_cast", { lift(x) }, nil, nil, require("mgpu.layout").text(layout, "layout_cast layout"))
+end
+
+--- Print, when the kernel is compiled, the layout chosen for x:
+--- mgpu.print_layout("x: %s", x).
+function M.print_layout(fmt, x)
+  if type(fmt) ~= "string" then fail("print_layout: the first argument is a format string") end
+  if not trace.is_value(x) then fail("print_layout: the second argument must be a traced array") end
+  local t = trace.tr()
+  t.print_layouts = t.print_layouts or {}
+  table.insert(t.print_layouts, { fmt = fmt, id = x.id })
 end
 
 function M.astype(x, dtype)

@@ -99,10 +99,49 @@ end
 
 -- -- Values ---------------------------------------------------------------------
 
+--- Bring two arrays to one shape when one is the other with dims removed
+--- and only one choice of removed dims fits (x - x:max(1) on an (R, C)
+--- array broadcasts the (R,) maxima over columns).
+function M.broadcast_pair(a, b)
+  if a.kind ~= "array" or b.kind ~= "array" or #a.shape == #b.shape then return a, b end
+  local big, small, swap = a, b, false
+  if #a.shape < #b.shape then big, small, swap = b, a, true end
+  local found, n, R, r = nil, 0, #big.shape, #small.shape
+  -- choose which dims of big small keeps: every increasing subsequence
+  local function search(i, j, dims)
+    if j > r then
+      n = n + 1
+      found = found or { compat.unpack(dims) }
+      return
+    end
+    for d = i, R - (r - j) do
+      if big.shape[d] == small.shape[j] then
+        dims[j] = d - 1
+        search(d + 1, j + 1, dims)
+      end
+    end
+  end
+  search(1, 1, {})
+  if n == 0 then
+    M.fail_shapes(a, b)
+  elseif n > 1 then
+    compat.fail("shapes %s and %s: ambiguous broadcast (several dims could be the missing ones); use broadcast_in_dim",
+                compat.shape_str(a.shape), compat.shape_str(b.shape))
+  end
+  small = small:broadcast_in_dim(big.shape, found)
+  if swap then return small, big end
+  return big, small
+end
+
+function M.fail_shapes(a, b)
+  compat.fail("shapes %s and %s do not broadcast", compat.shape_str(a.shape), compat.shape_str(b.shape))
+end
+
 local function binop(name)
   return function(a, b)
     if getmetatable(a) ~= Value then a = M.lift(a, b) end
     if getmetatable(b) ~= Value then b = M.lift(b, a) end
+    a, b = M.broadcast_pair(a, b)
     return M.op(name, { a, b })
   end
 end
@@ -130,8 +169,55 @@ end
 local methods = {}
 Value.__index = methods
 
-for _, name in ipairs({ "lt", "le", "gt", "ge", "eq", "ne", "max", "min", "and", "or", "xor", "shl", "shr" }) do
+for _, name in ipairs({ "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "xor", "shl", "shr" }) do
   methods[name] = binop(name)
+end
+methods.maximum, methods.minimum = binop("max"), binop("min")
+
+-- Reductions: x:sum() over everything, x:sum(1) or x:sum({0, 1}) over axes.
+local function axes_of(a, axes, what)
+  if getmetatable(axes) == Value then
+    fail("x:%s(y) reduces x over axes; for the elementwise %s use x:%s(y) or mgpu.%s(x, y)", what,
+         what == "max" and "maximum" or "minimum", what == "max" and "maximum" or "minimum", what)
+  end
+  if axes == nil then
+    local all = {}
+    for i = 1, #a.shape do all[i] = i - 1 end
+    return all
+  end
+  if type(axes) == "number" then axes = { axes } end
+  if type(axes) ~= "table" then compat.fail("%s: axes must be an axis number or a table of them", what) end
+  local out = {}
+  for i = 1, #axes do out[i] = compat.int(axes[i], what .. " axis") end
+  return out
+end
+for _, r in ipairs({ { "sum", "reduce_sum" }, { "max", "reduce_max" }, { "min", "reduce_min" } }) do
+  methods[r[1]] = function(a, axes)
+    if a.kind ~= "array" then fail("%s: only arrays can be reduced (got a %s)", r[1], a.kind) end
+    return M.op(r[2], { a }, axes_of(a, axes, r[1]))
+  end
+end
+function methods.mean(a, axes)
+  local ax = axes_of(a, axes, "mean")
+  local n = 1
+  for i = 1, #ax do n = n * (a.shape[ax[i] + 1] or 1) end
+  return a:sum(ax) / n
+end
+
+--- The array (or scalar) repeated along new dims: operand dim i becomes
+--- dim dims[i] (0-based) of `shape`.
+function methods.broadcast_in_dim(a, shape, dims)
+  shape = compat.shape(shape, "broadcast_in_dim shape")
+  if a.kind == "scalar" then return M.op("broadcast", { a }, shape) end
+  local ints = { #shape }
+  for i = 1, #shape do ints[#ints + 1] = shape[i] end
+  for i = 1, #(dims or {}) do ints[#ints + 1] = compat.int(dims[i], "broadcast_in_dim dim") end
+  return M.op("broadcast_in_dim", { a }, ints)
+end
+
+function methods.reshape(a, shape)
+  if a.kind ~= "array" then fail("reshape: only arrays can be reshaped") end
+  return M.op("reshape", { a }, compat.shape(shape, "reshape shape"))
 end
 methods["band"], methods["bor"], methods["bxor"] = methods["and"], methods["or"], methods["xor"]
 for _, name in ipairs({ "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "abs", "floor", "ceil", "neg", "not" }) do
@@ -148,10 +234,13 @@ function methods.bitcast(a, dtype)
   return M.op("bitcast", { a }, { M.dtype_code(dtype) })
 end
 
---- A scalar repeated over `shape`.
+--- A scalar repeated over `shape`, or an array over new leading dims.
 function methods.broadcast_to(a, shape)
-  if a.kind ~= "scalar" then fail("broadcast_to: only scalars can be broadcast (got an array)") end
-  return M.op("broadcast", { a }, compat.shape(shape, "broadcast_to shape"))
+  shape = compat.shape(shape, "broadcast_to shape")
+  if a.kind == "scalar" then return M.op("broadcast", { a }, shape) end
+  local dims = {}
+  for i = 1, #a.shape do dims[i] = #shape - #a.shape + i - 1 end
+  return a:broadcast_in_dim(shape, dims)
 end
 
 -- -- Refs and views -------------------------------------------------------------
@@ -207,10 +296,16 @@ function refm.at(r, ...)
   return M.op("view", operands, ints)
 end
 
---- Load the whole ref into registers (a scalar for a rank-0 ref).
+--- Load the whole ref into registers (a scalar for a rank-0 ref);
+--- opts.layout chooses the register layout.
 function refm.load(r, opts)
-  if opts ~= nil then fail("load options (layout=) are not available yet") end
-  return M.op("load", { r })
+  local text
+  if opts ~= nil then
+    if type(opts) ~= "table" then fail("load: options must be a table such as { layout = mgpu.Layout.WGMMA }") end
+    for key in pairs(opts) do if key ~= "layout" then fail("load: unknown option '%s'", tostring(key)) end end
+    text = require("mgpu.layout").text(opts.layout, "load layout")
+  end
+  return M.op("load", { r }, nil, nil, text)
 end
 
 --- Store a value (an array of the ref's shape, or a scalar for every element).

@@ -15,7 +15,7 @@ static uint32_t op(ir_builder *b, const char *name, const uint32_t *opd, uint32_
 
 void test_passes_layout(void) {
   mem_alloc_default(&A);
-  mgpu_kernel_options o = { "k", 1, { 1, 0, 0 }, 1, 0, 0 };
+  mgpu_kernel_options o = { "k", 1, { 1, 0, 0 }, 1, 0, 0, 0, 0, 0 };
   ir_builder *b = irb_new(&A, &o, &D);
   int64_t big[1] = { 4096 }, small[1] = { 100 };
   uint32_t x, h, t, out;
@@ -32,11 +32,12 @@ void test_passes_layout(void) {
   ir_kernel *k = NULL;
   CHECK(irb_finish(b, &k) == MGPU_OK);
   kinfo ki;
-  CHECK(pass_run(k, &ki, &D) == MGPU_OK);
+  CHECK(pass_run(k, &ki, 232448, &D) == MGPU_OK);
   /* one class {x, h, astype, sum}: the bf16 member asks for 8-wide vectors */
-  CHECK(ki.vec[xl] == 8 && ki.vec[hl] == 8 && ki.vec[hf] == 8 && ki.vec[sum] == 8);
+  CHECK(ki.lay[xl].kind == LAY_STRIDED && ki.lay[xl].vec == 8 && ki.lay[hl].vec == 8 && ki.lay[hf].vec == 8 &&
+        ki.lay[sum].vec == 8);
   /* 100 elements cannot fill 128 threads at any width > 1 */
-  CHECK(ki.vec[tl] == 1);
+  CHECK(ki.lay[tl].vec == 1);
   pass_free(k, &ki);
   ir_kernel_free(k);
   irb_free(b);
@@ -44,7 +45,7 @@ void test_passes_layout(void) {
 
 void test_passes_divisibility(void) {
   mem_alloc_default(&A);
-  mgpu_kernel_options o = { "k", 1, { 8, 0, 0 }, 1, 0, 0 };
+  mgpu_kernel_options o = { "k", 1, { 8, 0, 0 }, 1, 0, 0, 0, 0, 0 };
   ir_builder *b = irb_new(&A, &o, &D);
   int64_t axis[1] = { 0 }, i32[1] = { MGPU_I32 };
   uint32_t pid = op(b, "program_id", NULL, 0, axis, 1, 0);
@@ -59,7 +60,7 @@ void test_passes_divisibility(void) {
   ir_kernel *k = NULL;
   CHECK(irb_finish(b, &k) == MGPU_OK);
   kinfo ki;
-  CHECK(pass_run(k, &ki, &D) == MGPU_OK);
+  CHECK(pass_run(k, &ki, 232448, &D) == MGPU_OK);
   CHECK(ki.div[pid] == 1);
   CHECK(ki.div[start] == 1024);
   CHECK(ki.div[shifted] == 32);

@@ -138,7 +138,7 @@ for _, o in ipairs(fbin) do
   for _, dt in ipairs({ "f32", "bf16", "f16", "f64" }) do
     add(o[1] .. "/" .. dt, function(mgpu)
       local k = map_kernel(mgpu, "b_" .. o[1], 2, dt, function(a, b)
-        if o[1] == "max" or o[1] == "min" then return a[o[1]](a, b) end
+        if o[1] == "max" then return a:maximum(b) elseif o[1] == "min" then return a:minimum(b) end
         if o[1] == "add" then return a + b elseif o[1] == "sub" then return a - b
         elseif o[1] == "mul" then return a * b else return a / b end
       end)
@@ -171,7 +171,7 @@ for _, o in ipairs(ibin) do
   for _, dt in ipairs({ "i32", "i64", "i16", "u8" }) do
     add(o[1] .. "/" .. dt, function(mgpu)
       local k = map_kernel(mgpu, "i_" .. o[1], 2, dt, function(a, b)
-        if o[1] == "max" or o[1] == "min" then return a[o[1]](a, b) end
+        if o[1] == "max" then return mgpu.max(a, b) elseif o[1] == "min" then return mgpu.min(a, b) end
         if o[1] == "add" then return a + b elseif o[1] == "sub" then return a - b
         elseif o[1] == "mul" then return a * b elseif o[1] == "div" then return a / b else return a % b end
       end)
@@ -453,6 +453,146 @@ add("scalar-arguments", function(mgpu)
   local ref2 = {}
   for i = 1, N do ref2[i] = xt[i] * 0.5 - 3 + 4 end
   return math.max(compare(mgpu, o, ref), compare(mgpu, o2, ref2)), 1e-6   -- three roundings
+end)
+
+-- -- Layouts, reductions, broadcasts ------------------------------------------------------
+
+-- reference reductions of a row-major (R, C) table
+local function reduce_ref(t, R, C, axis, f, init)
+  local out = {}
+  for i = 1, (axis == 1 and R or C) do out[i] = init end
+  for r = 1, R do for c = 1, C do
+    local o = axis == 1 and r or c
+    out[o] = f(out[o], t[(r - 1) * C + c])
+  end end
+  return out
+end
+local function add2(a, b) return a + b end
+
+for _, cfg in ipairs({ { "rows", nil, 64, 1024 }, { "wgmma", "WGMMA", 128, 64 } }) do
+  for _, dt in ipairs({ "f32", "bf16", "i32" }) do
+    add("reduce/" .. cfg[1] .. "/" .. dt, function(mgpu)
+      local R, C = cfg[3], cfg[4]
+      local lay = cfg[2] and mgpu.Layout[cfg[2]]
+      local outs = { mgpu.shape({ R }, dt), mgpu.shape({ R }, dt), mgpu.shape({ R }, dt), mgpu.shape({ C }, dt),
+                     mgpu.shape({ C }, dt) }
+      local k = mgpu.kernel{
+        name = "red_" .. cfg[1], grid = { 1 }, out_shape = outs,
+        body = function(x, s1, m1, n1, s0, m0)
+          local v = x:load{ layout = lay }
+          s1:store(v:sum(1)); m1:store(v:max(1)); n1:store(v:min(1))
+          if lay then s0:store(v:sum(0)); m0:store(v:max(0))   -- across warps: through SMEM
+          else s0:store(mgpu.broadcast(0, { C }, dt)); m0:store(mgpu.broadcast(0, { C }, dt)) end
+        end,
+      }
+      local x = dt == "i32" and mgpu.random.uniform({ R, C }, dt, nil, -1000, 1000) or mgpu.random.normal({ R, C }, dt)
+      local res = { k(x) }
+      local xt = x:to_table()
+      local big = -math.huge
+      local refs = { reduce_ref(xt, R, C, 1, add2, 0), reduce_ref(xt, R, C, 1, math.max, -math.huge),
+                     reduce_ref(xt, R, C, 1, math.min, math.huge) }
+      if lay then
+        refs[4] = reduce_ref(xt, R, C, 0, add2, 0); refs[5] = reduce_ref(xt, R, C, 0, math.max, big)
+      else
+        refs[4], refs[5] = {}, {}
+        for i = 1, C do refs[4][i] = 0; refs[5][i] = 0 end
+      end
+      local err = 0
+      for i = 1, 5 do
+        local ref = (dt == "bf16" and (i == 1 or i == 4)) and round(mgpu, refs[i], "bf16") or refs[i]
+        err = math.max(err, compare(mgpu, res[i], ref))
+      end
+      return err, dt == "bf16" and 1e-2 or (dt == "f32" and 1e-6 or 0)
+    end)
+  end
+end
+
+add("reduce/strided-full", function(mgpu)
+  local n = 3001
+  local k = mgpu.kernel{
+    name = "fullsum", grid = { 1 }, out_shape = { mgpu.shape({}, "f32"), mgpu.shape({}, "f32"), mgpu.shape({}, "f32") },
+    body = function(x, s, mx, mean)
+      local v = x:load()
+      s:store(v:sum()); mx:store(v:max()); mean:store(v:mean())
+    end,
+  }
+  local x = mgpu.random.uniform(n, "f32", nil, 1, 2)   -- positive: padding must not count
+  local s, mx, mean = k(x)
+  local xt, tot, big = x:to_table(), 0, -math.huge
+  for i = 1, n do tot = tot + xt[i]; big = math.max(big, xt[i]) end
+  return math.max(compare(mgpu, s, { tot }), compare(mgpu, mx, { big }), compare(mgpu, mean, { tot / n })), 1e-6
+end)
+
+add("softmax-rows/bf16", function(mgpu)
+  local R, C = 16, 512
+  local k = mgpu.kernel{
+    name = "softmax", grid = { 2 }, out_shape = mgpu.shape({ R, C }, "bf16"),
+    body = function(x, o)
+      local rows = mgpu.ds(mgpu.program_id(0) * 8, 8)
+      local v = x:at(rows):load():astype("f32")
+      local p = (v - v:max(1)):exp()             -- (8, C) - (8,): broadcast over columns
+      o:at(rows):store((p / p:sum(1)):astype("bf16"))
+    end,
+  }
+  local x = mgpu.random.normal({ R, C }, "bf16", nil, 0, 3)
+  local xt, ref = x:to_table(), {}
+  for r = 0, R - 1 do
+    local m, sum = -math.huge, 0
+    for c = 1, C do m = math.max(m, xt[r * C + c]) end
+    for c = 1, C do sum = sum + math.exp(xt[r * C + c] - m) end
+    for c = 1, C do ref[r * C + c] = math.exp(xt[r * C + c] - m) / sum end
+  end
+  return compare(mgpu, k(x), ref), 1e-2
+end)
+
+add("iota-layouts", function(mgpu)
+  local k = mgpu.kernel{
+    name = "iota", grid = { 1 }, out_shape = { mgpu.shape({ 128, 64 }, "i32"), mgpu.shape({ 128, 64 }, "f32"),
+                                               mgpu.shape({ 32, 128 }, "f32") },
+    body = function(a, b, c)
+      a:store(mgpu.broadcasted_iota("i32", { 128, 64 }, 1, { layout = mgpu.Layout.WGMMA }))
+      b:store(mgpu.broadcasted_iota("f32", { 128, 64 }, 0, { layout = mgpu.Layout.WGMMA }))
+      c:store(mgpu.broadcasted_iota("f32", { 4096 }, 0):reshape({ 32, 128 }))   -- strided, reshaped
+    end,
+  }
+  local a, b, c = k()
+  local ra, rb, rc = {}, {}, {}
+  for r = 0, 127 do for col = 0, 63 do ra[#ra + 1] = col; rb[#rb + 1] = r end end
+  for i = 0, 4095 do rc[i + 1] = i end
+  return math.max(compare(mgpu, a, ra), compare(mgpu, b, rb), compare(mgpu, c, rc)), 0
+end)
+
+add("wgmma-layout-elementwise-and-rows", function(mgpu)
+  local k = mgpu.kernel{
+    name = "wgrows", grid = { 2 }, out_shape = mgpu.shape({ 256, 32 }, "f32"),
+    body = function(x, o)
+      local blk = mgpu.ds(mgpu.program_id(0) * 128, 128)
+      local v = mgpu.layout_cast(x:at(blk):load(), mgpu.Layout.WGMMA)
+      local scale = v:abs():max(1)                      -- in WGMMA:reduce(1), shuffles only
+      o:at(blk):store(v / (scale + 1.0))
+    end,
+  }
+  local x = mgpu.random.normal({ 256, 32 }, "f32")
+  local xt, ref = x:to_table(), {}
+  for r = 0, 255 do
+    local m = 0
+    for c = 1, 32 do m = math.max(m, math.abs(xt[r * 32 + c])) end
+    for c = 1, 32 do ref[r * 32 + c] = xt[r * 32 + c] / (m + 1) end
+  end
+  return compare(mgpu, k(x), round(mgpu, ref, "f32")), 1e-6
+end)
+
+add("lane-semantics", function(mgpu)
+  local k = mgpu.kernel{
+    name = "lane", grid = { 1 }, compiler_params = mgpu.CompilerParams{ lowering_semantics = "Lane" },
+    out_shape = mgpu.shape({ 1024 }, "f32"),
+    body = function(x, o) o:store(x:load() * 3.0 + x:load():sum()) end,
+  }
+  local x = mgpu.random.uniform(1024, "f32")
+  local xt, tot, ref = x:to_table(), 0, {}
+  for i = 1, 1024 do tot = tot + xt[i] end
+  for i = 1, 1024 do ref[i] = xt[i] * 3 + tot end
+  return compare(mgpu, k(x), ref), 1e-6
 end)
 
 add("kernel-interpret-flag", function(mgpu)

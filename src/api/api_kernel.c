@@ -168,7 +168,7 @@ mgpu_status mgpu_builder_finish(mgpu_builder *b, mgpu_kernel **out) {
     k->ctx = ctx;
     double t0 = time_ms();
     s = irb_finish(b->b, &k->ir);
-    if (!s) s = pass_run(k->ir, &k->ki, &ctx->d);
+    if (!s) s = pass_run(k->ir, &k->ki, ctx->info.smem_per_block, &ctx->d);
     if (!s) {
       strbuf sb;
       sb_init(&sb, &ctx->alloc);
@@ -178,6 +178,7 @@ mgpu_status mgpu_builder_finish(mgpu_builder *b, mgpu_kernel **out) {
     }
     k->res.compile_ms = time_ms() - t0;
     if (k->ir) k->res.threads = 128 * k->ir->opts.num_threads;
+    k->res.smem_bytes = (int32_t)k->ki.smem_bytes;
   }
   if (s) {
     if (k) kernel_free(k);
@@ -233,6 +234,10 @@ static mgpu_status compile(mgpu_kernel *k) {
   if (r) { k->mod = NULL; return diag_set(&ctx->d, ERR_MODULE, "", k->ir->name, drv_errstr(ctx->drv, r), (int)r, err); }
   r = ctx->drv->ModuleGetFunction(&k->fn, k->mod, k->ir->name);
   if (r) return drv_fail(ctx->drv, &ctx->d, "cuModuleGetFunction", r);
+  if (k->ki.smem_bytes > 48 * 1024) {   /* above the default, a function must opt in */
+    r = ctx->drv->FuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)k->ki.smem_bytes);
+    if (r) return drv_fail(ctx->drv, &ctx->d, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", r);
+  }
   int v = 0;
   if (!ctx->drv->FuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k->fn)) k->res.registers = v;
   if (!ctx->drv->FuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k->fn)) k->res.local_bytes = v;
@@ -271,6 +276,20 @@ mgpu_status mgpu_kernel_resources_get(mgpu_kernel *k, mgpu_kernel_resources *out
   else *out = k->res;
   api_leave(k->ctx);
   return s;
+}
+
+mgpu_status mgpu_kernel_layout(mgpu_kernel *k, int32_t value, char *buf, int32_t n) {
+  API_CHECK(k, MAGIC_KER);
+  if (!buf || n < 1) return diag_set(&k->ctx->d, ERR_NULL_ARG, "", "mgpu_kernel_layout(buf)");
+  if (value <= 0 || (uint32_t)value >= k->ir->vals.n) return diag_set(&k->ctx->d, ERR_BAD_VALUE, "", "mgpu_kernel_layout", value);
+  buf[0] = 0;
+  if (ir_vtype(k->ir, (uint32_t)value)->kind != MGPU_VALUE_ARRAY) return MGPU_OK;
+  strbuf sb;
+  sb_init(&sb, &k->ctx->alloc);
+  lay_print(&k->ki.lay[value], &sb);
+  snprintf(buf, (size_t)n, "%s", sb_str(&sb));
+  sb_free(&sb);
+  return MGPU_OK;
 }
 
 int32_t mgpu_kernel_param_count(const mgpu_kernel *k) {
@@ -382,6 +401,7 @@ static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a, uint64_
   cfg.blockDimX = (unsigned)(128 * ir->opts.num_threads);
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.hStream = (CUstream)(uintptr_t)a->stream;
+  cfg.sharedMemBytes = (unsigned)k->ki.smem_bytes;
   CUresult r = ctx->drv->LaunchKernelEx(&cfg, k->fn, params, NULL);
   if (r) return drv_fail(ctx->drv, &ctx->d, "cuLaunchKernelEx", r);
   return MGPU_OK;

@@ -3,6 +3,7 @@
 ** structured control flow, refs and memory.  Elementwise math is in
 ** interp_ops.c.
 */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -141,6 +142,90 @@ static void do_view(interp *I, iagent *a, const ir_op *op) {
   }
 }
 
+/* -- Array reshaping and reductions -------------------------------------------------- */
+
+/* Row-major strides of a shape. */
+static void strides_of(const ir_type *t, int64_t *st) {
+  int64_t s = 1;
+  for (int i = t->rank - 1; i >= 0; i--) { st[i] = s; s *= t->shape[i]; }
+}
+
+static void do_bcastdim(const ir_kernel *k, const ir_op *op, const ival *src, ival *out) {
+  const ir_type *rt = ir_vtype(k, op->res), *st = ir_vtype(k, ir_opds(k, op)[0]);
+  const int64_t *at = ir_ints(k, op);
+  const int64_t *dims = at + 1 + rt->rank;
+  int64_t sstr[IR_MAXRANK];
+  strides_of(st, sstr);
+  int64_t n = ir_numel(rt);
+  for (int64_t e = 0; e < n; e++) {
+    int64_t rem = e, idx[IR_MAXRANK];
+    for (int i = rt->rank - 1; i >= 0; i--) { idx[i] = rem % rt->shape[i]; rem /= rt->shape[i]; }
+    int64_t off = 0;
+    for (int i = 0; i < st->rank; i++) off += idx[dims[i]] * sstr[i];
+    out[e] = src[st->kind == MGPU_VALUE_ARRAY ? off : 0];
+  }
+}
+
+static void do_iota(const ir_kernel *k, const ir_op *op, ival *out) {
+  const ir_type *rt = ir_vtype(k, op->res);
+  int dim = (int)ir_ints(k, op)[1];
+  int64_t inner = 1;
+  for (int i = dim + 1; i < rt->rank; i++) inner *= rt->shape[i];
+  int64_t n = ir_numel(rt);
+  for (int64_t e = 0; e < n; e++) out[e] = interp_const(rt->dtype, (double)((e / inner) % rt->shape[dim]));
+}
+
+static void do_reduce(interp *I, const ir_op *op, const ival *src, ival *out) {
+  const ir_kernel *k = I->k;
+  const ir_type *t = ir_vtype(k, ir_opds(k, op)[0]);
+  const int64_t *axes = ir_ints(k, op);
+  bool gone[IR_MAXRANK] = { false };
+  for (uint32_t i = 0; i < op->niat; i++) gone[axes[i]] = true;
+  int64_t rshape[IR_MAXRANK], rstr[IR_MAXRANK];
+  int rr = 0;
+  for (int i = 0; i < t->rank; i++) if (!gone[i]) rshape[rr++] = t->shape[i];
+  int64_t s = 1;
+  for (int i = rr - 1; i >= 0; i--) { rstr[i] = s; s *= rshape[i]; }
+  int64_t nout = s, n = ir_numel(t);
+  bool fl = dt_isfloat(t->dtype), sum = op->code == IR_reduce_sum, mx = op->code == IR_reduce_max;
+  size_t bytes = (size_t)nout * (sizeof(double) + sizeof(int64_t) + sizeof(bool));
+  char *mem = mem_calloc(k->alloc, bytes);
+  if (!mem) diag_throw(I->d, ERR_NOMEM, "");
+  double *acc = (double *)mem;
+  int64_t *iacc = (int64_t *)(acc + nout);
+  bool *first = (bool *)(iacc + nout);
+  for (int64_t e = 0; e < n; e++) {
+    int64_t rem = e, o = 0;
+    for (int i = t->rank - 1, j = rr - 1; i >= 0; i--) {
+      int64_t ix = rem % t->shape[i];
+      rem /= t->shape[i];
+      if (!gone[i]) o += ix * rstr[j--];
+    }
+    if (fl) {
+      double x = src[e].f;
+      if (sum) acc[o] += x;
+      else if (!first[o]) acc[o] = x;
+      else if (isnan(acc[o]) || isnan(x)) acc[o] = NAN;
+      else acc[o] = mx ? fmax(acc[o], x) : fmin(acc[o], x);
+    } else {
+      int64_t x = src[e].i;
+      if (sum) iacc[o] = (int64_t)((uint64_t)iacc[o] + (uint64_t)x);
+      else if (!first[o]) iacc[o] = x;
+      else {
+        bool sg = dt_issigned(t->dtype);
+        bool gt = sg ? x > iacc[o] : (uint64_t)x > (uint64_t)iacc[o];
+        if (mx == gt) iacc[o] = x;
+      }
+    }
+    first[o] = true;
+  }
+  for (int64_t o = 0; o < nout; o++) {
+    if (fl) out[o].f = dt_round(t->dtype, acc[o]);
+    else out[o].i = dt_wrap_int(t->dtype, iacc[o]);
+  }
+  mem_free(k->alloc, mem, bytes);
+}
+
 /* -- Values ---------------------------------------------------------------------- */
 
 static void copy_vals(interp *I, iagent *a, const uint32_t *from, uint32_t first_to, uint32_t n) {
@@ -196,6 +281,10 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_BROADCAST:
     for (int64_t i = 0; i < n; i++) out[i] = val(a, o[0])[0];
     break;
+  case IRC_BCASTDIM: do_bcastdim(k, op, val(a, o[0]), out); break;
+  case IRC_RESHAPE: case IRC_LAYOUTCAST: memcpy(out, val(a, o[0]), sizeof(ival) * (size_t)n); break;
+  case IRC_IOTA: do_iota(k, op, out); break;
+  case IRC_REDUCE: do_reduce(I, op, val(a, o[0]), out); break;
   case IRC_VIEW: do_view(I, a, op); break;
   case IRC_LOAD: do_load(I, a, op); break;
   case IRC_STORE: do_store(I, a, op); break;

@@ -49,9 +49,16 @@
   _(astype,    CONVERT,   P)     /* ints[0]=dtype: value conversion (RNE, saturating to int) */ \
   _(bitcast,   CONVERT,   P)     /* ints[0]=dtype of the same width: reinterpret bits */ \
   _(broadcast, BROADCAST, P)     /* (scalar) ints=shape -> array filled with the scalar */ \
+  _(broadcast_in_dim, BCASTDIM, P) /* (array) ints=R, shape[R], dims[rank]: operand dim i becomes dim dims[i] */ \
+  _(reshape,   RESHAPE,   P)     /* (array) ints=shape, same number of elements */ \
+  _(iota,      IOTA,      P)     /* () ints=dtype, dim, shape...: index along dim; text=layout or none */ \
+  _(layout_cast, LAYOUTCAST, P)  /* (array) text=layout: the same array, in that register layout */ \
+  _(reduce_sum, REDUCE,   P)     /* (array) ints=axes -> reduced over them (scalar when all) */ \
+  _(reduce_max, REDUCE,   P) \
+  _(reduce_min, REDUCE,   P) \
   /* memory */ \
   _(view,  VIEW,  P)             /* (ref, dynamic starts...) ints=3 per index -> ref */ \
-  _(load,  LOAD,  M)             /* (ref) -> array (scalar for rank 0) */ \
+  _(load,  LOAD,  M)             /* (ref) -> array (scalar for rank 0); text=layout hint or none */ \
   _(store, STORE, M)             /* (ref, value) */ \
   /* structured control flow */ \
   _(for,   FOR,   R)             /* (lo, hi, step, inits...) -> carried results; args: iv, carried */ \
@@ -67,7 +74,8 @@ typedef enum ir_opcode {
 
 typedef enum ir_opclass {
   IRC_CONST, IRC_GRIDIDX, IRC_THREADIDX, IRC_UNARY, IRC_BINARY, IRC_COMPARE,
-  IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_VIEW, IRC_LOAD, IRC_STORE,
+  IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_BCASTDIM, IRC_RESHAPE, IRC_IOTA, IRC_LAYOUTCAST, IRC_REDUCE,
+  IRC_VIEW, IRC_LOAD, IRC_STORE,
   IRC_FOR, IRC_IF, IRC_YIELD
 } ir_opclass;
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../layout/lay.h"
 #include "ir.h"
 
 #define LOC(b) ir_str((b)->k, (b)->loc)
@@ -193,6 +194,18 @@ static bool op_accepts(int code, int dt) {
   case IR_shl: case IR_shr: return in;
   default: return true;
   }
+}
+
+/* A layout attribute must parse and fit the array it describes. */
+static mgpu_status check_layout(ir_builder *b, const char *op, const char *text, const ir_type *t) {
+  lay_layout l;
+  lay_fit f;
+  char why[200], x[96];
+  if (!lay_parse(text, &l, why, sizeof why)) return failf(b, "%s: layout '%s': %s", op, text, why);
+  if (t->kind != MGPU_VALUE_ARRAY) return failf(b, "%s: only arrays have layouts", op);
+  if (!lay_fit_shape(&l, t->shape, t->rank, &f, why, sizeof why))
+    return failf(b, "%s: layout %s does not fit %s: %s", op, text, TS(t, x), why);
+  return MGPU_OK;
 }
 
 /* -- Regions --------------------------------------------------------------------- */
@@ -461,6 +474,90 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     }
     break;
   }
+  case IRC_BCASTDIM: {
+    if ((s = want_count(b, name, nopd, 1, 1))) return s;
+    if ((s = want_data(b, name, opds, 0))) return s;
+    const ir_type *t = ir_vtype(k, opds[0]);
+    int64_t R = nints ? ints[0] : -1;
+    if (R < 1 || R > IR_MAXRANK || nints != (uint32_t)(1 + R + t->rank))
+      return failf(b, "%s: expected the target rank, its shape and one target dim per operand dim", name);
+    rt[0].kind = MGPU_VALUE_ARRAY;
+    rt[0].dtype = t->dtype;
+    rt[0].rank = (uint8_t)R;
+    for (int64_t i = 0; i < R; i++) {
+      if (ints[1 + i] < 1) return failf(b, "%s: every dimension must be at least 1", name);
+      rt[0].shape[i] = ints[1 + i];
+    }
+    for (int i = 0; i < t->rank; i++) {
+      int64_t d = ints[1 + R + i];
+      if (d < 0 || d >= R || (i > 0 && d <= ints[1 + R + i - 1]))
+        return failf(b, "%s: target dims must be increasing and below the target rank %lld", name, (long long)R);
+      if (t->shape[i] != rt[0].shape[d])
+        return failf(b, "%s: operand dim %d has size %lld but target dim %lld has size %lld", name, i,
+                     (long long)t->shape[i], (long long)d, (long long)rt[0].shape[d]);
+    }
+    break;
+  }
+  case IRC_RESHAPE: {
+    if ((s = want_count(b, name, nopd, 1, 1))) return s;
+    if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_ARRAY))) return s;
+    const ir_type *t = ir_vtype(k, opds[0]);
+    if (nints < 1 || nints > IR_MAXRANK) return diag_set(b->d, ERR_BAD_SHAPE, LOC(b), name, "shape must have rank 1 to 8");
+    rt[0] = *t;
+    rt[0].rank = (uint8_t)nints;
+    int64_t n = 1;
+    for (uint32_t i = 0; i < nints; i++) {
+      if (ints[i] < 1) return diag_set(b->d, ERR_BAD_SHAPE, LOC(b), name, "every dimension must be at least 1");
+      rt[0].shape[i] = ints[i];
+      n *= ints[i];
+    }
+    if (n != ir_numel(t)) return failf(b, "%s: %s has %lld elements, the new shape %lld", name, TS(t, x),
+                                       (long long)ir_numel(t), (long long)n);
+    break;
+  }
+  case IRC_IOTA: {
+    if ((s = want_count(b, name, nopd, 0, 0))) return s;
+    if (nints < 3 || nints > 2 + IR_MAXRANK || !dt_valid(ints[0]) || ints[0] == MGPU_PRED)
+      return diag_set(b->d, ERR_BAD_ATTR, LOC(b), name, "ints = dtype, dim, shape...");
+    rt[0].kind = MGPU_VALUE_ARRAY;
+    rt[0].dtype = (uint8_t)ints[0];
+    rt[0].rank = (uint8_t)(nints - 2);
+    if (ints[1] < 0 || ints[1] >= rt[0].rank)
+      return failf(b, "%s: dimension %lld is out of range for rank %d", name, (long long)ints[1], rt[0].rank);
+    for (uint32_t i = 2; i < nints; i++) {
+      if (ints[i] < 1) return diag_set(b->d, ERR_BAD_SHAPE, LOC(b), name, "every dimension must be at least 1");
+      rt[0].shape[i - 2] = ints[i];
+    }
+    if (text && *text && (s = check_layout(b, name, text, &rt[0]))) return s;
+    break;
+  }
+  case IRC_LAYOUTCAST:
+    if ((s = want_count(b, name, nopd, 1, 1))) return s;
+    if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_ARRAY))) return s;
+    rt[0] = *ir_vtype(k, opds[0]);
+    if (!text || !*text) return failf(b, "%s: a layout is required", name);
+    if ((s = check_layout(b, name, text, &rt[0]))) return s;
+    break;
+  case IRC_REDUCE: {
+    if ((s = want_count(b, name, nopd, 1, 1))) return s;
+    if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_ARRAY))) return s;
+    const ir_type *t = ir_vtype(k, opds[0]);
+    if (t->dtype == MGPU_PRED || t->dtype == MGPU_F8E4M3 || t->dtype == MGPU_F8E5M2)
+      return diag_set(b->d, ERR_DTYPE_CLASS, LOC(b), name, dt_name(t->dtype));
+    if (nints < 1) return failf(b, "%s: at least one axis is required", name);
+    bool gone[IR_MAXRANK] = { false };
+    for (uint32_t i = 0; i < nints; i++) {
+      if (ints[i] < 0 || ints[i] >= t->rank)
+        return failf(b, "%s: axis %lld does not exist in %s (rank %d)", name, (long long)ints[i], TS(t, x), t->rank);
+      if (gone[ints[i]]) return failf(b, "%s: axis %lld is listed twice", name, (long long)ints[i]);
+      gone[ints[i]] = true;
+    }
+    rt[0] = *t;
+    rt[0].rank = 0;
+    for (int i = 0; i < t->rank; i++) if (!gone[i]) rt[0].shape[rt[0].rank++] = t->shape[i];
+    if (rt[0].rank == 0) rt[0].kind = MGPU_VALUE_SCALAR;
+    break;
+  }
   case IRC_VIEW:
     if ((s = want_count(b, name, nopd, 1, UINT32_MAX))) return s;
     if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
@@ -473,6 +570,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     rt[0] = *t;
     rt[0].space = MGPU_SPACE_NONE;
     rt[0].kind = t->rank ? MGPU_VALUE_ARRAY : MGPU_VALUE_SCALAR;
+    if (text && *text && (s = check_layout(b, name, text, &rt[0]))) return s;
     break;
   }
   case IRC_STORE: {

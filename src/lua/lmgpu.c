@@ -325,6 +325,10 @@ static int l_builder(lua_State *L) {
     }
   }
   o.num_threads = opt_intfield(L, 2, "num_threads", 1);
+  o.lowering_semantics = opt_intfield(L, 2, "lowering_semantics", 0);
+  o.reduction_scratch_bytes = opt_intfield(L, 2, "reduction_scratch_bytes", 0);
+  lua_getfield(L, 2, "unsafe_no_auto_barriers");
+  o.unsafe_no_auto_barriers = lua_toboolean(L, -1);
   lua_getfield(L, 2, "approx_math");
   o.approx_math = lua_toboolean(L, -1);
   lua_getfield(L, 2, "interpret");
@@ -417,6 +421,14 @@ static int l_text(lua_State *L) {
   const char *s = NULL;
   CHECK(L, u->ctx, mgpu_kernel_text(u->h, luaL_checkoption(L, 2, "ir", kinds), &s));
   lua_pushstring(L, s);
+  return 1;
+}
+
+static int l_layout(lua_State *L) {
+  handle *u = geth(L, 1, T_KER);
+  char buf[512];
+  CHECK(L, u->ctx, mgpu_kernel_layout(u->h, (int32_t)luaL_checkinteger(L, 2), buf, sizeof buf));
+  lua_pushstring(L, buf);
   return 1;
 }
 
@@ -578,6 +590,7 @@ static const luaL_Reg core_funcs[] = {
   { "builder", l_builder }, { "loc", l_loc }, { "param", l_param }, { "op", l_op }, { "value", l_value },
   { "finish", l_finish }, { "release", l_release },
   { "compile", l_compile }, { "text", l_text }, { "resources", l_resources }, { "launch", l_launch },
+  { "layout", l_layout },
   { "host_new", l_host_new }, { "host_download", l_host_download }, { "host_upload", l_host_upload },
   { "host_map", l_host_map }, { "host_reduce", l_host_reduce }, { "host_slice", l_host_slice },
   { "host_matmul", l_host_matmul }, { "host_relerr", l_host_relerr }, { "host_shape", l_host_shape },

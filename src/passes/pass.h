@@ -6,20 +6,27 @@
 #define MGPU_PASS_H
 
 #include "../ir/ir.h"
+#include "../layout/lay.h"
 
-/* Facts about every value, indexed by value id. */
+/* Facts about every value, indexed by value id, and the SMEM plan. */
 typedef struct kinfo {
-  uint8_t *vec;     /* arrays: register vector length of the strided layout */
+  lay_layout *lay;  /* arrays: register layout */
   int64_t *div;     /* integer scalars: known to be a multiple of div (0: the value is 0) */
+  int64_t smem_bytes;       /* dynamic SMEM per block */
+  int64_t red_offset;       /* byte offset of the cross-warp reduction scratch */
+  int64_t red_bytes;        /* its size per warpgroup */
 } kinfo;
 
 /* Verify, then infer layouts and alignment.  On failure `d` holds the
 ** message and ki is left empty. */
-mgpu_status pass_run(const ir_kernel *k, kinfo *ki, diag *d);
+mgpu_status pass_run(const ir_kernel *k, kinfo *ki, int64_t smem_limit, diag *d);
 void pass_free(const ir_kernel *k, kinfo *ki);
 
 /* pass_layout.c */
 mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d);
+/* pass_smem.c: the SMEM plan, checked against the limit (bytes). */
+mgpu_status pass_smem(const ir_kernel *k, kinfo *ki, int64_t limit, diag *d);
+
 /* pass_divisibility.c */
 void pass_divisibility(const ir_kernel *k, kinfo *ki);
 

@@ -39,8 +39,11 @@ typedef struct pe {
   preg *vreg;                    /* per value: first register (arrays: consecutive) */
   pref *refs;                    /* per ref value */
   preg *param_addr;              /* per parameter: u64 global address */
-  preg lane;                     /* thread index inside the warpgroup (b32) */
+  preg lane;                     /* thread index inside the warpgroup, 0..127 (b32) */
   preg wg;                       /* warpgroup index inside the block (b32) */
+  preg warp;                     /* warp index inside the warpgroup, 0..3 (b32) */
+  preg lane32;                   /* lane inside the warp (b32) */
+  preg smem;                     /* u32 shared-window address of the dynamic SMEM */
   uint32_t nlabel;
   const ir_op *op;               /* op being lowered, for error locations */
 } pe;
@@ -70,7 +73,26 @@ MGPU_NORET void pe_fail(pe *e, const char *what);
 preg pe_vreg(pe *e, uint32_t v);
 uint32_t pe_nregs(const pe *e, uint32_t v);
 
+/* ptx_array.c: layout-aware array ops */
+/* The layout of value v fitted to its shape. */
+void pe_fit(pe *e, uint32_t v, lay_fit *f);
+/* Per logical dim, the u32 register holding this thread's coordinate
+** offset under a tiled layout (0 when the thread does not move it). */
+void pe_thread_coords(pe *e, const lay_fit *f, preg *T);
+/* The constant part of the coordinates of element el of register r. */
+void pe_const_coords(const lay_fit *f, int64_t r, int el, int64_t *C);
+/* Predicate: this thread holds the copy that counts (stores skip replicas), or 0 when all do. */
+preg pe_owner(pe *e, const lay_fit *f);
+void ptx_reduce(pe *e, const ir_op *op);
+void ptx_bcastdim(pe *e, const ir_op *op);
+void ptx_iota(pe *e, const ir_op *op);
+void ptx_same_regs(pe *e, const ir_op *op);
+/* Warpgroup barrier (named barrier 1 + warpgroup). */
+void pe_wg_barrier(pe *e);
+
 /* ptx_arith.c */
+/* d = a op b for one element of a binary op or a reduction combine. */
+void ptx_binop(pe *e, int code, int dtype, preg d, preg a, preg b);
 void ptx_const(pe *e, const ir_op *op);
 void ptx_elementwise(pe *e, const ir_op *op);
 void ptx_broadcast(pe *e, const ir_op *op);

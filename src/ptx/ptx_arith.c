@@ -483,6 +483,11 @@ static void bitcast(pe *e, int from, int to, preg d, preg a) {
   pe_ins(e, ct == PR_RD || ct == PR_FD ? "mov.b64" : "mov.b32", 2, R(d), R(a));
 }
 
+void ptx_binop(pe *e, int code, int dtype, preg d, preg a, preg b) {
+  if (dt_isfloat(dtype)) float_binary(e, code, dtype, d, a, b, false);
+  else int_binary(e, code, dtype, d, a, b);
+}
+
 void ptx_elementwise(pe *e, const ir_op *op) {
   const ir_kernel *k = e->k;
   const uint32_t *o = ir_opds(k, op);

@@ -29,6 +29,8 @@ typedef struct access {
   int width;                     /* elements per memory instruction */
   int vec;                       /* register vector length (1 for scalars) */
   int64_t nvec;                  /* vectors per thread */
+  bool tiled;                    /* the value has a tiled layout (f) */
+  lay_fit f;
   bool oob[IR_MAXRANK];          /* parameter dims the view may leave */
   bool maybe_oob;                /* any of them */
   bool static_oob;               /* the view certainly leaves its parameter */
@@ -98,7 +100,12 @@ static void plan(pe *e, uint32_t refv, uint32_t valv, access *a) {
   a->numel = ir_numel(a->t);
   if (a->numel >= (INT64_C(1) << 31)) pe_fail(e, "a single load or store may move at most 2^31 elements");
   const ir_type *vt = ir_vtype(k, valv);
-  a->vec = vt->kind == MGPU_VALUE_ARRAY ? e->ki->vec[valv] : 1;
+  a->vec = 1;
+  if (vt->kind == MGPU_VALUE_ARRAY) {
+    pe_fit(e, valv, &a->f);
+    a->tiled = a->f.l->kind == LAY_TILED;
+    a->vec = a->f.vlen;
+  }
   a->nvec = (a->numel + 128 * a->vec - 1) / (128 * a->vec);
 
   /* contiguous trailing run */
@@ -109,6 +116,11 @@ static void plan(pe *e, uint32_t refv, uint32_t valv, access *a) {
     for (int i = r - 2; i >= 0 && a->S[a->r->dim[i]] == a->run; i--) a->run *= a->t->shape[i];
   }
   a->chunk = vt->kind == MGPU_VALUE_ARRAY ? gcd(a->vec, a->run) : 1;
+  if (a->tiled) {
+    int vl = a->f.vlev;
+    bool contiguous = vl >= 0 && a->f.stride[vl] == 1 && a->S[a->r->dim[a->f.ldim[vl]]] == 1;
+    a->chunk = contiguous ? a->vec : 1;
+  }
 
   /* alignment of every chunk start, in elements */
   int64_t al = a->bytes <= 16 ? 16 / a->bytes : 1;   /* parameters are 16-byte aligned */
@@ -117,10 +129,15 @@ static void plan(pe *e, uint32_t refv, uint32_t valv, access *a) {
     al = gcd(al, a->r->soff[d] * a->S[d]);
     if (a->r->doff[d]) al = gcd(al, a->r->ddiv[d] * a->S[d]);
   }
-  for (int i = 0; i < r; i++) {   /* dims outside the run step by their stride */
-    int64_t inner = 1;
-    for (int j = i + 1; j < r; j++) inner *= a->t->shape[j];
-    if (inner >= a->run) al = gcd(al, a->S[a->r->dim[i]]);
+  if (a->tiled) {   /* thread and register coordinate steps, times memory strides */
+    for (int i = 0; i < a->f.nlev; i++)
+      if (a->f.lev[i].role != LR_VEC) al = gcd(al, a->f.stride[i] * a->S[a->r->dim[a->f.ldim[i]]]);
+  } else {
+    for (int i = 0; i < r; i++) {   /* dims outside the run step by their stride */
+      int64_t inner = 1;
+      for (int j = i + 1; j < r; j++) inner *= a->t->shape[j];
+      if (inner >= a->run) al = gcd(al, a->S[a->r->dim[i]]);
+    }
   }
   int w = 1;
   while ((al % (2 * w)) == 0 && 2 * w * a->bytes <= 16) w *= 2;
@@ -334,6 +351,66 @@ static void fast_path(pe *e, const access *a, bool store, preg reg, bool splat, 
   }
 }
 
+/* Tiled layouts: address = base + thread part (one register) + a constant
+** per register element.  When the view may leave its parameter every
+** element is checked against the parameter's bounds. */
+static void tiled_access(pe *e, const access *a, bool store, preg reg, bool checked) {
+  const lay_fit *f = &a->f;
+  preg T[LAY_MAXRANK];
+  pe_thread_coords(e, f, T);
+  preg toff = pe_reg(e, PR_RD), addr = pe_reg(e, PR_RD);
+  pe_ins(e, "mov.b64", 2, R(toff), I(0));
+  for (int d = 0; d < f->rank; d++)
+    if (T[d]) pe_ins(e, "mad.wide.u32", 4, R(toff), R(T[d]), I(a->S[a->r->dim[d]] * a->bytes), R(toff));
+  pe_ins(e, "add.s64", 3, R(addr), R(a->base), R(toff));
+  preg own = store ? pe_owner(e, f) : 0;
+  /* lower bound of each parameter dim the view may leave: off_d + T_d */
+  preg lo[IR_MAXRANK] = { 0 };
+  if (checked)
+    for (int d = 0; d < a->prank; d++) {
+      if (!a->oob[d]) continue;
+      lo[d] = pe_reg(e, PR_RD);
+      if (a->r->doff[d]) pe_ins(e, "add.s64", 3, R(lo[d]), R(a->r->doff[d]), I(a->r->soff[d]));
+      else pe_ins(e, "mov.b64", 2, R(lo[d]), I(a->r->soff[d]));
+      for (int i = 0; i < a->t->rank; i++)
+        if (a->r->dim[i] == d && T[i]) {
+          preg w = pe_reg(e, PR_RD);
+          pe_ins(e, "cvt.u64.u32", 2, R(w), R(T[i]));
+          pe_ins(e, "add.s64", 3, R(lo[d]), R(lo[d]), R(w));
+        }
+    }
+  for (int64_t r = 0; r < f->nregs; r++)
+    for (int el = 0; el < f->vlen; el += (int)a->chunk) {
+      int64_t C[LAY_MAXRANK], imm = 0;
+      pe_const_coords(f, r, el, C);
+      for (int d = 0; d < f->rank; d++) imm += C[d] * a->S[a->r->dim[d]];
+      imm *= a->bytes;
+      preg rr = reg + (uint32_t)(r * f->vlen + el);
+      if (!checked) {
+        for (int64_t g = 0; g < a->chunk; g += a->width)
+          mem_ins(e, a, store, rr + (uint32_t)g, false, a->width, addr, imm + g * a->bytes, own, false);
+        continue;
+      }
+      for (int64_t g = 0; g < a->chunk; g++) {   /* one element at a time */
+        int64_t Cg[LAY_MAXRANK];
+        pe_const_coords(f, r, el + (int)g, Cg);
+        preg ok = own;
+        for (int d = 0; d < a->prank; d++) {
+          if (!lo[d]) continue;
+          int64_t c = 0;
+          for (int i = 0; i < a->t->rank; i++) if (a->r->dim[i] == d) c = Cg[i];
+          preg idx = pe_reg(e, PR_RD), p = pe_reg(e, PR_P);
+          pe_ins(e, "add.s64", 3, R(idx), R(lo[d]), I(c));
+          pe_ins(e, "setp.lt.u64", 3, R(p), R(idx), I(a->N[d]));
+          if (ok) pe_ins(e, "and.pred", 3, R(p), R(p), R(ok));
+          ok = p;
+        }
+        if (!store) zero(e, a->dtype, rr + (uint32_t)g, 1);
+        mem_ins(e, a, store, rr + (uint32_t)g, false, 1, addr, imm + g * a->bytes, ok, false);
+      }
+    }
+}
+
 static void access_op(pe *e, uint32_t refv, uint32_t valv, bool store) {
   access a;
   plan(e, refv, valv, &a);
@@ -353,6 +430,17 @@ static void access_op(pe *e, uint32_t refv, uint32_t valv, bool store) {
       zero(e, a.dtype, reg, 1);
     }
     mem_ins(e, &a, store, reg, false, 1, a.base, 0, p, false);
+    return;
+  }
+  if (a.tiled) {
+    if (a.static_oob || !inb) { tiled_access(e, &a, store, reg, a.static_oob); return; }
+    uint32_t l_slow = pe_label(e), l_done = pe_label(e);
+    pe_pins(e, inb, true, "bra.uni", 1, LBL(l_slow));
+    tiled_access(e, &a, store, reg, false);
+    pe_ins(e, "bra.uni", 1, LBL(l_done));
+    pe_label_here(e, l_slow);
+    tiled_access(e, &a, store, reg, true);
+    pe_label_here(e, l_done);
     return;
   }
   preg lanev = pe_reg(e, PR_R);

@@ -1,0 +1,89 @@
+--[[
+mgpu.layout -- register layouts (Pallas' plgpu.Layout), as values the
+front end passes to the engine in their text form.
+
+  mgpu.Layout.WGMMA                 the wgmma accumulator / A-operand fragment
+  mgpu.Layout.WGMMA:reduce(1)       its row layout (Pallas' WGMMA_ROW); reduce(0): columns
+  mgpu.Layout.WG_STRIDED(vec)       the flattened array in vec-element vectors, round robin
+  mgpu.Layout.TILED{ tiling = {{64, 8}, {16, 8}}, warp_dims = {-3}, lane_dims = {-2, mgpu.Replicated(4)},
+                     vector_dim = -1 }
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+
+local M = {}
+local Layout = {}
+Layout.__index = Layout
+Layout.__tostring = function(l) return "mgpu.Layout(" .. l.text .. ")" end
+Layout.__eq = function(a, b) return a.text == b.text end
+M.Layout_mt = Layout
+
+local function new(text) return setmetatable({ text = text }, Layout) end
+function M.is_layout(x) return getmetatable(x) == Layout end
+
+--- The layout of the array reduced over `axes` (of the dims the layout tiles).
+function Layout:reduce(...)
+  local axes = { ... }
+  if type(axes[1]) == "table" then axes = axes[1] end
+  if #axes == 0 then compat.fail("reduce: give at least one axis") end
+  local parts = {}
+  for i = 1, #axes do parts[i] = string.format("%d", compat.int(axes[i], "reduce axis")) end
+  return new(self.text .. ".reduce(" .. table.concat(parts, ",") .. ")")
+end
+
+local Replicated = {}
+Replicated.__index = Replicated
+--- A warp or lane factor holding copies (Pallas' plgpu.Replicated).
+function M.Replicated(n)
+  n = compat.int(n, "Replicated count")
+  if n < 1 then compat.fail("Replicated count must be at least 1") end
+  return setmetatable({ n = n }, Replicated)
+end
+
+local function dims_text(list, what)
+  local parts = {}
+  for i = 1, #(list or {}) do
+    local d = list[i]
+    if getmetatable(d) == Replicated then parts[i] = "rep" .. d.n
+    else
+      d = compat.int(d, what .. "[" .. i .. "]")
+      if d >= 0 then compat.fail("%s[%d] must be a negative tiled-dimension index (or mgpu.Replicated(n))", what, i) end
+      parts[i] = string.format("%d", d)
+    end
+  end
+  return table.concat(parts, ",")
+end
+
+M.Layout = {
+  WGMMA = new("wgmma"),
+  WG_SPLAT = new("splat"),
+  --- WG_STRIDED(vec): vec elements per register vector (1, 2, 4, 8 or 16).
+  WG_STRIDED = function(vec)
+    vec = compat.int(vec or 1, "WG_STRIDED vector size")
+    return new(string.format("strided(%d)", vec))
+  end,
+  --- TILED{ tiling = {...}, warp_dims = {...}, lane_dims = {...}, vector_dim = -1 }
+  TILED = function(spec)
+    if type(spec) ~= "table" or type(spec.tiling) ~= "table" then compat.fail("TILED needs a tiling table") end
+    local tiles = {}
+    for i, t in ipairs(spec.tiling) do
+      if type(t) == "number" then t = { t } end
+      local sz = {}
+      for j = 1, #t do sz[j] = string.format("%d", compat.int(t[j], "tile size")) end
+      tiles[i] = "(" .. table.concat(sz, ",") .. ")"
+    end
+    local text = "tiled(" .. table.concat(tiles, ",") .. ");warp(" .. dims_text(spec.warp_dims, "warp_dims") ..
+                 ");lane(" .. dims_text(spec.lane_dims, "lane_dims") .. ")"
+    if spec.vector_dim then text = text .. string.format(";vec(%d)", compat.int(spec.vector_dim, "vector_dim")) end
+    return new(text)
+  end,
+}
+
+--- Text of a layout argument (nil stays nil).
+function M.text(l, what)
+  if l == nil then return nil end
+  if getmetatable(l) ~= Layout then compat.fail("%s must be an mgpu.Layout, got %s", what, type(l)) end
+  return l.text
+end
+
+return M
