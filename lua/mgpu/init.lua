@@ -21,6 +21,7 @@ local kernel = require "mgpu.kernel"
 local bench = require "mgpu.bench"
 local host = require "mgpu.host"
 local layout = require "mgpu.layout"
+local smem = require "mgpu.smem"
 
 local mgpu = {
   _VERSION = "mgpu " .. context.core.version(),
@@ -38,6 +39,10 @@ local mgpu = {
   bench = bench.bench,
   host = host,
   Layout = layout.Layout, Replicated = layout.Replicated, LoweringSemantics = kernel.LoweringSemantics,
+  -- shared memory
+  SMEM = smem.SMEM, transforms = smem.transforms, find_swizzle = smem.find_swizzle, run_scoped = smem.run_scoped,
+  transpose_ref = smem.transpose_ref, TilingTransform = smem.TilingTransform, SwizzleTransform = smem.SwizzleTransform,
+  TransposeTransform = smem.TransposeTransform,
 }
 
 for k, v in pairs(ops) do mgpu[k] = v end

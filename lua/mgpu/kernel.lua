@@ -8,6 +8,7 @@ compat.mark_lib()
 local context = require "mgpu.context"
 local array = require "mgpu.array"
 local trace = require "mgpu.trace"
+local smem = require "mgpu.smem"
 
 local M = {}
 local fail = compat.fail
@@ -82,13 +83,14 @@ local function check_names(names, n, what)
   return names
 end
 
-local known_spec = { body = true, out_shape = true, out_type = true, scratch_shapes = true, grid = true,
+local known_spec = { body = true, out_shape = true, out_type = true, scratch_shapes = true, scratch_types = true, grid = true,
                      grid_names = true, num_threads = true, thread_name = true, interpret = true,
                      name = true, compiler_params = true }
 
---- mgpu.kernel{ body = fn(in_refs..., out_refs...), out_shape = shape or
---- {shapes}, grid = {..}, grid_names, num_threads, thread_name, interpret,
---- name, compiler_params }.  out_shape and grid may be functions of the
+--- mgpu.kernel{ body = fn(in_refs..., out_refs..., scratch_refs...),
+--- out_shape = shape or {shapes}, scratch_shapes = {mgpu.SMEM(...), ...},
+--- grid = {..}, grid_names, num_threads, thread_name, interpret, name,
+--- compiler_params }.  out_shape and grid may be functions of the
 --- input arrays.
 function M.kernel(spec)
   if type(spec) ~= "table" then fail("mgpu.kernel expects a table of options") end
@@ -98,8 +100,14 @@ function M.kernel(spec)
   if type(spec.body) ~= "function" then fail("mgpu.kernel: body must be a function") end
   local out = spec.out_shape or spec.out_type
   if out == nil then fail("mgpu.kernel: out_shape is required") end
-  if spec.scratch_shapes ~= nil and (type(spec.scratch_shapes) ~= "table" or next(spec.scratch_shapes) ~= nil) then
-    fail("mgpu.kernel: scratch_shapes (SMEM scratch) are not available yet; pass {} or leave it out")
+  local scratch = spec.scratch_shapes or spec.scratch_types or {}
+  if smem.is_spec(scratch) then scratch = { scratch } end
+  if type(scratch) ~= "table" then fail("mgpu.kernel: scratch_shapes must be a table of mgpu.SMEM(...)") end
+  for i = 1, #scratch do
+    if not smem.is_spec(scratch[i]) then fail("mgpu.kernel: scratch_shapes[%d] must be mgpu.SMEM(...)", i) end
+  end
+  for key in pairs(scratch) do
+    if type(key) ~= "number" then fail("mgpu.kernel: scratch_shapes must be a list (got key '%s')", tostring(key)) end
   end
   local name = spec.name or "kernel"
   if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
@@ -113,7 +121,7 @@ function M.kernel(spec)
     fail("compiler_params must come from mgpu.CompilerParams{...}")
   end
   local k = setmetatable({
-    name = name, body = spec.body, out = out, grid = spec.grid or {}, grid_names = spec.grid_names,
+    name = name, body = spec.body, out = out, scratch = scratch, grid = spec.grid or {}, grid_names = spec.grid_names,
     num_threads = nt, thread_name = spec.thread_name, interpret = spec.interpret and true or false,
     params = cp or M.CompilerParams(), cache = {}, where = compat.where(),
   }, Kernel)
@@ -178,7 +186,10 @@ local function trace_kernel(k, args, grid, outs)
   for i = 1, #outs do refs[#refs + 1] = trace.wrap(t, core.param(b, "out", outs[i].dtype, outs[i].shape)) end
   local saved = trace.current
   trace.current = t
-  local ok, err = pcall(k.body, compat.unpack(refs))
+  local ok, err = pcall(function()
+    for i = 1, #k.scratch do refs[#refs + 1] = smem.alloc(k.scratch[i]) end
+    k.body(compat.unpack(refs))
+  end)
   trace.current = saved
   if not ok then
     core.release(b)

@@ -49,7 +49,8 @@ function M.wrap(t, id)
 end
 
 --- Append op `name`; operands are Values/Refs.  Returns the wrapped results.
-function M.op(name, operands, ints, number, text)
+--- The op's location is the calling script line, or `where` when given.
+function M.op(name, operands, ints, number, text, where)
   local t = tr()
   local ids = {}
   for i = 1, #(operands or {}) do
@@ -57,7 +58,7 @@ function M.op(name, operands, ints, number, text)
     own(t, v)
     ids[i] = v.id
   end
-  t.core.loc(t.b, compat.where())
+  t.core.loc(t.b, where or compat.where())
   local res = compat.pack(t.core.op(t.b, name, ids, ints, number, text))
   for i = 1, res.n do res[i] = M.wrap(t, res[i]) end
   return compat.unpack(res, 1, res.n)
@@ -294,6 +295,14 @@ function refm.at(r, ...)
   local operands = { r }
   for i = 1, #dyn do operands[#operands + 1] = dyn[i] end
   return M.op("view", operands, ints)
+end
+
+--- A view with the dims permuted: dim j of the view is dim perm[j] (0-based).
+function refm.transpose(r, perm)
+  if type(perm) ~= "table" then fail("transpose: perm must be a table such as {1, 0}") end
+  local ints = {}
+  for i = 1, #perm do ints[i] = compat.int(perm[i], "transpose perm[" .. i .. "]") end
+  return M.op("transpose_ref", { r }, ints)
 end
 
 --- Load the whole ref into registers (a scalar for a rank-0 ref);

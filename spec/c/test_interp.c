@@ -82,7 +82,10 @@ void test_interp_semantics(void) {
   float fs[12], fd[12];
   for (int i = 0; i < 12; i++) { fs[i] = (float)i + 0.5f; fd[i] = NAN; }
   interp_arg bufs[3] = { { o3, sizeof o3, 0 }, { fs, 40, 0 }, { fd, 40, 0 } };
-  CHECK(interp_run(k, bufs, 3, &D) == MGPU_OK);
+  kinfo ki;
+  CHECK(pass_run(k, &ki, 232448, &D) == MGPU_OK);
+  CHECK(interp_run(k, &ki, bufs, 3, &D) == MGPU_OK);
+  pass_free(k, &ki);
   CHECK(o3[0] == -8 && o3[1] == 8 && o3[2] == -8);   /* fib: 1 1 2 3 5 8 */
   for (int i = 0; i < 10; i++) CHECK(fd[i] == 2 * fs[i]);
   CHECK(isnan(fd[10]) && isnan(fd[11]));              /* nothing written past the end */

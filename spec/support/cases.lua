@@ -605,4 +605,133 @@ add("kernel-interpret-flag", function(mgpu)
   return compare(mgpu, k(x), round(mgpu, ref, "f32")), 0
 end)
 
+-- -- SMEM: transforms, layouts, views, scopes ------------------------------------------------
+
+-- x goes GMEM -> registers (layout a) -> SMEM (transforms) -> registers (layout b) -> GMEM:
+-- every element must come back exactly, whichever threads moved it.
+local smem_cfgs = {
+  { "plain", {} },
+  { "tiled", function(T, el) return { T.tiling{ 8, math.floor(128 / el) } } end },
+  { "swz128", function(T, el) return { T.tiling{ 8, math.floor(128 / el) }, T.swizzle(128) } end },
+  { "swz64", function(T, el) return { T.tiling{ 8, math.floor(64 / el) }, T.swizzle(64) } end },
+  { "swz32", function(T, el) return { T.tiling{ 8, math.floor(32 / el) }, T.swizzle(32) } end },
+  { "transposed", function(T, el) return { T.transpose{ 1, 0 }, T.tiling{ 8, math.floor(128 / el) }, T.swizzle(128) } end },
+}
+local smem_layouts = { { "strided", nil }, { "wgmma", "WGMMA" } }
+for _, cfg in ipairs(smem_cfgs) do
+  for _, dt in ipairs({ "f32", "bf16", "i8" }) do
+    for _, la in ipairs(smem_layouts) do
+      for _, lb in ipairs(smem_layouts) do
+        if not (dt == "i8" and (la[2] or lb[2] or cfg[1] == "transposed")) then
+          add(string.format("smem/%s/%s/%s-%s", cfg[1], dt, la[1], lb[1]), function(mgpu)
+            local el = ({ f32 = 4, bf16 = 2, i8 = 1 })[dt]
+            local xf = type(cfg[2]) == "function" and cfg[2](mgpu.transforms, el) or cfg[2]
+            local R, C = 64, 128
+            local k = mgpu.kernel{
+              name = "smem_rt", grid = { 2 }, out_shape = mgpu.shape({ 2 * R, C }, dt),
+              scratch_shapes = { mgpu.SMEM({ R, C }, dt, { transforms = xf }) },
+              body = function(x, o, s)
+                local blk = mgpu.ds(mgpu.program_id(0) * R, R)
+                s:store(x:at(blk):load{ layout = la[2] and mgpu.Layout[la[2]] })
+                o:at(blk):store(s:load{ layout = lb[2] and mgpu.Layout[lb[2]] })
+              end,
+            }
+            local x = dt == "i8" and mgpu.random.uniform({ 2 * R, C }, dt, nil, -100, 100)
+                      or mgpu.random.normal({ 2 * R, C }, dt)
+            return compare(mgpu, k(x), x:to_table()), 0
+          end)
+        end
+      end
+    end
+  end
+end
+
+add("smem/dynamic-slots-and-views", function(mgpu)
+  local T = mgpu.transforms
+  local R, C = 32, 64
+  local k = mgpu.kernel{
+    name = "smem_slots", grid = { 4 }, out_shape = { mgpu.shape({ 4, R, C }, "bf16"), mgpu.shape({ 4, 16, C }, "bf16") },
+    scratch_shapes = { mgpu.SMEM({ 3, R, C }, "bf16", { transforms = { T.tiling{ 8, 64 }, T.swizzle(128) } }) },
+    body = function(x, o, o2, s)
+      local i = mgpu.program_id(0)
+      local slot = i % 3                                  -- a dynamic slot index
+      s:at(slot):store(x:at(i):load() * 2.0)
+      o:at(i):store(s:at(slot):load())
+      o2:at(i):store(s:at(slot, mgpu.ds(8, 16)):load())    -- a static sub-view (rows 8..23)
+    end,
+  }
+  local x = mgpu.random.normal({ 4, R, C }, "bf16")
+  local o, o2 = k(x)
+  local xt, ref, ref2 = x:to_table(), {}, {}
+  for i = 1, #xt do ref[i] = 2 * xt[i] end
+  for b = 0, 3 do for r = 0, 15 do for c = 1, C do
+    ref2[#ref2 + 1] = 2 * xt[b * R * C + (r + 8) * C + c]
+  end end end
+  return math.max(compare(mgpu, o, ref), compare(mgpu, o2, ref2)), 0
+end)
+
+add("smem/run_scoped-and-scalars", function(mgpu)
+  local k = mgpu.kernel{
+    name = "smem_scoped", grid = { 2 }, out_shape = { mgpu.shape({ 2, 256 }, "f32"), mgpu.shape({ 2 }, "f32") },
+    body = function(x, o, tot)
+      local i = mgpu.program_id(0)
+      local y = mgpu.run_scoped(function(a, b)
+        a:store(x:at(i):load())
+        b:store(a:load():sum())                           -- a rank-0 SMEM ref
+        return a:load() + b:load()
+      end, mgpu.SMEM({ 256 }, "f32"), mgpu.SMEM({}, "f32"))
+      local z = mgpu.run_scoped({ buf = mgpu.SMEM({ 256 }, "f32") }, function(s)
+        s.buf:store(7.0)                                  -- a scalar stored everywhere
+        return s.buf:load() + y
+      end)
+      o:at(i):store(z)
+      tot:at(i):store(z:sum())
+    end,
+  }
+  local x = mgpu.random.normal({ 2, 256 }, "f32")
+  local o, tot = k(x)
+  local xt, ref, rt = x:to_table(), {}, {}
+  for b = 0, 1 do
+    local sum = 0
+    for c = 1, 256 do sum = sum + xt[b * 256 + c] end
+    local s2 = 0
+    for c = 1, 256 do ref[b * 256 + c] = xt[b * 256 + c] + sum + 7; s2 = s2 + ref[b * 256 + c] end
+    rt[b + 1] = s2
+  end
+  return math.max(compare(mgpu, o, ref), compare(mgpu, tot, rt)), 1e-5
+end)
+
+add("smem/transpose_ref", function(mgpu)
+  local T = mgpu.transforms
+  local k = mgpu.kernel{
+    name = "smem_tr", grid = { 1 }, out_shape = mgpu.shape({ 64, 32 }, "f32"),
+    scratch_shapes = { mgpu.SMEM({ 32, 64 }, "f32", { transforms = { T.tiling{ 8, 32 }, T.swizzle(128) } }) },
+    body = function(x, o, s)
+      s:store(x:load())
+      o:store(mgpu.transpose_ref(s, { 1, 0 }):load())
+    end,
+  }
+  local x = mgpu.random.normal({ 32, 64 }, "f32")
+  local xt, ref = x:to_table(), {}
+  for r = 0, 63 do for c = 0, 31 do ref[#ref + 1] = xt[c * 64 + r + 1] end end
+  return compare(mgpu, k(x), ref), 0
+end)
+
+add("smem/warpgroups", function(mgpu)
+  -- two warpgroups, each with its own half of one scratch buffer
+  local k = mgpu.kernel{
+    name = "smem_wg", grid = { 1 }, num_threads = 2, thread_name = "wg", out_shape = mgpu.shape({ 2, 512 }, "f32"),
+    scratch_shapes = { mgpu.SMEM({ 2, 512 }, "f32") },
+    body = function(x, o, s)
+      local wg = mgpu.axis_index("wg")
+      s:at(wg):store(x:at(wg):load() + 1.0)
+      o:at(wg):store(s:at(wg):load() * 2.0)
+    end,
+  }
+  local x = mgpu.random.normal({ 2, 512 }, "f32")
+  local xt, ref = x:to_table(), {}
+  for i = 1, #xt do ref[i] = (xt[i] + 1) * 2 end
+  return compare(mgpu, k(x), round(mgpu, ref, "f32")), 1e-7
+end)
+
 return cases

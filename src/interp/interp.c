@@ -9,9 +9,10 @@
 
 #include "interp.h"
 
-/* A ref: which kernel parameter it views and where. */
+/* A ref: which kernel parameter or SMEM allocation it views and where. */
 typedef struct iref {
-  int32_t root;                  /* parameter index */
+  int32_t root;                  /* parameter index, or the smem_alloc result (SMEM) */
+  uint8_t smem;                  /* 1 for SMEM refs */
   uint8_t rank;
   int8_t dim[IR_MAXRANK];        /* view dim -> parameter dim */
   int64_t off[IR_MAXRANK];       /* offset along every parameter dim */
@@ -48,7 +49,12 @@ typedef struct iparam {
 
 typedef struct interp {
   const ir_kernel *k;
+  const kinfo *ki;
   diag *d;
+  unsigned char *smem;           /* the block's SMEM (ki->smem_bytes) */
+  xf_map *maps;                  /* per smem_alloc op, in op order */
+  uint32_t *map_of;              /* per value: index into maps (smem_alloc results) */
+  uint32_t nmaps;
   jmp_buf jmp;
   int64_t block[3];              /* program id per grid axis */
   iparam *params;
@@ -72,37 +78,50 @@ static int stride_of(const ir_kernel *k, uint32_t v) { return ir_vtype(k, v)->ki
 
 /* -- Memory ----------------------------------------------------------------------- */
 
-/* Byte offset of element `e` (row-major within the view) of ref r, or -1
-** when it falls outside its parameter (clipped: loads read 0, stores skip). */
-static int64_t elem_offset(const interp *I, const iref *r, const int64_t *vshape, int64_t e) {
-  const iparam *p = &I->params[r->root];
-  int64_t idx[IR_MAXRANK];
-  memcpy(idx, r->off, sizeof(int64_t) * p->rank);
+/* Logical root index of element `e` (row-major within the view) of ref r. */
+static void root_index(const iref *r, int prank, const int64_t *vshape, int64_t e, int64_t *idx) {
+  memcpy(idx, r->off, sizeof(int64_t) * (size_t)prank);
   for (int i = r->rank - 1; i >= 0; i--) {
     idx[r->dim[i]] += e % vshape[i];
     e /= vshape[i];
   }
+}
+
+/* Address of element `e` of ref r, or NULL when it falls outside its GMEM
+** parameter (clipped: loads read 0, stores skip).  SMEM has no clipping:
+** an index outside the allocation is a fault. */
+static unsigned char *elem_ptr(const interp *I, const ir_op *op, const iref *r, const int64_t *vshape, int64_t e) {
+  int64_t idx[IR_MAXRANK];
+  if (r->smem) {
+    const xf_map *m = &I->maps[I->map_of[r->root]];
+    root_index(r, m->rank, vshape, e, idx);
+    for (int d = 0; d < m->rank; d++)
+      if (idx[d] < 0 || idx[d] >= m->shape[d])
+        FAULT(I, op, "SMEM index %lld is outside dimension %d of size %lld", (long long)idx[d], d, (long long)m->shape[d]);
+    return I->smem + I->ki->smem_off[r->root] + xf_offset(m, idx);
+  }
+  const iparam *p = &I->params[r->root];
+  root_index(r, p->rank, vshape, e, idx);
   int64_t off = 0;
   for (int d = 0; d < p->rank; d++) {
-    if (idx[d] < 0 || idx[d] >= p->shape[d]) return -1;
+    if (idx[d] < 0 || idx[d] >= p->shape[d]) return NULL;
     off += idx[d] * p->stride[d];
   }
-  return off * dt_bytes(p->dtype);
+  return p->data + off * dt_bytes(p->dtype);
 }
 
 static void do_load(interp *I, iagent *a, const ir_op *op) {
   uint32_t rv = ir_opds(I->k, op)[0];
   const iref *r = a->slots[rv].ref;
   const ir_type *t = ir_vtype(I->k, rv);
-  const iparam *p = &I->params[r->root];
   ival *out = val(a, op->res);
   int64_t n = ir_numel(t);
   bool fl = dt_isfloat(t->dtype);
   for (int64_t e = 0; e < n; e++) {
-    int64_t off = elem_offset(I, r, t->shape, e);
-    if (off < 0) { if (fl) out[e].f = 0; else out[e].i = 0; continue; }
-    if (fl) out[e].f = dt_load(t->dtype, p->data + off);
-    else out[e].i = dt_load_int(t->dtype, p->data + off);
+    const unsigned char *q = elem_ptr(I, op, r, t->shape, e);
+    if (!q) { if (fl) out[e].f = 0; else out[e].i = 0; continue; }
+    if (fl) out[e].f = dt_load(t->dtype, q);
+    else out[e].i = dt_load_int(t->dtype, q);
   }
 }
 
@@ -110,17 +129,34 @@ static void do_store(interp *I, iagent *a, const ir_op *op) {
   const uint32_t *o = ir_opds(I->k, op);
   const iref *r = a->slots[o[0]].ref;
   const ir_type *t = ir_vtype(I->k, o[0]);
-  const iparam *p = &I->params[r->root];
   const ival *src = val(a, o[1]);
   int s = stride_of(I->k, o[1]);
   int64_t n = ir_numel(t);
   bool fl = dt_isfloat(t->dtype);
   for (int64_t e = 0; e < n; e++) {
-    int64_t off = elem_offset(I, r, t->shape, e);
-    if (off < 0) continue;
-    if (fl) dt_store(t->dtype, p->data + off, src[e * s].f);
-    else dt_store_int(t->dtype, p->data + off, src[e * s].i);
+    unsigned char *q = elem_ptr(I, op, r, t->shape, e);
+    if (!q) continue;
+    if (fl) dt_store(t->dtype, q, src[e * s].f);
+    else dt_store_int(t->dtype, q, src[e * s].i);
   }
+}
+
+static void do_alloc(interp *I, iagent *a, const ir_op *op) {
+  iref *r = a->slots[op->res].ref;
+  const ir_type *t = ir_vtype(I->k, op->res);
+  memset(r, 0, sizeof *r);
+  r->root = (int32_t)op->res;
+  r->smem = 1;
+  r->rank = t->rank;
+  for (int d = 0; d < t->rank; d++) r->dim[d] = (int8_t)d;
+}
+
+static void do_transpose(interp *I, iagent *a, const ir_op *op) {
+  const iref *src = a->slots[ir_opds(I->k, op)[0]].ref;
+  iref *dst = a->slots[op->res].ref;
+  const int64_t *perm = ir_ints(I->k, op);
+  *dst = *src;
+  for (int j = 0; j < src->rank; j++) dst->dim[j] = src->dim[perm[j]];
 }
 
 static void do_view(interp *I, iagent *a, const ir_op *op) {
@@ -132,6 +168,7 @@ static void do_view(interp *I, iagent *a, const ir_op *op) {
   uint32_t nidx = op->niat / 3, dyn = 1;
   memcpy(dst->off, src->off, sizeof dst->off);
   dst->root = src->root;
+  dst->smem = src->smem;
   dst->rank = 0;
   for (uint32_t i = 0; i < src->rank; i++) {
     if (i >= nidx) { dst->dim[dst->rank++] = src->dim[i]; continue; }
@@ -288,6 +325,8 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_VIEW: do_view(I, a, op); break;
   case IRC_LOAD: do_load(I, a, op); break;
   case IRC_STORE: do_store(I, a, op); break;
+  case IRC_VIEWPERM: do_transpose(I, a, op); break;
+  case IRC_ALLOC: do_alloc(I, a, op); break;
   default: mgpu_unreachable();
   }
 }
@@ -322,6 +361,10 @@ static void run_agent(interp *I, iagent *a) {
       a->pc = pc + 1;
       break;
     }
+    case IR_scoped:
+      push(I, a, (iframe){ pc, 0, 0, 0, 0 });
+      a->pc = pc + 1;
+      break;
     case IR_if:
       if (val(a, o[0])->i) {
         push(I, a, (iframe){ pc, 0, 0, 0, 0 });
@@ -404,6 +447,28 @@ static void alloc_agents(interp *I) {
   }
 }
 
+/* The block's SMEM and the transform map of every allocation. */
+static void alloc_smem(interp *I) {
+  const ir_kernel *k = I->k;
+  const mem_alloc *al = k->alloc;
+  for (uint32_t i = 0; i < k->ops.n; i++) I->nmaps += k->ops.v[i].code == IR_smem_alloc;
+  I->map_of = mem_calloc(al, sizeof(uint32_t) * k->vals.n);
+  I->maps = I->nmaps ? mem_calloc(al, sizeof(xf_map) * I->nmaps) : NULL;
+  I->smem = I->ki->smem_bytes ? mem_calloc(al, (size_t)I->ki->smem_bytes) : NULL;
+  if (!I->map_of || (I->nmaps && !I->maps) || (I->ki->smem_bytes && !I->smem)) diag_throw(I->d, ERR_NOMEM, "");
+  uint32_t j = 0;
+  for (uint32_t i = 0; i < k->ops.n; i++) {
+    const ir_op *op = &k->ops.v[i];
+    if (op->code != IR_smem_alloc) continue;
+    const ir_type *t = ir_vtype(k, op->res);
+    xf_chain c;
+    bool ok = xf_parse(ir_str(k, op->text), &c, NULL, 0) &&
+              xf_apply(&c, t->shape, t->rank, dt_bytes(t->dtype), &I->maps[j], NULL, 0);
+    mgpu_assert(ok);   /* the builder checked the transforms */
+    I->map_of[op->res] = j++;
+  }
+}
+
 static void free_agents(interp *I) {
   const ir_kernel *k = I->k;
   const mem_alloc *al = k->alloc;
@@ -419,10 +484,18 @@ static void free_agents(interp *I) {
   mem_free(al, I->scratch, sizeof(ival) * (size_t)I->scratch_n);
 }
 
-mgpu_status interp_run(const ir_kernel *k, const interp_arg *args, uint32_t nargs, diag *d) {
+static void free_smem(interp *I) {
+  const mem_alloc *al = I->k->alloc;
+  mem_free(al, I->map_of, sizeof(uint32_t) * I->k->vals.n);
+  mem_free(al, I->maps, sizeof(xf_map) * I->nmaps);
+  mem_free(al, I->smem, (size_t)I->ki->smem_bytes);
+}
+
+mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *args, uint32_t nargs, diag *d) {
   interp I;
   memset(&I, 0, sizeof I);
   I.k = k;
+  I.ki = ki;
   I.d = d;
   jmp_buf *saved = d->jmp;
   d->jmp = &I.jmp;
@@ -444,6 +517,7 @@ mgpu_status interp_run(const ir_kernel *k, const interp_arg *args, uint32_t narg
     for (int j = t->rank - 1; j >= 0; j--) { p->shape[j] = t->shape[j]; p->stride[j] = s; s *= t->shape[j]; }
   }
   alloc_agents(&I);
+  alloc_smem(&I);
   for (uint32_t i = 0; i < k->params.n; i++) {   /* scalar parameters */
     uint32_t v = k->params.v[i].value;
     if (k->params.v[i].role != MGPU_PARAM_SCALAR) continue;
@@ -455,6 +529,7 @@ mgpu_status interp_run(const ir_kernel *k, const interp_arg *args, uint32_t narg
     for (int64_t b1 = 0; b1 < g[1]; b1++)
       for (int64_t b2 = 0; b2 < g[2]; b2++) {
         I.block[0] = b0; I.block[1] = b1; I.block[2] = b2;
+        if (I.smem) memset(I.smem, 0xff, (size_t)ki->smem_bytes);   /* SMEM starts as garbage (NaN) */
         for (int w = 0; w < I.nagents; w++) {
           iagent *a = &I.agents[w];
           a->pc = 0; a->done = false; a->stack.n = 0;
@@ -463,6 +538,7 @@ mgpu_status interp_run(const ir_kernel *k, const interp_arg *args, uint32_t narg
       }
 done:
   free_agents(&I);
+  if (I.map_of) free_smem(&I);
   if (I.params) mem_free(k->alloc, I.params, sizeof(iparam) * (k->params.n ? k->params.n : 1));
   d->jmp = saved;
   return st;

@@ -11,6 +11,8 @@
 #define MGPU_INTERP_H
 
 #include "../ir/ir.h"
+#include "../layout/xform.h"
+#include "../passes/pass.h"
 
 typedef union ival {
   double f;       /* float dtypes */
@@ -25,9 +27,10 @@ typedef struct interp_arg {
   double scalar;
 } interp_arg;
 
-/* Run the kernel over its whole grid.  Faults (out-of-bounds accesses that
-** are not clipped views, deadlocks) are reported with the op's location. */
-mgpu_status interp_run(const ir_kernel *k, const interp_arg *args, uint32_t nargs, diag *d);
+/* Run the kernel over its whole grid with the SMEM plan of ki.  Faults
+** (SMEM indices out of range, deadlocks) are reported with the op's
+** location.  SMEM is filled with 0xff bytes at the start of every block. */
+mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *args, uint32_t nargs, diag *d);
 
 /* interp_ops.c: elementwise evaluation over n elements.  Operand strides
 ** are 0 (a broadcast scalar) or 1. */

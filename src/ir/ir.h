@@ -60,9 +60,12 @@
   _(view,  VIEW,  P)             /* (ref, dynamic starts...) ints=3 per index -> ref */ \
   _(load,  LOAD,  M)             /* (ref) -> array (scalar for rank 0); text=layout hint or none */ \
   _(store, STORE, M)             /* (ref, value) */ \
+  _(transpose_ref, VIEWPERM, P)  /* (ref) ints=perm -> ref whose dim j is the operand's dim perm[j] */ \
+  _(smem_alloc, ALLOC, M)        /* () ints=dtype, shape...; text=transforms -> SMEM ref, alive until its region ends */ \
   /* structured control flow */ \
   _(for,   FOR,   R)             /* (lo, hi, step, inits...) -> carried results; args: iv, carried */ \
   _(if,    IF,    R)             /* (cond) -> results; regions: then, else */ \
+  _(scoped, SCOPED, R)           /* () -> results; one region whose SMEM allocations end with it (run_scoped) */ \
   _(yield, YIELD, T)             /* (values...) ends a region */
 
 typedef enum ir_opcode {
@@ -75,8 +78,8 @@ typedef enum ir_opcode {
 typedef enum ir_opclass {
   IRC_CONST, IRC_GRIDIDX, IRC_THREADIDX, IRC_UNARY, IRC_BINARY, IRC_COMPARE,
   IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_BCASTDIM, IRC_RESHAPE, IRC_IOTA, IRC_LAYOUTCAST, IRC_REDUCE,
-  IRC_VIEW, IRC_LOAD, IRC_STORE,
-  IRC_FOR, IRC_IF, IRC_YIELD
+  IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_ALLOC,
+  IRC_FOR, IRC_IF, IRC_SCOPED, IRC_YIELD
 } ir_opclass;
 
 enum { IRF_P = 1, IRF_R = 2, IRF_T = 4, IRF_M = 8 };

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../layout/lay.h"
+#include "../layout/xform.h"
 #include "ir.h"
 
 #define LOC(b) ir_str((b)->k, (b)->loc)
@@ -275,7 +276,7 @@ static void close_scope(ir_builder *b) {
 /* yield: close the innermost region. */
 static mgpu_status do_yield(ir_builder *b, const uint32_t *opds, uint32_t nopd, uint32_t *res, uint32_t maxres, uint32_t *nres) {
   ir_kernel *k = b->k;
-  if (!b->frames.n) return diag_set(b->d, ERR_REGION, LOC(b), "yield outside of a loop or branch");
+  if (!b->frames.n) return diag_set(b->d, ERR_REGION, LOC(b), "yield outside of a loop, branch or scope");
   ir_frame f = b->frames.v[b->frames.n - 1];
   ir_op *op = &k->ops.v[f.op];
   ir_type want[IR_MAXRES];
@@ -285,6 +286,14 @@ static mgpu_status do_yield(ir_builder *b, const uint32_t *opds, uint32_t nopd, 
     nwant = op->narg - 1;
     for (uint32_t i = 0; i < nwant; i++) want[i] = *ir_vtype(k, op->arg + 1 + i);
     if ((s = check_yield_types(b, "loop body: yielded", opds, nopd, want, nwant))) return s;
+  } else if (op->code == IR_scoped) {
+    for (uint32_t i = 0; i < nopd; i++) {
+      if (ir_vtype(k, opds[i])->kind == MGPU_VALUE_REF)
+        return failf(b, "run_scoped: value %u is a ref; a scope can only return scalars and arrays (its SMEM ends with it)", i + 1);
+      want[i] = *ir_vtype(k, opds[i]);
+    }
+    if (nopd > IR_MAXRES) return failf(b, "run_scoped can return at most %d values", IR_MAXRES);
+    nwant = nopd;
   } else if (f.region == 0) {
     if (nopd) return diag_set(b->d, ERR_REGION, LOC(b), "a branch without an else cannot produce values");
   } else {
@@ -305,7 +314,7 @@ static mgpu_status do_yield(ir_builder *b, const uint32_t *opds, uint32_t nopd, 
   if (op->code == IR_for) {
     for (uint32_t i = 0; i < op->nres; i++) res[i] = op->res + i;
     *nres = op->nres;
-  } else if (f.region == 1 && nwant) {
+  } else if ((f.region == 1 || op->code == IR_scoped) && nwant) {
     if ((s = add_results(b, (int32_t)f.op, want, nwant))) return s;
     for (uint32_t i = 0; i < nwant; i++) res[i] = k->ops.v[f.op].res + i;
     *nres = nwant;
@@ -364,6 +373,9 @@ static mgpu_status view_type(ir_builder *b, const uint32_t *opds, uint32_t nopd,
       if (start != IR_DYNAMIC && (start < 0 || start >= dim))
         return failf(b, "ds(%lld, %lld) starts outside dimension %u of size %lld",
                      (long long)start, (long long)size, i, (long long)dim);
+      if (rt->space == MGPU_SPACE_SMEM && (size > dim || (start != IR_DYNAMIC && start + size > dim)))
+        return failf(b, "ds(%lld, %lld) runs past dimension %u of size %lld (SMEM views must lie inside their buffer)",
+                     start == IR_DYNAMIC ? 0LL : (long long)start, (long long)size, i, (long long)dim);
       out->shape[out->rank++] = size;
       break;
     case IR_IDX_ALL:
@@ -586,6 +598,50 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     nrt = 0;
     break;
   }
+  case IRC_VIEWPERM: {
+    if ((s = want_count(b, name, nopd, 1, 1))) return s;
+    if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
+    const ir_type *t = ir_vtype(k, opds[0]);
+    bool seen[IR_MAXRANK] = { false };
+    if (nints != t->rank) return failf(b, "%s: the permutation has %u axes but the ref has rank %d", name, nints, t->rank);
+    rt[0] = *t;
+    for (uint32_t i = 0; i < nints; i++) {
+      if (ints[i] < 0 || ints[i] >= t->rank || seen[ints[i]])
+        return failf(b, "%s: the axes must be a permutation of 0..%d", name, t->rank - 1);
+      seen[ints[i]] = true;
+      rt[0].shape[i] = t->shape[ints[i]];
+    }
+    break;
+  }
+  case IRC_ALLOC: {
+    if ((s = want_count(b, name, nopd, 0, 0))) return s;
+    if (nints < 1 || !dt_valid((int)ints[0]) || ints[0] == MGPU_PRED)
+      return failf(b, "SMEM: the dtype must be a numeric dtype");
+    if (nints - 1 > IR_MAXRANK) return failf(b, "SMEM: rank %u is more than %d", nints - 1, IR_MAXRANK);
+    memset(&rt[0], 0, sizeof rt[0]);
+    rt[0].kind = MGPU_VALUE_REF;
+    rt[0].dtype = (uint8_t)ints[0];
+    rt[0].space = MGPU_SPACE_SMEM;
+    rt[0].rank = (uint8_t)(nints - 1);
+    for (uint32_t i = 1; i < nints; i++) {
+      if (ints[i] < 1 || ints[i] > (INT64_C(1) << 24)) return failf(b, "SMEM: dimension %u has size %lld", i - 1, (long long)ints[i]);
+      rt[0].shape[i - 1] = ints[i];
+    }
+    xf_chain c;
+    xf_map m;
+    char why[300];
+    if (!xf_parse(text, &c, why, sizeof why)) return failf(b, "SMEM transforms: %s", why);
+    if (!xf_apply(&c, rt[0].shape, rt[0].rank, dt_bytes(rt[0].dtype), &m, why, sizeof why)) {
+      ir_type shown = rt[0];
+      shown.kind = MGPU_VALUE_ARRAY;
+      return failf(b, "SMEM %s with transforms %s: %s", TS(&shown, x), text, why);
+    }
+    break;
+  }
+  case IRC_SCOPED:
+    if ((s = want_count(b, name, nopd, 0, 0))) return s;
+    nrt = 0;
+    break;
   case IRC_FOR: {
     if ((s = want_count(b, name, nopd, 3, 3 + IR_MAXRES - 1))) return s;
     for (int i = 0; i < 3; i++) if ((s = want_index(b, name, opds, i))) return s;
@@ -628,7 +684,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     *nres = 1 + nrt;
     return MGPU_OK;
   }
-  if (info->cls == IRC_IF) return open_region(b, (uint32_t)i, 0);
+  if (info->cls == IRC_IF || info->cls == IRC_SCOPED) return open_region(b, (uint32_t)i, 0);
   if (nrt > maxres) return diag_set(b->d, ERR_RESULTS, LOC(b), name, (int)nrt, (int)maxres);
   if ((s = add_results(b, i, rt, nrt))) return s;
   for (uint32_t r = 0; r < nrt; r++) res[r] = k->ops.v[i].res + r;

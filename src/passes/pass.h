@@ -12,6 +12,7 @@
 typedef struct kinfo {
   lay_layout *lay;  /* arrays: register layout */
   int64_t *div;     /* integer scalars: known to be a multiple of div (0: the value is 0) */
+  int64_t *smem_off;        /* results of smem_alloc: byte offset of the allocation (else 0) */
   int64_t smem_bytes;       /* dynamic SMEM per block */
   int64_t red_offset;       /* byte offset of the cross-warp reduction scratch */
   int64_t red_bytes;        /* its size per warpgroup */

@@ -308,6 +308,11 @@ mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
     lay_fit f;
     char why[200];
     if (!lay_fit_shape(&c->lay, ir_vtype(k, v)->shape, ir_vtype(k, v)->rank, &f, why, sizeof why)) unfit(&x, v, &c->lay, c->why, why);
+    int32_t def = k->vals.v[v].def;
+    int dc = def >= 0 ? ir_optab[k->ops.v[def].code].cls : -1;
+    if (c->lay.kind == LAY_SPLAT && (dc == IRC_LOAD || dc == IRC_IOTA || dc == IRC_REDUCE || dc == IRC_BCASTDIM))
+      unfit(&x, v, &c->lay, c->why, "only arrays broadcast from a scalar can be splat (one value for every element); "
+                                     "this one is computed element by element");
     ki->lay[v] = c->lay;
   }
 done:

@@ -10,7 +10,8 @@ mgpu_status pass_run(const ir_kernel *k, kinfo *ki, int64_t smem_limit, diag *d)
   if (!ir_verify(k, d)) return d->status;
   ki->lay = mem_calloc(k->alloc, sizeof(lay_layout) * k->vals.n);
   ki->div = mem_calloc(k->alloc, sizeof(int64_t) * k->vals.n);
-  if (!ki->lay || !ki->div) { pass_free(k, ki); return diag_set(d, ERR_NOMEM, ""); }
+  ki->smem_off = mem_calloc(k->alloc, sizeof(int64_t) * k->vals.n);
+  if (!ki->lay || !ki->div || !ki->smem_off) { pass_free(k, ki); return diag_set(d, ERR_NOMEM, ""); }
   pass_divisibility(k, ki);
   mgpu_status s = pass_layout(k, ki, d);
   if (!s) s = pass_smem(k, ki, smem_limit, d);
@@ -21,5 +22,6 @@ mgpu_status pass_run(const ir_kernel *k, kinfo *ki, int64_t smem_limit, diag *d)
 void pass_free(const ir_kernel *k, kinfo *ki) {
   mem_free(k->alloc, ki->lay, sizeof(lay_layout) * k->vals.n);
   mem_free(k->alloc, ki->div, sizeof(int64_t) * k->vals.n);
+  mem_free(k->alloc, ki->smem_off, sizeof(int64_t) * k->vals.n);
   memset(ki, 0, sizeof *ki);
 }

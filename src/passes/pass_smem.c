@@ -1,10 +1,13 @@
 /*
 ** pass_smem.c -- the SMEM plan of a kernel: every allocation on a
 ** 1024-byte boundary, the total checked against the device limit before any
-** PTX exists.  Today the plan holds the cross-warp reduction scratch;
-** scratch_shapes and run_scoped allocations join it with the SMEM refs.
+** PTX exists.  The cross-warp reduction scratch comes first (one slice per
+** warpgroup), then the allocations: a stack, each smem_alloc living until
+** the region that holds it ends (scratch_shapes: the whole kernel;
+** run_scoped: its scope), so disjoint scopes share bytes.
 */
 #include <stdio.h>
+#include <string.h>
 
 #include "pass.h"
 
@@ -35,6 +38,53 @@ static int64_t red_scratch(const ir_kernel *k, const kinfo *ki, const ir_op *op)
   return 128 * per_thread * acc;
 }
 
+/* The stack of live allocations while walking the kernel. */
+typedef struct plan {
+  const ir_kernel *k;
+  kinfo *ki;
+  int64_t base;                  /* first byte after the reduction scratch */
+  int64_t sp, peak;
+  uint32_t live[256];            /* alloc ops on the stack */
+  int nlive;
+  uint32_t at_peak[256];         /* the stack when the peak was reached */
+  int npeak;
+  bool too_many;
+} plan;
+
+static int64_t alloc_size(const ir_kernel *k, const ir_op *op) {
+  const ir_type *t = ir_vtype(k, op->res);
+  return ir_numel(t) * dt_bytes(t->dtype);
+}
+
+/* Allocate the region [i, end): allocations live until the region ends. */
+static void walk(plan *p, uint32_t i, uint32_t end) {
+  const ir_kernel *k = p->k;
+  int64_t sp0 = p->sp;
+  int n0 = p->nlive;
+  while (i < end) {
+    const ir_op *op = &k->ops.v[i];
+    if (op->code == IR_smem_alloc) {
+      int64_t off = (p->sp + SMEM_ALIGN - 1) / SMEM_ALIGN * SMEM_ALIGN;
+      p->ki->smem_off[op->res] = p->base + off;
+      p->sp = off + alloc_size(k, op);
+      if (p->nlive < (int)(sizeof p->live / sizeof p->live[0])) p->live[p->nlive++] = i;
+      else p->too_many = true;
+      if (p->sp > p->peak) {
+        p->peak = p->sp;
+        p->npeak = p->nlive;
+        memcpy(p->at_peak, p->live, sizeof(uint32_t) * (size_t)p->nlive);
+      }
+    }
+    if (ir_optab[op->code].flags & IRF_R) {
+      walk(p, i + 1, i + 1 + op->body[0]);
+      if (op->body[1]) walk(p, i + 1 + op->body[0], i + 1 + op->body[0] + op->body[1]);
+    }
+    i += ir_extent(k, i);
+  }
+  p->sp = sp0;
+  p->nlive = n0;
+}
+
 mgpu_status pass_smem(const ir_kernel *k, kinfo *ki, int64_t limit, diag *d) {
   int64_t red = 0;
   int32_t red_op = -1;
@@ -53,15 +103,38 @@ mgpu_status pass_smem(const ir_kernel *k, kinfo *ki, int64_t limit, diag *d) {
   }
   ki->red_offset = 0;
   ki->red_bytes = red;
-  int64_t total = red ? ((red * wgs + SMEM_ALIGN - 1) / SMEM_ALIGN) * SMEM_ALIGN : 0;
+  plan p;
+  memset(&p, 0, sizeof p);
+  p.k = k;
+  p.ki = ki;
+  p.base = red ? ((red * wgs + SMEM_ALIGN - 1) / SMEM_ALIGN) * SMEM_ALIGN : 0;
+  walk(&p, 0, k->ops.n);
+  int64_t total = p.base + (p.peak + SMEM_ALIGN - 1) / SMEM_ALIGN * SMEM_ALIGN;
   ki->smem_bytes = total;
-  if (total > limit) {
-    char msg[600];
-    snprintf(msg, sizeof msg, "kernel '%s' needs %lld bytes of SMEM but a block may have %lld:\n"
-             "  reduction scratch (%lld warpgroup(s) x %lld bytes, for %s): %lld bytes",
-             k->name, (long long)total, (long long)limit, (long long)wgs, (long long)red,
-             red_op >= 0 ? ir_loc(k, &k->ops.v[red_op]) : "?", (long long)total);
-    return diag_set(d, ERR_VERIFY, "", msg);
+  if (total <= limit) return MGPU_OK;
+  strbuf sb;
+  sb_init(&sb, k->alloc);
+  sb_printf(&sb, "kernel '%s' needs %lld bytes of SMEM but a block may have %lld; live at the peak:",
+            k->name, (long long)total, (long long)limit);
+  if (red)
+    sb_printf(&sb, "\n  reduction scratch (%lld warpgroup(s) x %lld bytes, for %s): %lld bytes", (long long)wgs,
+              (long long)red, red_op >= 0 ? ir_loc(k, &k->ops.v[red_op]) : "?", (long long)p.base);
+  for (int j = 0; j < p.npeak; j++) {
+    const ir_op *op = &k->ops.v[p.at_peak[j]];
+    char ty[96];
+    ir_type shown = *ir_vtype(k, op->res);
+    shown.kind = MGPU_VALUE_ARRAY;
+    int64_t size = alloc_size(k, op), padded = (size + SMEM_ALIGN - 1) / SMEM_ALIGN * SMEM_ALIGN;
+    sb_printf(&sb, "\n  %s: SMEM %s: %lld bytes", ir_loc(k, op), ir_type_str(&shown, ty, sizeof ty), (long long)size);
+    if (padded != size) sb_printf(&sb, " (%lld with 1024-byte alignment)", (long long)padded);
   }
-  return MGPU_OK;
+  if (p.too_many) sb_puts(&sb, "\n  (and more)");
+  size_t len;
+  char *msg = sb_take(&sb, &len);
+  /* reported at the allocation that went over */
+  const char *loc = p.npeak ? ir_loc(k, &k->ops.v[p.at_peak[p.npeak - 1]]) : red_op >= 0 ? ir_loc(k, &k->ops.v[red_op]) : "";
+  mgpu_status s = diag_set(d, ERR_VERIFY, loc, msg ? msg : "SMEM over the limit");
+  if (msg) mem_free(k->alloc, msg, len + 1);
+  else sb_free(&sb);
+  return s;
 }

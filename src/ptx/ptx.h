@@ -20,9 +20,11 @@ typedef uint32_t preg;   /* (class << 24) | index; 0 = none */
 /* An operand as text: registers, immediates, addresses, vectors. */
 typedef struct po { char s[192]; } po;
 
-/* A lowered GMEM ref: where it starts along every dim of its parameter. */
+/* A lowered ref: where it starts along every dim of its root (a GMEM
+** parameter or an SMEM allocation). */
 typedef struct pref {
-  uint32_t root;                 /* parameter index */
+  uint32_t root;                 /* parameter index, or the smem_alloc result */
+  uint8_t smem;                  /* 1 for SMEM refs */
   uint8_t rank;
   int8_t dim[IR_MAXRANK];        /* view dim -> parameter dim */
   int64_t soff[IR_MAXRANK];      /* static offset along each parameter dim */
@@ -46,6 +48,7 @@ typedef struct pe {
   preg smem;                     /* u32 shared-window address of the dynamic SMEM */
   uint32_t nlabel;
   const ir_op *op;               /* op being lowered, for error locations */
+  bool smem_reads;               /* SMEM was read since the last warpgroup barrier (auto barriers) */
 } pe;
 
 /* ptx_emit.c */
@@ -100,9 +103,25 @@ void ptx_broadcast(pe *e, const ir_op *op);
 void ptx_move(pe *e, int dtype, preg dst, preg src, uint32_t n, bool src_scalar);
 
 /* ptx_mem.c */
+/* Move w consecutive elements between [addr+imm] in `space` ("global",
+** "shared") and registers reg.. (reg repeated when splat), under an
+** optional predicate (negated when neg). */
+void pe_mem(pe *e, const char *space, int dtype, bool store, preg reg, bool splat, int w, preg addr, int64_t imm,
+            preg pred, bool neg);
+/* Set n registers from r to zero. */
+void pe_zero(pe *e, int dtype, preg r, int n);
 void ptx_param_ref(pe *e, uint32_t v, uint32_t param);
 void ptx_view(pe *e, const ir_op *op);
 void ptx_load(pe *e, const ir_op *op);
 void ptx_store(pe *e, const ir_op *op);
+
+/* ptx_smem.c: SMEM allocations, transposed views, loads and stores */
+void ptx_alloc(pe *e, const ir_op *op);
+void ptx_transpose_ref(pe *e, const ir_op *op);
+void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store);
+/* Kernel entry: swizzles are computed from offsets, which match the
+** hardware's (TMA, wgmma) only if the SMEM window is 1024-byte aligned;
+** trap if it is not. */
+void ptx_smem_prologue(pe *e);
 
 #endif

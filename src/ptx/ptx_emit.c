@@ -114,7 +114,11 @@ void pe_pins(pe *e, preg pred, bool neg, const char *opc, int n, ...) {
   va_end(ap);
 }
 
-void pe_label_here(pe *e, uint32_t l) { sb_printf(&e->body, "$L%u:\n", l); }
+/* A label may join control flow: auto barriers assume SMEM was read. */
+void pe_label_here(pe *e, uint32_t l) {
+  sb_printf(&e->body, "$L%u:\n", l);
+  e->smem_reads = true;
+}
 
 void pe_comment(pe *e, const char *fmt, ...) {
   sb_puts(&e->body, "\t// ");
@@ -238,6 +242,16 @@ static void emit_if(pe *e, uint32_t i) {
   pe_label_here(e, l_end);
 }
 
+static void emit_scoped(pe *e, uint32_t i) {
+  const ir_kernel *k = e->k;
+  const ir_op *op = &k->ops.v[i];
+  for (uint32_t j = 0; j < op->nres; j++) define(e, op->res + j);
+  uint32_t end = i + 1 + op->body[0];
+  emit_region(e, i + 1, end - 1);
+  e->op = &k->ops.v[end - 1];
+  move_yield(e, &k->ops.v[end - 1], op->res);
+}
+
 /* Emit ops [i, end); a region's closing yield is handled by its owner. */
 static void emit_region(pe *e, uint32_t i, uint32_t end) {
   const ir_kernel *k = e->k;
@@ -275,6 +289,9 @@ static void emit_region(pe *e, uint32_t i, uint32_t end) {
     case IRC_VIEW: ptx_view(e, op); break;
     case IRC_LOAD: define(e, op->res); ptx_load(e, op); break;
     case IRC_STORE: ptx_store(e, op); break;
+    case IRC_VIEWPERM: ptx_transpose_ref(e, op); break;
+    case IRC_ALLOC: ptx_alloc(e, op); break;
+    case IRC_SCOPED: emit_scoped(e, i); break;
     default: pe_fail(e, "unexpected op");
     }
     i += ir_extent(k, i);
@@ -323,6 +340,7 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, di
   if (ki->smem_bytes) {
     e.smem = pe_reg(&e, PR_R);
     pe_ins(&e, "mov.u32", 2, R(e.smem), S("mgpu_smem"));
+    ptx_smem_prologue(&e);
   }
   for (uint32_t i = 0; i < k->params.n; i++) {
     char pname[160];

@@ -183,16 +183,18 @@ static preg inside(pe *e, const access *a) {
 
 /* -- Memory instructions ------------------------------------------------------------------ */
 
-/* Move w consecutive elements between [addr+imm] and registers reg.. (or
-** reg repeated when splat), under an optional predicate. */
-static void mem_ins(pe *e, const access *a, bool store, preg reg, bool splat, int w, preg addr, int64_t imm,
-                    preg pred, bool neg) {
+/* Move w consecutive elements between [addr+imm] in `space` ("global",
+** "shared") and registers reg.. (or reg repeated when splat), under an
+** optional predicate. */
+void pe_mem(pe *e, const char *space, int dtype, bool store, preg reg, bool splat, int w, preg addr, int64_t imm,
+            preg pred, bool neg) {
   char opc[48];
-  const char *sp = store ? "st.global" : "ld.global";
   const char *vs = w == 1 ? "" : w == 2 ? ".v2" : ".v4";
+  const char *dir = store ? "st" : "ld";
+  int bytes = dt_bytes(dtype);
   preg regs[8];
   for (int i = 0; i < w; i++) regs[i] = splat ? reg : reg + (uint32_t)i;
-  int cls = pe_cls(a->dtype);
+  int cls = pe_cls(dtype);
   po data;
   if (cls == PR_H && w > 1) {       /* f16/bf16 pairs travel as b32 */
     int nw = w / 2;
@@ -201,7 +203,7 @@ static void mem_ins(pe *e, const access *a, bool store, preg reg, bool splat, in
     if (store)
       for (int i = 0; i < nw; i++) pe_ins(e, "mov.b32", 2, R(packed[i]), RV(regs + 2 * i, 2));
     vs = nw == 1 ? "" : nw == 2 ? ".v2" : ".v4";
-    snprintf(opc, sizeof opc, "%s%s.b32", sp, vs);
+    snprintf(opc, sizeof opc, "%s.%s%s.b32", dir, space, vs);
     data = nw == 1 ? R(packed[0]) : RV(packed, nw);
     po m = ADDR(addr, imm);
     if (pred) pe_pins(e, pred, neg, opc, 2, store ? m : data, store ? data : m);
@@ -217,19 +219,24 @@ static void mem_ins(pe *e, const access *a, bool store, preg reg, bool splat, in
   case PR_FD: ty = "f64"; break;
   case PR_RD: ty = "b64"; break;
   default:
-    if (a->bytes == 4) ty = "b32";
-    else if (a->bytes == 2) ty = store ? "b16" : (dt_issigned(a->dtype) ? "s16" : "u16");
-    else ty = store ? "b8" : (dt_issigned(a->dtype) ? "s8" : "u8");
+    if (bytes == 4) ty = "b32";
+    else if (bytes == 2) ty = store ? "b16" : (dt_issigned(dtype) ? "s16" : "u16");
+    else ty = store ? "b8" : (dt_issigned(dtype) ? "s8" : "u8");
     break;
   }
-  snprintf(opc, sizeof opc, "%s%s.%s", sp, vs, ty);
+  snprintf(opc, sizeof opc, "%s.%s%s.%s", dir, space, vs, ty);
   data = w == 1 ? R(regs[0]) : RV(regs, w);
   po m = ADDR(addr, imm);
   if (pred) pe_pins(e, pred, neg, opc, 2, store ? m : data, store ? data : m);
   else pe_ins(e, opc, 2, store ? m : data, store ? data : m);
 }
 
-static void zero(pe *e, int dtype, preg r, int n) {
+static void mem_ins(pe *e, const access *a, bool store, preg reg, bool splat, int w, preg addr, int64_t imm,
+                    preg pred, bool neg) {
+  pe_mem(e, "global", a->dtype, store, reg, splat, w, addr, imm, pred, neg);
+}
+
+void pe_zero(pe *e, int dtype, preg r, int n) {
   static const char *const z[PR__COUNT] = { NULL, "mov.b16", "mov.b32", "mov.f32", "mov.b64", "mov.f64" };
   int cls = pe_cls(dtype);
   for (int i = 0; i < n; i++) pe_ins(e, z[cls], 2, R(r + (uint32_t)i), cls == PR_F ? F32(0) : cls == PR_FD ? F64(0) : I(0));
@@ -303,7 +310,7 @@ static void slow_path(pe *e, const access *a, bool store, preg reg, bool splat, 
         pe_ins(e, "and.pred", 3, R(ok), R(ok), R(p));
       }
       preg addr = elem_addr(e, a, f);
-      if (!store) zero(e, a->dtype, el, 1);
+      if (!store) pe_zero(e, a->dtype, el, 1);
       mem_ins(e, a, store, el, false, 1, addr, 0, ok, false);
     }
 }
@@ -336,14 +343,14 @@ static void fast_path(pe *e, const access *a, bool store, preg reg, bool splat, 
       if (a->numel % a->chunk == 0) {   /* chunks are wholly in or out */
         preg ok = pe_reg(e, PR_P);
         pe_ins(e, "setp.lt.u32", 3, R(ok), R(f), I(a->numel));
-        if (!store && !splat) zero(e, a->dtype, el, (int)a->chunk);
+        if (!store && !splat) pe_zero(e, a->dtype, el, (int)a->chunk);
         for (int64_t g = 0; g < a->chunk; g += a->width)
           mem_ins(e, a, store, splat ? el : el + (uint32_t)g, splat, a->width, addr, imm + g * a->bytes, ok, false);
       } else {
         for (int64_t g = 0; g < a->chunk; g++) {
           preg ok = pe_reg(e, PR_P);
           pe_ins(e, "setp.lt.u32", 3, R(ok), R(f), I(a->numel - g));
-          if (!store && !splat) zero(e, a->dtype, el + (uint32_t)g, 1);
+          if (!store && !splat) pe_zero(e, a->dtype, el + (uint32_t)g, 1);
           mem_ins(e, a, store, splat ? el : el + (uint32_t)g, splat, 1, addr, imm + g * a->bytes, ok, false);
         }
       }
@@ -405,7 +412,7 @@ static void tiled_access(pe *e, const access *a, bool store, preg reg, bool chec
           if (ok) pe_ins(e, "and.pred", 3, R(p), R(p), R(ok));
           ok = p;
         }
-        if (!store) zero(e, a->dtype, rr + (uint32_t)g, 1);
+        if (!store) pe_zero(e, a->dtype, rr + (uint32_t)g, 1);
         mem_ins(e, a, store, rr + (uint32_t)g, false, 1, addr, imm + g * a->bytes, ok, false);
       }
     }
@@ -427,7 +434,7 @@ static void access_op(pe *e, uint32_t refv, uint32_t valv, bool store) {
       if (p) pe_ins(e, "and.pred", 3, R(l0), R(l0), R(p));
       p = l0;
     } else if (p) {
-      zero(e, a.dtype, reg, 1);
+      pe_zero(e, a.dtype, reg, 1);
     }
     mem_ins(e, &a, store, reg, false, 1, a.base, 0, p, false);
     return;
@@ -456,9 +463,14 @@ static void access_op(pe *e, uint32_t refv, uint32_t valv, bool store) {
   pe_label_here(e, l_done);
 }
 
-void ptx_load(pe *e, const ir_op *op) { access_op(e, ir_opds(e->k, op)[0], op->res, false); }
+void ptx_load(pe *e, const ir_op *op) {
+  uint32_t r = ir_opds(e->k, op)[0];
+  if (e->refs[r].smem) ptx_smem_access(e, r, op->res, false);
+  else access_op(e, r, op->res, false);
+}
 
 void ptx_store(pe *e, const ir_op *op) {
   const uint32_t *o = ir_opds(e->k, op);
-  access_op(e, o[0], o[1], true);
+  if (e->refs[o[0]].smem) ptx_smem_access(e, o[0], o[1], true);
+  else access_op(e, o[0], o[1], true);
 }

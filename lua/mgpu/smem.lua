@@ -1,0 +1,159 @@
+--[[
+mgpu.smem -- shared-memory scratch: allocation specs, their transforms, and
+scopes (Pallas' plgpu.SMEM, TilingTransform, SwizzleTransform,
+TransposeTransform, find_swizzle, run_scoped, transpose_ref).
+
+  local T = mgpu.transforms
+  local xf = { T.tiling{8, 64}, T.swizzle(128) }
+  scratch_shapes = { mgpu.SMEM({64, 128}, "bf16", { transforms = xf }) }
+  mgpu.run_scoped(function(buf) ... end, mgpu.SMEM({128}, "f32"))
+
+Every allocation starts on a 1024-byte boundary; a kernel's SMEM is checked
+against the device limit before any PTX is produced.
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local context = require "mgpu.context"
+local trace = require "mgpu.trace"
+
+local M = {}
+local fail = compat.fail
+
+-- -- Transforms -----------------------------------------------------------------
+
+local Transform = {}
+Transform.__index = Transform
+Transform.__tostring = function(t) return "mgpu.transforms." .. t.text end
+
+local function int_list(x, what)
+  if type(x) == "number" then x = { x } end
+  if type(x) ~= "table" or #x == 0 then fail("%s must be a table of integers", what) end
+  local parts = {}
+  for i = 1, #x do parts[i] = string.format("%d", compat.int(x[i], what .. "[" .. i .. "]")) end
+  return table.concat(parts, ",")
+end
+
+M.transforms = {
+  --- tiling{t0, t1, ...}: split the trailing dims into tiles stored contiguously.
+  tiling = function(tile) return setmetatable({ text = "tiling(" .. int_list(tile, "tiling") .. ")" }, Transform) end,
+  --- swizzle(bytes): 32, 64 or 128 (16 = none); the minor dim must be exactly that many bytes.
+  swizzle = function(bytes)
+    bytes = compat.int(bytes, "swizzle")
+    if bytes ~= 16 and bytes ~= 32 and bytes ~= 64 and bytes ~= 128 then
+      fail("swizzle must be 16, 32, 64 or 128 bytes, got %d", bytes)
+    end
+    return setmetatable({ text = "swizzle(" .. bytes .. ")" }, Transform)
+  end,
+  --- transpose{p0, p1, ...}: store dim p[j] of the array as physical dim j (0-based).
+  transpose = function(perm) return setmetatable({ text = "transpose(" .. int_list(perm, "transpose") .. ")" }, Transform) end,
+}
+M.TilingTransform, M.SwizzleTransform, M.TransposeTransform =
+  M.transforms.tiling, M.transforms.swizzle, M.transforms.transpose
+
+function M.is_transform(x) return getmetatable(x) == Transform end
+
+--- The largest swizzle (128, 64 or 32 bytes) dividing a minor dimension of
+--- `bits` bits, or 16 (no swizzle) when none does.
+function M.find_swizzle(bits)
+  bits = compat.int(bits, "find_swizzle bits")
+  for _, s in ipairs({ 128, 64, 32 }) do
+    if bits > 0 and bits % (8 * s) == 0 then return s end
+  end
+  return 16
+end
+
+local function chain_text(list)
+  if list == nil then return "" end
+  if M.is_transform(list) then list = { list } end
+  if type(list) ~= "table" then fail("transforms must be a table of mgpu.transforms.* values") end
+  local parts = {}
+  for i = 1, #list do
+    if not M.is_transform(list[i]) then
+      fail("transforms[%d] must be mgpu.transforms.tiling/swizzle/transpose(...), got %s", i, type(list[i]))
+    end
+    parts[i] = list[i].text
+  end
+  return table.concat(parts, ";")
+end
+
+-- -- Allocation specs ---------------------------------------------------------------
+
+local Spec = {}
+Spec.__index = Spec
+Spec.__tostring = function(s)
+  return string.format("mgpu.SMEM(%s, %s%s)", compat.shape_str(s.shape), s.dtype,
+                       s.transforms ~= "" and (", " .. s.transforms) or "")
+end
+
+--- mgpu.SMEM(shape, dtype, { transforms = {...} }): an SMEM scratch buffer,
+--- allocated by scratch_shapes or mgpu.run_scoped.
+function M.SMEM(shape, dtype, opts)
+  dtype = dtype or "f32"
+  if not context.core.dtype_size(dtype) or dtype == "pred" then fail("SMEM: unknown dtype %s", tostring(dtype)) end
+  if opts ~= nil and type(opts) ~= "table" then fail("SMEM: options must be a table such as { transforms = {...} }") end
+  for k in pairs(opts or {}) do
+    if k ~= "transforms" then fail("SMEM: unknown option '%s'", tostring(k)) end
+  end
+  return setmetatable({ shape = compat.shape(shape, "SMEM shape"), dtype = dtype,
+                        transforms = chain_text(opts and opts.transforms), where = compat.where() }, Spec)
+end
+
+function M.is_spec(x) return getmetatable(x) == Spec end
+
+--- Allocate a spec in the kernel being traced; returns its ref.  The
+--- allocation's location is where the spec was made (errors such as SMEM
+--- over the limit point there).
+function M.alloc(spec)
+  local ints = { trace.dtype_code(spec.dtype) }
+  for i = 1, #spec.shape do ints[i + 1] = spec.shape[i] end
+  return trace.op("smem_alloc", nil, ints, nil, spec.transforms, spec.where)
+end
+
+-- -- Scopes -------------------------------------------------------------------------
+
+--- mgpu.run_scoped(fn, spec, ...) calls fn(ref, ...) with freshly allocated
+--- SMEM that ends with the scope; mgpu.run_scoped({ name = spec, ... }, fn)
+--- calls fn with a table of refs of the same shape.  Returns fn's results
+--- (scalars and arrays; refs cannot escape).
+function M.run_scoped(a, b, ...)
+  local fn, specs, named
+  if type(a) == "function" then fn, specs = a, compat.pack(b, ...)
+  elseif type(a) == "table" and not M.is_spec(a) and type(b) == "function" then fn, named = b, a
+  else fail("run_scoped(fn, mgpu.SMEM(...), ...) or run_scoped({ name = mgpu.SMEM(...) }, fn)") end
+  trace.op("scoped", {})
+  local args
+  if named then
+    args = {}
+    local keys = {}
+    for k in pairs(named) do keys[#keys + 1] = k end
+    table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)   -- a deterministic trace
+    for _, k in ipairs(keys) do
+      if not M.is_spec(named[k]) then fail("run_scoped: '%s' must be mgpu.SMEM(...)", tostring(k)) end
+      args[k] = M.alloc(named[k])
+    end
+    args = { args, n = 1 }
+  else
+    args = { n = specs.n }
+    for i = 1, specs.n do
+      if not M.is_spec(specs[i]) then fail("run_scoped: allocation %d must be mgpu.SMEM(...)", i) end
+      args[i] = M.alloc(specs[i])
+    end
+  end
+  local r = compat.pack(fn(compat.unpack(args, 1, args.n)))
+  local out = {}
+  for i = 1, r.n do
+    if trace.is_ref(r[i]) then fail("run_scoped: result %d is a ref; its SMEM ends with the scope", i) end
+    out[i] = trace.is_value(r[i]) and r[i] or trace.lift(r[i])
+  end
+  return trace.op("yield", out)
+end
+
+--- A view of ref with its dims permuted: dim j of the view is dim perm[j]
+--- (0-based) of ref.  A transposed SMEM ref is how an MMA operand is marked
+--- MN-major.
+function M.transpose_ref(ref, perm)
+  if not trace.is_ref(ref) then fail("transpose_ref: first argument must be a ref") end
+  return ref:transpose(perm)
+end
+
+return M

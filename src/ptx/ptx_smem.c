@@ -1,0 +1,482 @@
+/*
+** ptx_smem.c -- SMEM refs: allocations, transposed views, and moving
+** register arrays to and from SMEM through the transforms.
+**
+** An access is planned at compile time by evaluating the address of every
+** element for every thread of the warpgroup with xf_offset, the function
+** the interpreter uses too.  Each thread computes the address of its first
+** element once; another register vector then costs nothing when its
+** distance from the first is the same for every thread (an immediate
+** offset), one XOR when it differs only inside 1024-byte swizzle periods,
+** and a full address computation otherwise.  Chunks move with the widest
+** vector access every thread's addresses allow.  The plan also counts bank
+** conflicts and reports them in a PTX comment.
+**
+** Automatic barriers (unless unsafe_no_auto_barriers): a store is preceded
+** by a warpgroup barrier when SMEM may have been read since the last one,
+** and followed by one, so loads and stores act in program order across the
+** warpgroup's threads.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "../layout/xform.h"
+#include "ptx.h"
+
+enum { M_ADD, M_XOR, M_FULL };
+
+typedef struct smem_access {
+  const ir_type *vt;          /* view type */
+  const pref *r;
+  xf_map m;                   /* the allocation's transforms */
+  int dtype, bytes;
+  lay_layout own_lay;         /* layout used for scalar (splat) stores */
+  lay_fit f;
+  bool strided;
+  int64_t numel, nel;         /* view elements; register elements per thread */
+  int64_t *addr;              /* [128][nel]: byte offset in the allocation, -1 = padding */
+  int w;                      /* elements per instruction */
+  bool dyn_full;              /* a dynamic offset that is not additive: every address in full */
+  bool dyn_aligned;           /* dynamic offsets move by multiples of 1024 bytes */
+  int64_t dyn_step[IR_MAXRANK];  /* bytes per unit of the dynamic offset (additive dims) */
+} smem_access;
+
+static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+static int log2i(int64_t x) { int n = 0; while ((INT64_C(1) << n) < x) n++; return n; }
+
+void ptx_alloc(pe *e, const ir_op *op) {
+  pref *r = &e->refs[op->res];
+  const ir_type *t = ir_vtype(e->k, op->res);
+  memset(r, 0, sizeof *r);
+  r->root = op->res;
+  r->smem = 1;
+  r->rank = t->rank;
+  for (int i = 0; i < t->rank; i++) r->dim[i] = (int8_t)i;
+}
+
+void ptx_transpose_ref(pe *e, const ir_op *op) {
+  const pref *src = &e->refs[ir_opds(e->k, op)[0]];
+  pref *dst = &e->refs[op->res];
+  const int64_t *perm = ir_ints(e->k, op);
+  *dst = *src;
+  for (int j = 0; j < src->rank; j++) dst->dim[j] = src->dim[perm[j]];
+}
+
+static void map_of(pe *e, uint32_t alloc, xf_map *m) {
+  const ir_kernel *k = e->k;
+  const ir_op *op = &k->ops.v[k->vals.v[alloc].def];
+  const ir_type *t = ir_vtype(k, alloc);
+  xf_chain c;
+  char why[300];
+  if (!xf_parse(ir_str(k, op->text), &c, why, sizeof why) ||
+      !xf_apply(&c, t->shape, t->rank, dt_bytes(t->dtype), m, why, sizeof why))
+    pe_fail(e, why);
+}
+
+void ptx_smem_prologue(pe *e) {
+  const ir_kernel *k = e->k;
+  bool swizzled = false;
+  for (uint32_t i = 0; i < k->ops.n; i++) {
+    const ir_op *op = &k->ops.v[i];
+    if (op->code != IR_smem_alloc) continue;
+    xf_map m;
+    map_of(e, op->res, &m);
+    swizzled |= m.swizzle != 0;
+  }
+  if (!swizzled) return;
+  preg t = pe_reg(e, PR_R), p = pe_reg(e, PR_P);
+  pe_ins(e, "and.b32", 3, R(t), R(e->smem), I(1023));
+  pe_ins(e, "setp.ne.u32", 3, R(p), R(t), I(0));
+  pe_pins(e, p, false, "trap", 0);
+}
+
+/* -- Address code -------------------------------------------------------------------- */
+
+/* u32 register = v + c (v may be 0: then a mov of c). */
+static preg add_const(pe *e, preg v, int64_t c) {
+  preg x = pe_reg(e, PR_R);
+  if (v) pe_ins(e, "add.u32", 3, R(x), R(v), I(c));
+  else pe_ins(e, "mov.u32", 2, R(x), I(c));
+  return x;
+}
+
+/* Byte offset (u32 register) of the element at root index reg[d] + c[d]
+** (reg[d] a u32 register or 0), through the allocation's transforms. */
+static preg emit_offset(pe *e, const xf_map *m, const preg *reg, const int64_t *c) {
+  preg rg[XF_MAXRANK] = { 0 };
+  int64_t cs[XF_MAXRANK] = { 0 };
+  int r = m->rank;
+  memcpy(rg, reg, sizeof(preg) * (size_t)r);
+  memcpy(cs, c, sizeof(int64_t) * (size_t)r);
+  for (int i = 0; i < m->c.n; i++) {
+    const xf_step *s = &m->c.s[i];
+    if (s->kind == XF_TILING) {
+      int first = r - s->n;
+      for (int j = 0; j < s->n; j++) {
+        int d = first + j;
+        int64_t t = s->v[j];
+        if (!rg[d]) { cs[r + j] = cs[d] % t; cs[d] /= t; rg[r + j] = 0; continue; }
+        preg x = cs[d] ? add_const(e, rg[d], cs[d]) : rg[d];
+        preg hi = pe_reg(e, PR_R), lo = pe_reg(e, PR_R);
+        if (is_pow2(t)) {
+          pe_ins(e, "shr.u32", 3, R(hi), R(x), I(log2i(t)));
+          pe_ins(e, "and.b32", 3, R(lo), R(x), I(t - 1));
+        } else {
+          pe_ins(e, "div.u32", 3, R(hi), R(x), I(t));
+          pe_ins(e, "rem.u32", 3, R(lo), R(x), I(t));
+        }
+        rg[d] = hi; cs[d] = 0; rg[r + j] = lo; cs[r + j] = 0;
+      }
+      r += s->n;
+    } else if (s->kind == XF_TRANSPOSE) {
+      preg tr[XF_MAXRANK];
+      int64_t tc[XF_MAXRANK];
+      for (int j = 0; j < r; j++) { tr[j] = rg[s->v[j]]; tc[j] = cs[s->v[j]]; }
+      memcpy(rg, tr, sizeof(preg) * (size_t)r);
+      memcpy(cs, tc, sizeof(int64_t) * (size_t)r);
+    }
+  }
+  int64_t k = 0;
+  preg acc = 0;
+  for (int j = 0; j < r; j++) {
+    int64_t sb = m->pstride[j] * m->bytes;
+    k += cs[j] * sb;
+    if (!rg[j]) continue;
+    preg n = pe_reg(e, PR_R);
+    if (acc) pe_ins(e, "mad.lo.u32", 4, R(n), R(rg[j]), I(sb), R(acc));
+    else if (sb == 1) pe_ins(e, "mov.u32", 2, R(n), R(rg[j]));
+    else pe_ins(e, "mul.lo.u32", 3, R(n), R(rg[j]), I(sb));
+    acc = n;
+  }
+  if (!acc) return add_const(e, 0, xf_swizzle(m->swizzle, k));
+  if (k) acc = add_const(e, acc, k);
+  if (m->swizzle) {
+    preg t = pe_reg(e, PR_R), x = pe_reg(e, PR_R);
+    pe_ins(e, "shr.u32", 3, R(t), R(acc), I(7));
+    pe_ins(e, "and.b32", 3, R(t), R(t), I(m->swizzle / 16 - 1));
+    pe_ins(e, "shl.b32", 3, R(t), R(t), I(4));
+    pe_ins(e, "xor.b32", 3, R(x), R(acc), R(t));
+    acc = x;
+  }
+  return acc;
+}
+
+/* Per view dim, the u32 registers and constants of the coordinates of
+** register element j of this thread. */
+static void coords(pe *e, const smem_access *a, const preg *T, preg lanev, int64_t j, preg *reg, int64_t *c) {
+  const lay_fit *f = &a->f;
+  int rank = a->vt->rank;
+  if (!a->strided) {
+    pe_const_coords(f, j / f->vlen, (int)(j % f->vlen), c);
+    for (int i = 0; i < rank; i++) reg[i] = T[i];
+    return;
+  }
+  /* strided: flat index lane * vec + constant, unravelled */
+  int64_t c0 = (j / f->vlen) * 128 * f->vlen + j % f->vlen;
+  preg rest = add_const(e, lanev, c0);
+  for (int i = rank - 1; i >= 0; i--) {
+    c[i] = 0;
+    if (i == 0) { reg[0] = rest; break; }
+    int64_t n = a->vt->shape[i];
+    preg q = pe_reg(e, PR_R), rm = pe_reg(e, PR_R);
+    if (is_pow2(n)) {
+      pe_ins(e, "and.b32", 3, R(rm), R(rest), I(n - 1));
+      pe_ins(e, "shr.u32", 3, R(q), R(rest), I(log2i(n)));
+    } else {
+      pe_ins(e, "rem.u32", 3, R(rm), R(rest), I(n));
+      pe_ins(e, "div.u32", 3, R(q), R(rest), I(n));
+    }
+    reg[i] = rm;
+    rest = q;
+  }
+}
+
+/* Offset in the allocation of register element j: the root index is the
+** view's static start + the element's coordinates (+ dynamic starts when
+** they are not additive). */
+static preg full_offset(pe *e, const smem_access *a, const preg *T, preg lanev, int64_t j) {
+  preg vreg[IR_MAXRANK] = { 0 }, rreg[XF_MAXRANK] = { 0 };
+  int64_t vc[IR_MAXRANK] = { 0 }, rc[XF_MAXRANK] = { 0 };
+  coords(e, a, T, lanev, j, vreg, vc);
+  for (int d = 0; d < a->m.rank; d++) rc[d] = a->r->soff[d];
+  for (int i = 0; i < a->vt->rank; i++) {
+    int d = a->r->dim[i];
+    rc[d] += vc[i];
+    rreg[d] = vreg[i];
+  }
+  if (a->dyn_full)
+    for (int d = 0; d < a->m.rank; d++) {
+      if (!a->r->doff[d]) continue;
+      preg x = pe_reg(e, PR_R);
+      pe_ins(e, "cvt.u32.u64", 2, R(x), R(a->r->doff[d]));
+      if (rreg[d]) pe_ins(e, "add.u32", 3, R(x), R(x), R(rreg[d]));
+      rreg[d] = x;
+    }
+  return emit_offset(e, &a->m, rreg, rc);
+}
+
+/* -- Planning -------------------------------------------------------------------------- */
+
+/* Dynamic starts: additive when moving the start by its known divisor q
+** moves every address by the same number of bytes. */
+static void plan_dynamic(smem_access *a) {
+  const xf_map *m = &a->m;
+  a->dyn_aligned = true;
+  for (int d = 0; d < m->rank; d++) {
+    if (!a->r->doff[d]) continue;
+    int64_t q = a->r->ddiv[d];
+    if (q == 0) { a->dyn_step[d] = 0; continue; }   /* always zero */
+    if (q >= m->shape[d]) q = m->shape[d];          /* only 0 fits: any step is right */
+    int64_t idx[XF_MAXRANK] = { 0 }, total = 1, step = -1;
+    for (int i = 0; i < m->rank; i++) total *= m->shape[i];
+    bool additive = true;
+    for (int64_t el = 0; el < total && additive; el++) {
+      int64_t rem = el;
+      for (int i = m->rank - 1; i >= 0; i--) { idx[i] = rem % m->shape[i]; rem /= m->shape[i]; }
+      if (idx[d] + q >= m->shape[d]) continue;
+      int64_t o0 = xf_offset(m, idx);
+      idx[d] += q;
+      int64_t s = xf_offset(m, idx) - o0;
+      if (step < 0) step = s;
+      additive = s == step;
+    }
+    if (step < 0) step = 0;
+    if (!additive || step % q) { a->dyn_full = true; continue; }
+    a->dyn_step[d] = step / q;
+    if (step % 1024) a->dyn_aligned = false;
+  }
+}
+
+/* Address of every element for every thread. */
+static void plan_addresses(pe *e, smem_access *a) {
+  const lay_fit *f = &a->f;
+  a->nel = f->nregs * f->vlen;
+  a->addr = mem_calloc(e->k->alloc, sizeof(int64_t) * (size_t)(128 * a->nel));
+  if (!a->addr) diag_throw(e->d, ERR_NOMEM, "");
+  for (int t = 0; t < 128; t++)
+    for (int64_t j = 0; j < a->nel; j++) {
+      int64_t vidx[LAY_MAXRANK], ridx[XF_MAXRANK];
+      lay_index(f, t / 32, t % 32, j / f->vlen, (int)(j % f->vlen), vidx);
+      bool valid = true;
+      for (int i = 0; i < a->vt->rank; i++) valid &= vidx[i] < a->vt->shape[i];
+      if (!valid) { a->addr[t * a->nel + j] = -1; continue; }
+      for (int d = 0; d < a->m.rank; d++) ridx[d] = a->r->soff[d];
+      for (int i = 0; i < a->vt->rank; i++) ridx[a->r->dim[i]] += vidx[i];
+      a->addr[t * a->nel + j] = xf_offset(&a->m, ridx);
+    }
+}
+
+/* The widest access (elements) every chunk of every thread allows. */
+static int plan_width(const smem_access *a) {
+  int vlen = a->f.vlen;
+  if (a->bytes == 1 || (a->bytes == 2 && pe_cls(a->dtype) == PR_R)) return 1;
+  for (int w = vlen; w > 1; w /= 2) {
+    if (vlen % w || w * a->bytes > 16) continue;
+    bool ok = true;
+    for (int t = 0; t < 128 && ok; t++)
+      for (int64_t j = 0; j < a->nel && ok; j += w) {
+        const int64_t *p = &a->addr[t * a->nel + j];
+        if (p[0] < 0) { for (int i = 1; i < w; i++) ok &= p[i] < 0; continue; }
+        ok = p[0] % (w * a->bytes) == 0;
+        for (int i = 1; i < w && ok; i++) ok = p[i] == p[0] + i * a->bytes;
+      }
+    if (ok) return w;
+  }
+  return 1;
+}
+
+/* How chunk j is addressed relative to element 0: addr = a0 + k (M_ADD),
+** addr = (a0 ^ x) + k with x below the 1024-byte swizzle period and k a
+** multiple of it (M_XOR), or in full.  *partial: some thread skips it. */
+static int plan_chunk(const smem_access *a, int64_t j, int64_t *k, int64_t *x, bool *partial) {
+  const int64_t hi = ~INT64_C(1023);
+  bool add = true, xr = true, first = true;
+  int64_t k_add = 0, k_xor = 0, x_xor = 0;
+  *partial = false;
+  for (int t = 0; t < 128; t++) {
+    int64_t p = a->addr[t * a->nel + j], p0 = a->addr[t * a->nel];
+    if (p < 0) { *partial = true; continue; }
+    int64_t dk = p - p0, dx = (p ^ p0) & 1023, hk = (p & hi) - (p0 & hi);
+    if (first) { k_add = dk; x_xor = dx; k_xor = hk; first = false; }
+    add &= dk == k_add;
+    xr &= dx == x_xor && hk == k_xor;
+  }
+  *k = 0;
+  *x = 0;
+  if (add) { *k = k_add; return M_ADD; }
+  if (xr && a->dyn_aligned) { *k = k_xor; *x = x_xor; return M_XOR; }
+  return M_FULL;
+}
+
+/* Bank conflicts of one instruction: wavefronts over all warps, and the
+** conflict-free count. */
+static void bank_count(const smem_access *a, int64_t j, int w, int64_t *waves, int64_t *ideal) {
+  int bytes = w * a->bytes;
+  int per_phase = bytes >= 16 ? 8 : bytes == 8 ? 16 : 32;
+  int words = bytes >= 4 ? bytes / 4 : 1;
+  for (int wp = 0; wp < 4; wp++)
+    for (int ph = 0; ph < 32 / per_phase; ph++) {
+      int64_t seen[32][32];
+      int nseen[32] = { 0 }, worst = 0;
+      bool any = false;
+      for (int l = ph * per_phase; l < (ph + 1) * per_phase; l++) {
+        int64_t p = a->addr[(wp * 32 + l) * a->nel + j];
+        if (p < 0) continue;
+        any = true;
+        for (int q = 0; q < words; q++) {
+          int64_t word = p / 4 + q;
+          int bank = (int)(word % 32);
+          bool dup = false;
+          for (int s = 0; s < nseen[bank]; s++) dup |= seen[bank][s] == word;
+          if (!dup && nseen[bank] < 32) seen[bank][nseen[bank]++] = word;
+          if (nseen[bank] > worst) worst = nseen[bank];
+        }
+      }
+      if (!any) continue;
+      *waves += worst;
+      *ideal += 1;
+    }
+}
+
+/* -- Lowering ----------------------------------------------------------------------------- */
+
+static void barrier(pe *e) {
+  pe_wg_barrier(e);
+  e->smem_reads = false;
+}
+
+/* A rank-0 view: one element, the same address for every thread (stores:
+** lane 0 of the warpgroup). */
+static void access_scalar(pe *e, const smem_access *a, preg reg, bool store) {
+  preg rreg[XF_MAXRANK] = { 0 };
+  int64_t rc[XF_MAXRANK] = { 0 };
+  for (int d = 0; d < a->m.rank; d++) {
+    rc[d] = a->r->soff[d];
+    if (!a->r->doff[d]) continue;
+    rreg[d] = pe_reg(e, PR_R);
+    pe_ins(e, "cvt.u32.u64", 2, R(rreg[d]), R(a->r->doff[d]));
+  }
+  preg off = emit_offset(e, &a->m, rreg, rc), addr = pe_reg(e, PR_R);
+  pe_ins(e, "add.u32", 3, R(addr), R(off), R(e->smem));
+  preg p = 0;
+  if (store) {
+    p = pe_reg(e, PR_P);
+    pe_ins(e, "setp.eq.u32", 3, R(p), R(e->lane), I(0));
+  }
+  pe_mem(e, "shared", a->dtype, store, reg, false, 1, addr, e->ki->smem_off[a->r->root], p, false);
+}
+
+void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store) {
+  const ir_kernel *k = e->k;
+  smem_access a;
+  memset(&a, 0, sizeof a);
+  a.r = &e->refs[refv];
+  a.vt = ir_vtype(k, refv);
+  a.dtype = a.vt->dtype;
+  a.bytes = dt_bytes(a.dtype);
+  map_of(e, a.r->root, &a.m);
+  bool auto_bar = !k->opts.unsafe_no_auto_barriers;
+  const ir_type *valt = ir_vtype(k, valv);
+  preg reg = pe_vreg(e, valv);
+  bool splat = store && valt->kind == MGPU_VALUE_SCALAR;
+  if (store && auto_bar && e->smem_reads) barrier(e);
+
+  if (a.vt->rank == 0) {
+    access_scalar(e, &a, reg, store);
+  } else {
+    a.numel = ir_numel(a.vt);
+    if (splat) {   /* a scalar stored everywhere: any layout will do */
+      int vec = (a.bytes == 1 || (a.bytes == 2 && pe_cls(a.dtype) == PR_R)) ? 1 : 16 / a.bytes;
+      while (vec > 1 && (a.numel % vec || a.numel < 128 * vec)) vec /= 2;
+      lay_strided(&a.own_lay, vec);
+      char why[200];
+      if (!lay_fit_shape(&a.own_lay, a.vt->shape, a.vt->rank, &a.f, why, sizeof why)) pe_fail(e, why);
+    } else {
+      pe_fit(e, valv, &a.f);
+    }
+    a.strided = a.f.l->kind == LAY_STRIDED;
+    if (a.f.l->kind == LAY_SPLAT) pe_fail(e, "a splat-layout array cannot be moved to or from SMEM; cast it first");
+    plan_dynamic(&a);
+    plan_addresses(e, &a);
+    a.w = plan_width(&a);
+
+    /* thread coordinates and the first element's address */
+    preg T[LAY_MAXRANK] = { 0 }, lanev = 0;
+    if (a.strided) {
+      lanev = pe_reg(e, PR_R);
+      pe_ins(e, "mul.lo.u32", 3, R(lanev), R(e->lane), I(a.f.vlen));
+    } else {
+      pe_thread_coords(e, &a.f, T);
+    }
+    preg base = pe_reg(e, PR_R);   /* SMEM window address of the allocation + dynamic starts */
+    pe_ins(e, "add.u32", 3, R(base), R(e->smem), I(e->ki->smem_off[a.r->root]));
+    if (!a.dyn_full)
+      for (int d = 0; d < a.m.rank; d++) {
+        if (!a.r->doff[d] || !a.dyn_step[d]) continue;
+        preg x = pe_reg(e, PR_R);
+        pe_ins(e, "cvt.u32.u64", 2, R(x), R(a.r->doff[d]));
+        pe_ins(e, "mad.lo.u32", 4, R(base), R(x), I(a.dyn_step[d]), R(base));
+      }
+    preg a0 = 0;
+    preg xreg[64];                 /* a0 ^ x, by x / 16 (x < 1024 and a multiple of the access width) */
+    memset(xreg, 0, sizeof xreg);
+    preg own = store && !splat ? pe_owner(e, &a.f) : 0;
+    int64_t waves = 0, ideal = 0, ninstr = 0;
+    for (int64_t j = 0; j < a.nel; j += a.w) {
+      int64_t kk = 0, xx = 0;
+      bool partial;
+      int mode = a.dyn_full ? M_FULL : plan_chunk(&a, j, &kk, &xx, &partial);
+      if (a.dyn_full) {
+        partial = false;
+        for (int t = 0; t < 128; t++) partial |= a.addr[t * a.nel + j] < 0;
+      }
+      bool any = false;
+      for (int t = 0; t < 128; t++) any |= a.addr[t * a.nel + j] >= 0;
+      if (!any) continue;   /* padding for every thread */
+      bank_count(&a, j, a.w, &waves, &ideal);
+      ninstr++;
+      preg addr;
+      int64_t imm = 0;
+      if (mode == M_FULL) {
+        preg off = full_offset(e, &a, T, lanev, j);
+        addr = pe_reg(e, PR_R);
+        pe_ins(e, "add.u32", 3, R(addr), R(base), R(off));
+      } else {
+        if (!a0) {
+          preg off = full_offset(e, &a, T, lanev, 0);
+          a0 = pe_reg(e, PR_R);
+          pe_ins(e, "add.u32", 3, R(a0), R(base), R(off));
+        }
+        addr = a0;
+        imm = kk;
+        if (mode == M_XOR && xx) {
+          preg *slot = xx % 16 == 0 ? &xreg[xx / 16] : NULL;
+          if (!slot || !*slot) {
+            addr = pe_reg(e, PR_R);
+            pe_ins(e, "xor.b32", 3, R(addr), R(a0), I(xx));
+            if (slot) *slot = addr;
+          }
+          addr = slot ? *slot : addr;
+        }
+      }
+      preg pred = own;
+      if (partial) {   /* strided padding: this chunk exists where lane*vec + c < numel */
+        int64_t c = (j / a.f.vlen) * 128 * a.f.vlen + j % a.f.vlen;
+        preg p = pe_reg(e, PR_P);
+        pe_ins(e, "setp.lt.u32", 3, R(p), R(lanev), I(a.numel - c));
+        if (pred) pe_ins(e, "and.pred", 3, R(p), R(p), R(pred));
+        pred = p;
+        if (!store) pe_zero(e, a.dtype, reg + (uint32_t)j, a.w);
+      }
+      pe_mem(e, "shared", a.dtype, store, splat ? reg : reg + (uint32_t)j, splat, a.w, addr, imm, pred, false);
+    }
+    char ty[96];
+    pe_comment(e, "smem %s %s: %d-byte accesses, %lld instructions, bank conflicts: %s (%lld wavefronts for %lld)",
+               store ? "store" : "load", ir_type_str(a.vt, ty, sizeof ty), a.w * a.bytes, (long long)ninstr,
+               waves == ideal ? "none" : "yes", (long long)waves, (long long)ideal);
+    mem_free(k->alloc, a.addr, sizeof(int64_t) * (size_t)(128 * a.nel));
+  }
+  if (!auto_bar) return;
+  if (store) barrier(e);
+  else e->smem_reads = true;
+}
