@@ -104,7 +104,9 @@ typedef enum mgpu_value_kind {
 } mgpu_value_kind;
 
 typedef enum mgpu_space {
-  MGPU_SPACE_NONE = 0, MGPU_SPACE_GMEM = 1, MGPU_SPACE_SMEM = 2, MGPU_SPACE_REGS = 3
+  MGPU_SPACE_NONE = 0, MGPU_SPACE_GMEM = 1, MGPU_SPACE_SMEM = 2,
+  MGPU_SPACE_REGS = 3,     /* a wgmma accumulator (register-resident ref) */
+  MGPU_SPACE_BARRIER = 4   /* mbarriers in SMEM (u64 elements) */
 } mgpu_space;
 
 typedef enum mgpu_param_role {
@@ -131,6 +133,8 @@ typedef struct mgpu_kernel_options {
   int32_t lowering_semantics;       /* 0 Warpgroup (layouts inferred), 1 Lane (chosen eagerly) */
   int32_t unsafe_no_auto_barriers;  /* no warpgroup barriers around SMEM accesses */
   int32_t reduction_scratch_bytes;  /* SMEM for cross-warp reductions; 0 = as needed */
+  int32_t cluster_rank;    /* 0..3: thread-block cluster dims (blocks along each grid axis) */
+  int32_t cluster[3];
 } mgpu_kernel_options;
 
 /* Operands and attributes of one traced op (see mgpu_builder_op). */
@@ -308,6 +312,6 @@ mgpu_status mgpu_script_kernel(mgpu_script *s, const char *name, const mgpu_valu
 #endif
 
 /* The ABI version this header describes; mgpu_abi_version() must match. */
-#define MGPU_ABI_VERSION 1
+#define MGPU_ABI_VERSION 2
 
 #endif

@@ -74,7 +74,7 @@ describe("tracing", function()
   it("reports unknown axis names and axes", function()
     local k = mgpu.kernel{ grid = { 2 }, grid_names = { "x" }, out_shape = mgpu.shape({ 4 }, "f32"),
       body = function(o) mgpu.axis_index("y") end }
-    assert.matches("unknown axis name 'y' %(grid axes: x; thread axis: none%)", err_of(k))
+    assert.matches("unknown axis name 'y' %(grid axes: x; cluster axes: none; thread axis: none%)", err_of(k))
     local k2 = mgpu.kernel{ grid = { 2 }, out_shape = mgpu.shape({ 4 }, "f32"),
       body = function(o) mgpu.program_id(1) end }
     assert.matches("program_id: axis 1 is out of range for a grid of rank 1", err_of(k2))

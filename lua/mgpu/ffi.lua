@@ -202,6 +202,10 @@ function M.builder(ctx, opts)
   if #g > 3 then error("grid must have at most 3 dimensions", 0) end
   o.grid_rank = #g
   for i = 1, #g do o.grid[i - 1] = g[i] end
+  local cl = opts.cluster or {}
+  if #cl > 3 then error("cluster must have at most 3 dimensions", 0) end
+  o.cluster_rank = #cl
+  for i = 1, #cl do o.cluster[i - 1] = cl[i] end
   o.num_threads = opts.num_threads or 1
   o.approx_math = opts.approx_math and 1 or 0
   o.interpret = opts.interpret and 1 or 0

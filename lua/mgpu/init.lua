@@ -22,6 +22,9 @@ local bench = require "mgpu.bench"
 local host = require "mgpu.host"
 local layout = require "mgpu.layout"
 local smem = require "mgpu.smem"
+local barrier = require "mgpu.barrier"
+local copy = require "mgpu.copy"
+local wgmma = require "mgpu.wgmma"
 
 local mgpu = {
   _VERSION = "mgpu " .. context.core.version(),
@@ -43,6 +46,12 @@ local mgpu = {
   SMEM = smem.SMEM, transforms = smem.transforms, find_swizzle = smem.find_swizzle, run_scoped = smem.run_scoped,
   transpose_ref = smem.transpose_ref, TilingTransform = smem.TilingTransform, SwizzleTransform = smem.SwizzleTransform,
   TransposeTransform = smem.TransposeTransform,
+  -- barriers, asynchronous copies, wgmma
+  Barrier = barrier.Barrier, ClusterBarrier = barrier.ClusterBarrier, barrier_arrive = barrier.barrier_arrive,
+  barrier_wait = barrier.barrier_wait,
+  copy_gmem_to_smem = copy.copy_gmem_to_smem, copy_smem_to_gmem = copy.copy_smem_to_gmem, commit_smem = copy.commit_smem,
+  commit_smem_to_gmem_group = copy.commit_smem_to_gmem_group, wait_smem_to_gmem = copy.wait_smem_to_gmem,
+  ACC = wgmma.ACC, wgmma = wgmma.wgmma, wgmma_wait = wgmma.wgmma_wait, set_max_registers = wgmma.set_max_registers,
 }
 
 for k, v in pairs(ops) do mgpu[k] = v end

@@ -76,7 +76,7 @@ Kernel.__index = Kernel
 local function check_names(names, n, what)
   if names == nil then return nil end
   if type(names) == "string" then names = { names } end
-  if type(names) ~= "table" or #names ~= n then fail("%s must name each of the %d grid axes", what, n) end
+  if type(names) ~= "table" or #names ~= n then fail("%s must name each of the %d axes", what, n) end
   for i = 1, n do
     if type(names[i]) ~= "string" then fail("%s[%d] must be a string", what, i) end
   end
@@ -85,13 +85,15 @@ end
 
 local known_spec = { body = true, out_shape = true, out_type = true, scratch_shapes = true, scratch_types = true, grid = true,
                      grid_names = true, num_threads = true, thread_name = true, interpret = true,
-                     name = true, compiler_params = true }
+                     name = true, compiler_params = true, cluster = true, cluster_names = true }
 
 --- mgpu.kernel{ body = fn(in_refs..., out_refs..., scratch_refs...),
 --- out_shape = shape or {shapes}, scratch_shapes = {mgpu.SMEM(...), ...},
---- grid = {..}, grid_names, num_threads, thread_name, interpret, name,
---- compiler_params }.  out_shape and grid may be functions of the
---- input arrays.
+--- grid = {..}, grid_names, cluster = {..}, cluster_names, num_threads,
+--- thread_name, interpret, name, compiler_params }.  out_shape and grid may
+--- be functions of the input arrays.  A cluster groups blocks: cluster axis
+--- i runs along the same hardware axis as the last-but-i grid axis, and
+--- mgpu.axis_index(cluster_names[i]) is the block's index in its cluster.
 function M.kernel(spec)
   if type(spec) ~= "table" then fail("mgpu.kernel expects a table of options") end
   for k in pairs(spec) do
@@ -104,7 +106,9 @@ function M.kernel(spec)
   if smem.is_spec(scratch) then scratch = { scratch } end
   if type(scratch) ~= "table" then fail("mgpu.kernel: scratch_shapes must be a table of mgpu.SMEM(...)") end
   for i = 1, #scratch do
-    if not smem.is_spec(scratch[i]) then fail("mgpu.kernel: scratch_shapes[%d] must be mgpu.SMEM(...)", i) end
+    if not smem.is_spec(scratch[i]) then
+      fail("mgpu.kernel: scratch_shapes[%d] must be mgpu.SMEM(...) or mgpu.Barrier{...}", i)
+    end
   end
   for key in pairs(scratch) do
     if type(key) ~= "number" then fail("mgpu.kernel: scratch_shapes must be a list (got key '%s')", tostring(key)) end
@@ -116,6 +120,17 @@ function M.kernel(spec)
   local nt = spec.num_threads == nil and 1 or compat.int(spec.num_threads, "num_threads")
   if nt < 1 or nt > 8 then fail("num_threads (warpgroups per block) must be between 1 and 8, got %d", nt) end
   if spec.thread_name ~= nil and type(spec.thread_name) ~= "string" then fail("thread_name must be a string") end
+  local cluster = spec.cluster or {}
+  if type(cluster) == "number" then cluster = { cluster } end
+  if type(cluster) ~= "table" or #cluster > 3 then fail("cluster must be a table of at most 3 sizes") end
+  local csize = 1
+  for i = 1, #cluster do
+    cluster[i] = compat.int(cluster[i], "cluster[" .. i .. "]")
+    if cluster[i] < 1 then fail("cluster[%d] must be at least 1, got %d", i, cluster[i]) end
+    csize = csize * cluster[i]
+  end
+  if csize > 8 then fail("a cluster may hold at most 8 blocks, got %d", csize) end
+  local cluster_names = check_names(spec.cluster_names, #cluster, "cluster_names")
   local cp = spec.compiler_params
   if cp ~= nil and getmetatable(cp) ~= CompilerParams then
     fail("compiler_params must come from mgpu.CompilerParams{...}")
@@ -123,6 +138,7 @@ function M.kernel(spec)
   local k = setmetatable({
     name = name, body = spec.body, out = out, scratch = scratch, grid = spec.grid or {}, grid_names = spec.grid_names,
     num_threads = nt, thread_name = spec.thread_name, interpret = spec.interpret and true or false,
+    cluster = cluster, cluster_names = cluster_names,
     params = cp or M.CompilerParams(), cache = {}, where = compat.where(),
   }, Kernel)
   return k
@@ -170,7 +186,7 @@ end
 local function trace_kernel(k, args, grid, outs)
   local core = context.core
   local ctx = context.get()
-  local b = core.builder(ctx, { name = k.name, grid = grid, num_threads = k.num_threads,
+  local b = core.builder(ctx, { name = k.name, grid = grid, num_threads = k.num_threads, cluster = k.cluster,
                                approx_math = k.params.approx_math, interpret = k.interpret,
                                lowering_semantics = k.params.lowering_semantics,
                                unsafe_no_auto_barriers = k.params.unsafe_no_auto_barriers,

@@ -30,9 +30,13 @@ function M.axis_index(name)
     if n == name then return M.program_id(i - 1) end
   end
   if spec.thread_name and spec.thread_name == name then return op("thread_id") end
+  for i, n in ipairs(spec.cluster_names or {}) do
+    if n == name then return op("cluster_idx", {}, { i - 1 }) end
+  end
   local names = table.concat(spec.grid_names or {}, ", ")
-  fail("unknown axis name '%s' (grid axes: %s; thread axis: %s)", tostring(name),
-       names ~= "" and names or "none", spec.thread_name or "none")
+  local cnames = table.concat(spec.cluster_names or {}, ", ")
+  fail("unknown axis name '%s' (grid axes: %s; cluster axes: %s; thread axis: %s)", tostring(name),
+       names ~= "" and names or "none", cnames ~= "" and cnames or "none", spec.thread_name or "none")
 end
 
 -- -- Elementwise --------------------------------------------------------------

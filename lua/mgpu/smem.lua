@@ -98,16 +98,22 @@ function M.SMEM(shape, dtype, opts)
                         transforms = chain_text(opts and opts.transforms), where = compat.where() }, Spec)
 end
 
-function M.is_spec(x) return getmetatable(x) == Spec end
-
---- Allocate a spec in the kernel being traced; returns its ref.  The
+--- Allocate an SMEM spec in the kernel being traced; returns its ref.  The
 --- allocation's location is where the spec was made (errors such as SMEM
 --- over the limit point there).
-function M.alloc(spec)
+Spec.__alloc = function(spec)
   local ints = { trace.dtype_code(spec.dtype) }
   for i = 1, #spec.shape do ints[i + 1] = spec.shape[i] end
   return trace.op("smem_alloc", nil, ints, nil, spec.transforms, spec.where)
 end
+
+--- Allocation specs are tables whose metatable has __alloc(spec) -> ref:
+--- mgpu.SMEM, mgpu.Barrier, mgpu.ClusterBarrier, mgpu.ACC.
+function M.is_spec(x)
+  local mt = getmetatable(x)
+  return type(mt) == "table" and mt.__alloc ~= nil
+end
+function M.alloc(spec) return getmetatable(spec).__alloc(spec) end
 
 -- -- Scopes -------------------------------------------------------------------------
 
@@ -128,14 +134,14 @@ function M.run_scoped(a, b, ...)
     for k in pairs(named) do keys[#keys + 1] = k end
     table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)   -- a deterministic trace
     for _, k in ipairs(keys) do
-      if not M.is_spec(named[k]) then fail("run_scoped: '%s' must be mgpu.SMEM(...)", tostring(k)) end
+      if not M.is_spec(named[k]) then fail("run_scoped: '%s' must be mgpu.SMEM(...), mgpu.Barrier{...} or mgpu.ACC(...)", tostring(k)) end
       args[k] = M.alloc(named[k])
     end
     args = { args, n = 1 }
   else
     args = { n = specs.n }
     for i = 1, specs.n do
-      if not M.is_spec(specs[i]) then fail("run_scoped: allocation %d must be mgpu.SMEM(...)", i) end
+      if not M.is_spec(specs[i]) then fail("run_scoped: allocation %d must be mgpu.SMEM(...), mgpu.Barrier{...} or mgpu.ACC(...)", i) end
       args[i] = M.alloc(specs[i])
     end
   end

@@ -32,6 +32,14 @@ static mgpu_status check_options(mgpu_ctx *ctx, const mgpu_kernel_options *o) {
   }
   if (o->num_threads < 1 || o->num_threads > 8)
     return diag_set(&ctx->d, ERR_BAD_ARG, "", "num_threads (warpgroups per block) must be between 1 and 8");
+  if (o->cluster_rank < 0 || o->cluster_rank > 3)
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", "cluster must have at most 3 dimensions");
+  int64_t blocks = 1;
+  for (int i = 0; i < o->cluster_rank; i++) {
+    if (o->cluster[i] < 1) return diag_set(&ctx->d, ERR_BAD_ARG, "", "every cluster dimension must be at least 1");
+    blocks *= o->cluster[i];
+  }
+  if (blocks > 8) return diag_set(&ctx->d, ERR_BAD_ARG, "", "a cluster may hold at most 8 blocks");
   return MGPU_OK;
 }
 

@@ -1,78 +1,20 @@
 /*
-** interp.c -- running a kernel on the CPU: grid and agent scheduling,
-** structured control flow, refs and memory.  Elementwise math is in
-** interp_ops.c.
+** interp.c -- running a kernel on the CPU: grid, cluster and agent
+** scheduling, structured control flow, refs and memory.  Elementwise math
+** is in interp_ops.c; barriers, TMA copies and wgmma in interp_async.c.
 */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "interp.h"
-
-/* A ref: which kernel parameter or SMEM allocation it views and where. */
-typedef struct iref {
-  int32_t root;                  /* parameter index, or the smem_alloc result (SMEM) */
-  uint8_t smem;                  /* 1 for SMEM refs */
-  uint8_t rank;
-  int8_t dim[IR_MAXRANK];        /* view dim -> parameter dim */
-  int64_t off[IR_MAXRANK];       /* offset along every parameter dim */
-} iref;
-
-typedef struct islot {
-  ival *data;                    /* scalars and arrays */
-  iref *ref;                     /* refs */
-} islot;
-
-typedef struct iframe {
-  uint32_t op;                   /* the region op */
-  uint8_t region;
-  int64_t iv, hi, step;          /* loops */
-} iframe;
-
-typedef struct iagent {
-  uint32_t pc;
-  int wg;                        /* warpgroup index in the block */
-  bool done;
-  VEC(iframe) stack;
-  islot *slots;                  /* per value, pointing into the blocks below */
-  ival *data_block;
-  iref *ref_block;
-} iagent;
-
-typedef struct iparam {
-  unsigned char *data;
-  int dtype;
-  uint8_t rank;
-  int64_t shape[IR_MAXRANK];
-  int64_t stride[IR_MAXRANK];    /* elements */
-} iparam;
-
-typedef struct interp {
-  const ir_kernel *k;
-  const kinfo *ki;
-  diag *d;
-  unsigned char *smem;           /* the block's SMEM (ki->smem_bytes) */
-  xf_map *maps;                  /* per smem_alloc op, in op order */
-  uint32_t *map_of;              /* per value: index into maps (smem_alloc results) */
-  uint32_t nmaps;
-  jmp_buf jmp;
-  int64_t block[3];              /* program id per grid axis */
-  iparam *params;
-  iagent *agents;
-  int nagents;
-  ival *scratch;                 /* carried-value staging, max numel */
-  int64_t scratch_n;
-  int64_t data_total, ref_total; /* elements and refs per agent */
-} interp;
-
-#define FAULT(I, op, ...) diag_throw((I)->d, ERR_INTERP, ir_loc((I)->k, (op)), __VA_ARGS__)
+#include "interp_int.h"
 
 static int64_t vnumel(const ir_kernel *k, uint32_t v) {
   const ir_type *t = ir_vtype(k, v);
   return t->kind == MGPU_VALUE_ARRAY ? ir_numel(t) : 1;
 }
 
-static ival *val(iagent *a, uint32_t v) { return a->slots[v].data; }
+static ival *val(iagent *a, uint32_t v) { return ival_of(a, v); }
 
 static int stride_of(const ir_kernel *k, uint32_t v) { return ir_vtype(k, v)->kind == MGPU_VALUE_ARRAY; }
 
@@ -87,18 +29,15 @@ static void root_index(const iref *r, int prank, const int64_t *vshape, int64_t 
   }
 }
 
-/* Address of element `e` of ref r, or NULL when it falls outside its GMEM
-** parameter (clipped: loads read 0, stores skip).  SMEM has no clipping:
-** an index outside the allocation is a fault. */
-static unsigned char *elem_ptr(const interp *I, const ir_op *op, const iref *r, const int64_t *vshape, int64_t e) {
+unsigned char *interp_elem(const interp *I, const ir_op *op, const iref *r, const int64_t *vshape, int64_t e, int blk) {
   int64_t idx[IR_MAXRANK];
-  if (r->smem) {
+  if (r->space == MGPU_SPACE_SMEM) {
     const xf_map *m = &I->maps[I->map_of[r->root]];
     root_index(r, m->rank, vshape, e, idx);
     for (int d = 0; d < m->rank; d++)
       if (idx[d] < 0 || idx[d] >= m->shape[d])
         FAULT(I, op, "SMEM index %lld is outside dimension %d of size %lld", (long long)idx[d], d, (long long)m->shape[d]);
-    return I->smem + I->ki->smem_off[r->root] + xf_offset(m, idx);
+    return I->blocks[blk].smem + I->ki->smem_off[r->root] + xf_offset(m, idx);
   }
   const iparam *p = &I->params[r->root];
   root_index(r, p->rank, vshape, e, idx);
@@ -116,9 +55,14 @@ static void do_load(interp *I, iagent *a, const ir_op *op) {
   const ir_type *t = ir_vtype(I->k, rv);
   ival *out = val(a, op->res);
   int64_t n = ir_numel(t);
+  if (r->space == MGPU_SPACE_REGS) {   /* an accumulator: every wgmma finishes first */
+    interp_wgmma_wait(I, a, 0);
+    memcpy(out, val(a, (uint32_t)r->root), sizeof(ival) * (size_t)n);
+    return;
+  }
   bool fl = dt_isfloat(t->dtype);
   for (int64_t e = 0; e < n; e++) {
-    const unsigned char *q = elem_ptr(I, op, r, t->shape, e);
+    const unsigned char *q = interp_elem(I, op, r, t->shape, e, a->block);
     if (!q) { if (fl) out[e].f = 0; else out[e].i = 0; continue; }
     if (fl) out[e].f = dt_load(t->dtype, q);
     else out[e].i = dt_load_int(t->dtype, q);
@@ -132,23 +76,35 @@ static void do_store(interp *I, iagent *a, const ir_op *op) {
   const ival *src = val(a, o[1]);
   int s = stride_of(I->k, o[1]);
   int64_t n = ir_numel(t);
+  if (r->space == MGPU_SPACE_REGS) {
+    interp_wgmma_wait(I, a, 0);
+    ival *acc = val(a, (uint32_t)r->root);
+    for (int64_t e = 0; e < n; e++) acc[e] = src[e * s];
+    return;
+  }
   bool fl = dt_isfloat(t->dtype);
   for (int64_t e = 0; e < n; e++) {
-    unsigned char *q = elem_ptr(I, op, r, t->shape, e);
+    unsigned char *q = interp_elem(I, op, r, t->shape, e, a->block);
     if (!q) continue;
     if (fl) dt_store(t->dtype, q, src[e * s].f);
     else dt_store_int(t->dtype, q, src[e * s].i);
   }
 }
 
+/* smem_alloc, barrier_alloc, acc_alloc: a ref to the whole allocation
+** (accumulators start at zero). */
 static void do_alloc(interp *I, iagent *a, const ir_op *op) {
   iref *r = a->slots[op->res].ref;
   const ir_type *t = ir_vtype(I->k, op->res);
   memset(r, 0, sizeof *r);
   r->root = (int32_t)op->res;
-  r->smem = 1;
+  r->space = t->space;
   r->rank = t->rank;
   for (int d = 0; d < t->rank; d++) r->dim[d] = (int8_t)d;
+  if (t->space == MGPU_SPACE_REGS) {
+    interp_wgmma_wait(I, a, 0);
+    memset(val(a, op->res), 0, sizeof(ival) * (size_t)ir_numel(t));
+  }
 }
 
 static void do_transpose(interp *I, iagent *a, const ir_op *op) {
@@ -168,7 +124,7 @@ static void do_view(interp *I, iagent *a, const ir_op *op) {
   uint32_t nidx = op->niat / 3, dyn = 1;
   memcpy(dst->off, src->off, sizeof dst->off);
   dst->root = src->root;
-  dst->smem = src->smem;
+  dst->space = src->space;
   dst->rank = 0;
   for (uint32_t i = 0; i < src->rank; i++) {
     if (i >= nidx) { dst->dim[dst->rank++] = src->dim[i]; continue; }
@@ -293,6 +249,7 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
     out[0].i = op->code == IR_program_id ? I->block[at[0]] : k->opts.grid[at[0]];
     break;
   case IRC_THREADIDX: out[0].i = a->wg; break;
+  case IRC_CLUSTERIDX: out[0].i = I->blocks[a->block].cidx[at[0]]; break;
   case IRC_UNARY:
     interp_unary(op->code, ir_vtype(k, o[0])->dtype, val(a, o[0]), out, n);
     break;
@@ -326,7 +283,16 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_LOAD: do_load(I, a, op); break;
   case IRC_STORE: do_store(I, a, op); break;
   case IRC_VIEWPERM: do_transpose(I, a, op); break;
-  case IRC_ALLOC: do_alloc(I, a, op); break;
+  case IRC_ALLOC: case IRC_BARALLOC: case IRC_ACCALLOC: do_alloc(I, a, op); break;
+  case IRC_BARRIER: interp_barrier_arrive(I, a, op); break;   /* (waits are scheduled in run_agent) */
+  case IRC_TMALOAD: interp_tma_load(I, a, op); break;
+  case IRC_TMASTORE: interp_tma_store(I, a, op); break;
+  case IRC_WGMMA: interp_wgmma(I, a, op); break;
+  case IRC_SYNC:
+    if (op->code == IR_commit_group) a->group++;
+    else if (op->code == IR_wait_group) interp_wait_group(I, a, at[0]);
+    else if (op->code == IR_wgmma_wait) interp_wgmma_wait(I, a, at[0]);
+    break;   /* commit_smem, set_max_registers: nothing to model */
   default: mgpu_unreachable();
   }
 }
@@ -338,15 +304,21 @@ static void push(interp *I, iagent *a, iframe f) {
   a->stack.v[a->stack.n++] = f;
 }
 
-/* Run agent `a` until it finishes.  (Ops that wait on other agents return
-** early with the pc left on them; none exist yet.) */
-static void run_agent(interp *I, iagent *a) {
+/* Run agent `a` until it finishes or waits on something other agents must
+** do; true if it made progress. */
+static bool run_agent(interp *I, iagent *a) {
   const ir_kernel *k = I->k;
+  uint32_t start = a->pc;
+  bool moved = false;
   while (a->pc < k->ops.n) {
     uint32_t pc = a->pc;
     const ir_op *op = &k->ops.v[pc];
     const uint32_t *o = ir_opds(k, op);
     switch (op->code) {
+    case IR_barrier_wait:
+      if (!interp_barrier_wait(I, a, op)) return moved || a->pc != start;
+      a->pc = pc + 1;
+      break;
     case IR_for: {
       int64_t lo = val(a, o[0])->i, hi = val(a, o[1])->i, step = val(a, o[2])->i;
       if (step <= 0) FAULT(I, op, "loop step must be positive, got %lld", (long long)step);
@@ -398,67 +370,97 @@ static void run_agent(interp *I, iagent *a) {
       a->pc = pc + 1;
       break;
     }
+    moved = true;
   }
+  interp_agent_end(I, a);
   a->done = true;
+  return true;
 }
 
 /* -- Setup ----------------------------------------------------------------------------- */
+
+/* Accumulators own register data like arrays do. */
+static int64_t data_of(const ir_kernel *k, uint32_t v) {
+  const ir_type *t = ir_vtype(k, v);
+  if (t->kind == MGPU_VALUE_REF) return t->space == MGPU_SPACE_REGS ? ir_numel(t) : 0;
+  return vnumel(k, v);
+}
 
 static void alloc_agents(interp *I) {
   const ir_kernel *k = I->k;
   const mem_alloc *al = k->alloc;
   int nthreads = k->opts.num_threads > 0 ? k->opts.num_threads : 1;
-  I->agents = mem_calloc(al, sizeof(iagent) * (size_t)nthreads);
+  I->nagents = nthreads * I->nblocks;
+  I->agents = mem_calloc(al, sizeof(iagent) * (size_t)I->nagents);
   if (!I->agents) diag_throw(I->d, ERR_NOMEM, "");
-  I->nagents = nthreads;
   int64_t total = 0, refs = 0;
   for (uint32_t v = 1; v < k->vals.n; v++) {
+    int64_t m = data_of(k, v);
+    total += m;
     if (ir_vtype(k, v)->kind == MGPU_VALUE_REF) refs++;
-    else {
-      int64_t m = vnumel(k, v);
-      total += m;
-      if (m > I->scratch_n) I->scratch_n = m;
-    }
+    else if (m > I->scratch_n) I->scratch_n = m;
   }
   I->scratch_n *= IR_MAXRES;
   I->data_total = total;
   I->ref_total = refs;
   I->scratch = mem_calloc(al, sizeof(ival) * (size_t)I->scratch_n);
   if (!I->scratch) diag_throw(I->d, ERR_NOMEM, "");
-  for (int w = 0; w < nthreads; w++) {
+  for (int w = 0; w < I->nagents; w++) {
     iagent *a = &I->agents[w];
-    a->wg = w;
+    a->wg = w % nthreads;
+    a->block = w / nthreads;
     a->slots = mem_calloc(al, sizeof(islot) * k->vals.n);
     ival *data = a->data_block = total ? mem_calloc(al, sizeof(ival) * (size_t)total) : NULL;
     iref *rs = a->ref_block = refs ? mem_calloc(al, sizeof(iref) * (size_t)refs) : NULL;
-    if (!a->slots || (total && !data) || (refs && !rs)) diag_throw(I->d, ERR_NOMEM, "");
+    a->waits = mem_calloc(al, sizeof(int64_t) * (size_t)(I->nbars + 1));
+    if (!a->slots || (total && !data) || (refs && !rs) || !a->waits) diag_throw(I->d, ERR_NOMEM, "");
     for (uint32_t v = 1; v < k->vals.n; v++) {
       if (ir_vtype(k, v)->kind == MGPU_VALUE_REF) a->slots[v].ref = rs++;
-      else { a->slots[v].data = data; data += vnumel(k, v); }
+      int64_t m = data_of(k, v);
+      if (m) { a->slots[v].data = data; data += m; }
     }
     for (uint32_t i = 0; i < k->params.n; i++) {
       if (k->params.v[i].role == MGPU_PARAM_SCALAR) continue;
       iref *r = a->slots[k->params.v[i].value].ref;
       const ir_type *t = ir_vtype(k, k->params.v[i].value);
       r->root = (int32_t)i;
+      r->space = MGPU_SPACE_GMEM;
       r->rank = t->rank;
       for (int d = 0; d < t->rank; d++) r->dim[d] = (int8_t)d;
     }
   }
 }
 
-/* The block's SMEM and the transform map of every allocation. */
-static void alloc_smem(interp *I) {
+/* The blocks of a cluster (their SMEM and mbarriers) and the transform map
+** of every allocation. */
+static void alloc_blocks(interp *I) {
   const ir_kernel *k = I->k;
   const mem_alloc *al = k->alloc;
-  for (uint32_t i = 0; i < k->ops.n; i++) I->nmaps += k->ops.v[i].code == IR_smem_alloc;
-  I->map_of = mem_calloc(al, sizeof(uint32_t) * k->vals.n);
-  I->maps = I->nmaps ? mem_calloc(al, sizeof(xf_map) * I->nmaps) : NULL;
-  I->smem = I->ki->smem_bytes ? mem_calloc(al, (size_t)I->ki->smem_bytes) : NULL;
-  if (!I->map_of || (I->nmaps && !I->maps) || (I->ki->smem_bytes && !I->smem)) diag_throw(I->d, ERR_NOMEM, "");
-  uint32_t j = 0;
+  I->nblocks = 1;
+  for (int i = 0; i < k->opts.cluster_rank; i++) I->nblocks *= k->opts.cluster[i];
   for (uint32_t i = 0; i < k->ops.n; i++) {
     const ir_op *op = &k->ops.v[i];
+    I->nmaps += op->code == IR_smem_alloc;
+    if (op->code == IR_barrier_alloc) I->nbars += (int)ir_ints(k, op)[0];
+  }
+  I->map_of = mem_calloc(al, sizeof(uint32_t) * k->vals.n);
+  I->bar_of = mem_calloc(al, sizeof(int32_t) * k->vals.n);
+  I->maps = I->nmaps ? mem_calloc(al, sizeof(xf_map) * I->nmaps) : NULL;
+  I->blocks = mem_calloc(al, sizeof(iblock) * (size_t)I->nblocks);
+  if (!I->map_of || !I->bar_of || (I->nmaps && !I->maps) || !I->blocks) diag_throw(I->d, ERR_NOMEM, "");
+  for (int b = 0; b < I->nblocks; b++) {
+    iblock *bl = &I->blocks[b];
+    bl->smem = I->ki->smem_bytes ? mem_calloc(al, (size_t)I->ki->smem_bytes) : NULL;
+    bl->bars = mem_calloc(al, sizeof(ibar) * (size_t)(I->nbars + 1));
+    if ((I->ki->smem_bytes && !bl->smem) || !bl->bars) diag_throw(I->d, ERR_NOMEM, "");
+    int rest = b;   /* cluster axis 0 varies fastest, like %cluster_ctarank */
+    for (int i = 0; i < k->opts.cluster_rank; i++) { bl->cidx[i] = rest % k->opts.cluster[i]; rest /= k->opts.cluster[i]; }
+  }
+  uint32_t j = 0;
+  int nb = 0;
+  for (uint32_t i = 0; i < k->ops.n; i++) {
+    const ir_op *op = &k->ops.v[i];
+    if (op->code == IR_barrier_alloc) { I->bar_of[op->res] = nb; nb += (int)ir_ints(k, op)[0]; }
     if (op->code != IR_smem_alloc) continue;
     const ir_type *t = ir_vtype(k, op->res);
     xf_chain c;
@@ -469,26 +471,53 @@ static void alloc_smem(interp *I) {
   }
 }
 
-static void free_agents(interp *I) {
+static void free_all(interp *I) {
   const ir_kernel *k = I->k;
   const mem_alloc *al = k->alloc;
-  if (!I->agents) return;
-  for (int w = 0; w < I->nagents; w++) {
+  for (int w = 0; I->agents && w < I->nagents; w++) {
     iagent *a = &I->agents[w];
     mem_free(al, a->data_block, sizeof(ival) * (size_t)I->data_total);
     mem_free(al, a->ref_block, sizeof(iref) * (size_t)I->ref_total);
     mem_free(al, a->slots, sizeof(islot) * k->vals.n);
+    mem_free(al, a->waits, sizeof(int64_t) * (size_t)(I->nbars + 1));
     vec_free(al, &a->stack);
   }
   mem_free(al, I->agents, sizeof(iagent) * (size_t)I->nagents);
   mem_free(al, I->scratch, sizeof(ival) * (size_t)I->scratch_n);
+  for (int b = 0; I->blocks && b < I->nblocks; b++) {
+    mem_free(al, I->blocks[b].smem, (size_t)I->ki->smem_bytes);
+    mem_free(al, I->blocks[b].bars, sizeof(ibar) * (size_t)(I->nbars + 1));
+  }
+  mem_free(al, I->blocks, sizeof(iblock) * (size_t)I->nblocks);
+  mem_free(al, I->map_of, sizeof(uint32_t) * k->vals.n);
+  mem_free(al, I->bar_of, sizeof(int32_t) * k->vals.n);
+  mem_free(al, I->maps, sizeof(xf_map) * I->nmaps);
+  interp_async_clear(I);
+  vec_free(al, &I->async);
 }
 
-static void free_smem(interp *I) {
-  const mem_alloc *al = I->k->alloc;
-  mem_free(al, I->map_of, sizeof(uint32_t) * I->k->vals.n);
-  mem_free(al, I->maps, sizeof(xf_map) * I->nmaps);
-  mem_free(al, I->smem, (size_t)I->ki->smem_bytes);
+/* Run one cluster of blocks (one block without clusters) to the end. */
+static void run_cluster(interp *I) {
+  for (int b = 0; b < I->nblocks; b++)
+    if (I->blocks[b].smem) memset(I->blocks[b].smem, 0xff, (size_t)I->ki->smem_bytes);   /* SMEM starts as garbage (NaN) */
+  interp_barriers_init(I);
+  for (int w = 0; w < I->nagents; w++) {
+    iagent *a = &I->agents[w];
+    a->pc = 0; a->done = false; a->stack.n = 0; a->group = 0;
+    memset(a->waits, 0, sizeof(int64_t) * (size_t)(I->nbars + 1));
+  }
+  for (;;) {
+    bool progress = false, all_done = true;
+    for (int w = 0; w < I->nagents; w++) {
+      iagent *a = &I->agents[w];
+      if (a->done) continue;
+      progress |= run_agent(I, a);
+      all_done &= a->done;
+    }
+    if (all_done) break;
+    if (!progress) interp_deadlock(I);
+  }
+  interp_async_clear(I);
 }
 
 mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *args, uint32_t nargs, diag *d) {
@@ -516,8 +545,8 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
     int64_t s = 1;
     for (int j = t->rank - 1; j >= 0; j--) { p->shape[j] = t->shape[j]; p->stride[j] = s; s *= t->shape[j]; }
   }
+  alloc_blocks(&I);
   alloc_agents(&I);
-  alloc_smem(&I);
   for (uint32_t i = 0; i < k->params.n; i++) {   /* scalar parameters */
     uint32_t v = k->params.v[i].value;
     if (k->params.v[i].role != MGPU_PARAM_SCALAR) continue;
@@ -529,16 +558,10 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
     for (int64_t b1 = 0; b1 < g[1]; b1++)
       for (int64_t b2 = 0; b2 < g[2]; b2++) {
         I.block[0] = b0; I.block[1] = b1; I.block[2] = b2;
-        if (I.smem) memset(I.smem, 0xff, (size_t)ki->smem_bytes);   /* SMEM starts as garbage (NaN) */
-        for (int w = 0; w < I.nagents; w++) {
-          iagent *a = &I.agents[w];
-          a->pc = 0; a->done = false; a->stack.n = 0;
-        }
-        for (int w = 0; w < I.nagents; w++) run_agent(&I, &I.agents[w]);
+        run_cluster(&I);
       }
 done:
-  free_agents(&I);
-  if (I.map_of) free_smem(&I);
+  free_all(&I);
   if (I.params) mem_free(k->alloc, I.params, sizeof(iparam) * (k->params.n ? k->params.n : 1));
   d->jmp = saved;
   return st;

@@ -6,6 +6,8 @@
 
 #include "ir.h"
 
+const char *const ir_red_names[IR_RED_XOR + 1] = { "none", "add", "min", "max", "inc", "dec", "and", "or", "xor" };
+
 const ir_opinfo ir_optab[IR__COUNT] = {
 #define IR_INFO(name, cls, fl) { #name, IRC_##cls, IRF_##fl },
   IR_OPS(IR_INFO)

@@ -32,6 +32,7 @@
   _(program_id,   GRIDIDX, P)    /* ints[0]=axis -> i32 index of this block along the axis */ \
   _(num_programs, GRIDIDX, P)    /* ints[0]=axis -> i32 grid size along the axis */ \
   _(thread_id,    THREADIDX, P)  /* -> i32 warpgroup index inside the block */ \
+  _(cluster_idx,  CLUSTERIDX, P) /* ints[0]=axis -> i32 index of this block inside its cluster */ \
   /* elementwise, one operand */ \
   _(neg,   UNARY, P) _(abs,   UNARY, P) _(not,   UNARY, P) \
   _(exp,   UNARY, P) _(exp2,  UNARY, P) _(log,   UNARY, P) _(log2,  UNARY, P) \
@@ -62,6 +63,19 @@
   _(store, STORE, M)             /* (ref, value) */ \
   _(transpose_ref, VIEWPERM, P)  /* (ref) ints=perm -> ref whose dim j is the operand's dim perm[j] */ \
   _(smem_alloc, ALLOC, M)        /* () ints=dtype, shape...; text=transforms -> SMEM ref, alive until its region ends */ \
+  /* barriers, asynchronous copies, wgmma (all issued by the warpgroup) */ \
+  _(barrier_alloc, BARALLOC, M)  /* () ints=num_barriers, num_arrivals, cluster axes mask -> barrier ref u64[n] */ \
+  _(barrier_arrive, BARRIER, M)  /* (one barrier): one arrival per warpgroup (cluster barriers: on every peer) */ \
+  _(barrier_wait, BARRIER, M)    /* (one barrier): wait for the phase this warpgroup expects, then expect the next */ \
+  _(tma_load, TMALOAD, M)        /* (gmem ref, smem ref, barrier[, pred]) ints=multicast axes mask, has_pred */ \
+  _(tma_store, TMASTORE, M)      /* (smem ref, gmem ref[, pred]) ints=commit_group, reduction op, has_pred */ \
+  _(commit_smem, SYNC, M)        /* () generic SMEM writes become visible to TMA and wgmma (fence + barrier) */ \
+  _(commit_group, SYNC, M)       /* () close the current group of SMEM->GMEM copies */ \
+  _(wait_group, SYNC, M)         /* ints=n, read_only: at most n groups of this warpgroup's copies in flight */ \
+  _(acc_alloc, ACCALLOC, M)      /* () ints=dtype, M, N -> wgmma accumulator ref (registers), zeros */ \
+  _(wgmma, WGMMA, M)             /* (acc ref, a: smem ref or array, b: smem ref): acc += a @ b, asynchronously */ \
+  _(wgmma_wait, SYNC, M)         /* ints=n: at most n wgmma groups in flight */ \
+  _(set_max_registers, SYNC, M)  /* ints=n, increase (1) or decrease (0): setmaxnreg */ \
   /* structured control flow */ \
   _(for,   FOR,   R)             /* (lo, hi, step, inits...) -> carried results; args: iv, carried */ \
   _(if,    IF,    R)             /* (cond) -> results; regions: then, else */ \
@@ -78,7 +92,8 @@ typedef enum ir_opcode {
 typedef enum ir_opclass {
   IRC_CONST, IRC_GRIDIDX, IRC_THREADIDX, IRC_UNARY, IRC_BINARY, IRC_COMPARE,
   IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_BCASTDIM, IRC_RESHAPE, IRC_IOTA, IRC_LAYOUTCAST, IRC_REDUCE,
-  IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_ALLOC,
+  IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_ALLOC, IRC_CLUSTERIDX,
+  IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA,
   IRC_FOR, IRC_IF, IRC_SCOPED, IRC_YIELD
 } ir_opclass;
 
@@ -102,6 +117,10 @@ typedef struct ir_type {
   uint8_t rank;
   int64_t shape[IR_MAXRANK];
 } ir_type;
+
+/* reduction_op of tma_store.  ORDER RED: ir_red_names. */
+enum { IR_RED_NONE, IR_RED_ADD, IR_RED_MIN, IR_RED_MAX, IR_RED_INC, IR_RED_DEC, IR_RED_AND, IR_RED_OR, IR_RED_XOR };
+extern const char *const ir_red_names[IR_RED_XOR + 1];
 
 /* View index kinds (ints of a view op, 3 per index: kind, start, size). */
 enum { IR_IDX_INT = 0, IR_IDX_DS = 1, IR_IDX_ALL = 2 };

@@ -280,6 +280,7 @@ static mgpu_status do_yield(ir_builder *b, const uint32_t *opds, uint32_t nopd, 
   ir_frame f = b->frames.v[b->frames.n - 1];
   ir_op *op = &k->ops.v[f.op];
   ir_type want[IR_MAXRES];
+  memset(want, 0, sizeof want);
   uint32_t nwant = 0;
   mgpu_status s;
   if (op->code == IR_for) {
@@ -287,12 +288,12 @@ static mgpu_status do_yield(ir_builder *b, const uint32_t *opds, uint32_t nopd, 
     for (uint32_t i = 0; i < nwant; i++) want[i] = *ir_vtype(k, op->arg + 1 + i);
     if ((s = check_yield_types(b, "loop body: yielded", opds, nopd, want, nwant))) return s;
   } else if (op->code == IR_scoped) {
+    if (nopd > IR_MAXRES) return failf(b, "run_scoped can return at most %d values", IR_MAXRES);
     for (uint32_t i = 0; i < nopd; i++) {
       if (ir_vtype(k, opds[i])->kind == MGPU_VALUE_REF)
         return failf(b, "run_scoped: value %u is a ref; a scope can only return scalars and arrays (its SMEM ends with it)", i + 1);
       want[i] = *ir_vtype(k, opds[i]);
     }
-    if (nopd > IR_MAXRES) return failf(b, "run_scoped can return at most %d values", IR_MAXRES);
     nwant = nopd;
   } else if (f.region == 0) {
     if (nopd) return diag_set(b->d, ERR_REGION, LOC(b), "a branch without an else cannot produce values");
@@ -386,6 +387,144 @@ static mgpu_status view_type(ir_builder *b, const uint32_t *opds, uint32_t nopd,
     }
   }
   if (1 + ndyn != nopd) return diag_set(b->d, ERR_BAD_ATTR, LOC(b), "view", "more operands than dynamic starts");
+  return MGPU_OK;
+}
+
+/* -- Barriers, copies, wgmma ---------------------------------------------------------- */
+
+static mgpu_status barrier_type(ir_builder *b, const int64_t *ints, uint32_t nints, ir_type *out) {
+  if (nints != 3) return failf(b, "Barrier: expected (num_barriers, num_arrivals, cluster axes)");
+  if (ints[0] < 1 || ints[0] > 32) return failf(b, "Barrier: num_barriers must be between 1 and 32, got %lld", (long long)ints[0]);
+  if (ints[1] < 1 || ints[1] > 1024) return failf(b, "Barrier: num_arrivals must be between 1 and 1024, got %lld", (long long)ints[1]);
+  if (ints[2] < 0 || ints[2] >= (1 << b->k->opts.cluster_rank))
+    return failf(b, "ClusterBarrier: the collective axes must be cluster axes (the kernel's cluster has rank %d)", b->k->opts.cluster_rank);
+  memset(out, 0, sizeof *out);
+  out->kind = MGPU_VALUE_REF;
+  out->dtype = MGPU_U64;
+  out->space = MGPU_SPACE_BARRIER;
+  out->rank = 1;
+  out->shape[0] = ints[0];
+  return MGPU_OK;
+}
+
+/* Operand i must name one barrier: a barrier ref of rank 0, or of one element. */
+static mgpu_status want_barrier(ir_builder *b, const char *op, const uint32_t *opds, int i) {
+  const ir_type *t = ir_vtype(b->k, opds[i]);
+  char x[96];
+  if (t->kind != MGPU_VALUE_REF || t->space != MGPU_SPACE_BARRIER)
+    return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, i + 1, "a barrier (mgpu.Barrier{...})", TS(t, x));
+  if (t->rank > 1 || (t->rank == 1 && t->shape[0] != 1))
+    return failf(b, "%s: operand %d holds %lld barriers; pick one with :at(i)", op, i + 1, (long long)ir_numel(t));
+  return MGPU_OK;
+}
+
+static mgpu_status want_space(ir_builder *b, const char *op, const uint32_t *opds, int i, int space, const char *what) {
+  const ir_type *t = ir_vtype(b->k, opds[i]);
+  char x[96];
+  if (t->kind != MGPU_VALUE_REF || t->space != space) return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, i + 1, what, TS(t, x));
+  return MGPU_OK;
+}
+
+static mgpu_status want_pred(ir_builder *b, const char *op, const uint32_t *opds, int i) {
+  const ir_type *t = ir_vtype(b->k, opds[i]);
+  char x[96];
+  if (t->kind != MGPU_VALUE_SCALAR || t->dtype != MGPU_PRED)
+    return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, i + 1, "a pred scalar (a comparison result)", TS(t, x));
+  return MGPU_OK;
+}
+
+/* tma_load (gmem, smem, barrier[, pred]) and tma_store (smem, gmem[, pred]). */
+static mgpu_status copy_check(ir_builder *b, bool load, const uint32_t *opds, uint32_t nopd, const int64_t *ints, uint32_t nints) {
+  const char *op = load ? "copy_gmem_to_smem" : "copy_smem_to_gmem";
+  uint32_t fixed = load ? 3 : 2;
+  mgpu_status s;
+  if (nints != (load ? 2u : 3u)) return failf(b, "%s: expected %d integer attributes", op, load ? 2 : 3);
+  bool has_pred = ints[load ? 1 : 2] != 0;
+  if ((s = want_count(b, op, nopd, fixed + has_pred, fixed + has_pred))) return s;
+  int gi = load ? 0 : 1, si = load ? 1 : 0;
+  if ((s = want_space(b, op, opds, gi, MGPU_SPACE_GMEM, load ? "a GMEM ref (the source)" : "a GMEM ref (the destination)"))) return s;
+  if ((s = want_space(b, op, opds, si, MGPU_SPACE_SMEM, load ? "an SMEM ref (the destination)" : "an SMEM ref (the source)"))) return s;
+  if (load && (s = want_barrier(b, op, opds, 2))) return s;
+  if (has_pred && (s = want_pred(b, op, opds, (int)fixed))) return s;
+  const ir_type *g = ir_vtype(b->k, opds[gi]), *m = ir_vtype(b->k, opds[si]);
+  char x[96], y[96];
+  if (g->dtype != m->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), op, dt_name(g->dtype), dt_name(m->dtype));
+  if (!ir_same_shape(g, m)) return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), op, TS(g, x), TS(m, y));
+  if (load && (ints[0] < 0 || ints[0] >= (1 << b->k->opts.cluster_rank)))
+    return failf(b, "%s: collective_axes must name cluster axes (the kernel's cluster has rank %d)", op, b->k->opts.cluster_rank);
+  if (!load) {
+    if (ints[1] < 0 || ints[1] > IR_RED_XOR) return failf(b, "%s: unknown reduction_op %lld", op, (long long)ints[1]);
+    bool fl = dt_isfloat(g->dtype);
+    if (ints[1] && (g->dtype == MGPU_PRED || g->dtype == MGPU_F8E4M3 || g->dtype == MGPU_F8E5M2 || g->dtype == MGPU_F64 ||
+                    (fl && ints[1] != IR_RED_ADD && ints[1] != IR_RED_MIN && ints[1] != IR_RED_MAX) ||
+                    (fl && g->dtype == MGPU_F32 && ints[1] != IR_RED_ADD)))
+      return failf(b, "%s: reduction_op '%s' is not available for %s", op, ir_red_names[ints[1]], dt_name(g->dtype));
+  }
+  return MGPU_OK;
+}
+
+static mgpu_status sync_check(ir_builder *b, int code, const int64_t *ints, uint32_t nints) {
+  const char *op = ir_optab[code].name;
+  switch (code) {
+  case IR_commit_smem: case IR_commit_group:
+    if (nints) return failf(b, "%s takes no attributes", op);
+    return MGPU_OK;
+  case IR_wait_group:
+    if (nints != 2 || ints[0] < 0 || ints[0] > 63) return failf(b, "wait_smem_to_gmem: n must be between 0 and 63");
+    return MGPU_OK;
+  case IR_wgmma_wait:
+    if (nints != 1 || ints[0] < 0 || ints[0] > 7) return failf(b, "wgmma_wait: n must be between 0 and 7");
+    return MGPU_OK;
+  case IR_set_max_registers:
+    if (nints != 2 || ints[0] < 24 || ints[0] > 256 || ints[0] % 8)
+      return failf(b, "set_max_registers: n must be a multiple of 8 between 24 and 256, got %lld", nints ? (long long)ints[0] : 0LL);
+    return MGPU_OK;
+  default:
+    mgpu_unreachable();
+  }
+}
+
+static mgpu_status acc_type(ir_builder *b, const int64_t *ints, uint32_t nints, ir_type *out) {
+  if (nints != 3) return failf(b, "ACC: expected (dtype, M, N)");
+  int dt = (int)ints[0];
+  if (dt != MGPU_F32 && dt != MGPU_F16) return failf(b, "ACC: the accumulator dtype must be f32 or f16");
+  if (ints[1] < 64 || ints[1] % 64 || ints[1] > 256)
+    return failf(b, "ACC: M must be a multiple of 64 up to 256 (a warpgroup's wgmma covers 64 rows), got %lld", (long long)ints[1]);
+  if (ints[2] < 8 || ints[2] % 8 || ints[2] > 256)
+    return failf(b, "ACC: N must be a multiple of 8 between 8 and 256, got %lld", (long long)ints[2]);
+  memset(out, 0, sizeof *out);
+  out->kind = MGPU_VALUE_REF;
+  out->dtype = (uint8_t)dt;
+  out->space = MGPU_SPACE_REGS;
+  out->rank = 2;
+  out->shape[0] = ints[1];
+  out->shape[1] = ints[2];
+  return MGPU_OK;
+}
+
+static bool is_f8(int dt) { return dt == MGPU_F8E4M3 || dt == MGPU_F8E5M2; }
+
+/* wgmma (acc, a, b): acc (M, N) += a (M, K) @ b (K, N). */
+static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
+  const char *op = "wgmma";
+  mgpu_status s;
+  char x[96], y[96], z[96];
+  if ((s = want_space(b, op, opds, 0, MGPU_SPACE_REGS, "an accumulator (mgpu.ACC)"))) return s;
+  const ir_type *acc = ir_vtype(b->k, opds[0]), *a = ir_vtype(b->k, opds[1]), *bt = ir_vtype(b->k, opds[2]);
+  bool areg = a->kind == MGPU_VALUE_ARRAY;
+  if (!areg && (a->kind != MGPU_VALUE_REF || a->space != MGPU_SPACE_SMEM))
+    return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, 2, "an SMEM ref or a register array", TS(a, x));
+  if ((s = want_space(b, op, opds, 2, MGPU_SPACE_SMEM, "an SMEM ref"))) return s;
+  if (a->rank != 2 || bt->rank != 2 || a->shape[0] != acc->shape[0] || bt->shape[1] != acc->shape[1] || a->shape[1] != bt->shape[0])
+    return failf(b, "wgmma: shapes do not chain: acc %s += a %s @ b %s (need (M, N) += (M, K) @ (K, N))",
+                 TS(acc, x), TS(a, y), TS(bt, z));
+  int da = a->dtype, db = bt->dtype;
+  bool ok = (da == db && (da == MGPU_BF16 || da == MGPU_F16 || da == MGPU_F32)) || (is_f8(da) && is_f8(db));
+  if (!ok) return failf(b, "wgmma: operand dtypes %s and %s are not supported (bf16, f16, f32 as tf32, or f8e4m3/f8e5m2)",
+                        dt_name(da), dt_name(db));
+  if (acc->dtype == MGPU_F16 && (da == MGPU_BF16 || da == MGPU_F32))
+    return failf(b, "wgmma: an f16 accumulator needs f16 or f8 operands, not %s", dt_name(da));
+  if (areg && dt_bytes(da) != 2) return failf(b, "wgmma: A from registers must be 16-bit (bf16 or f16), not %s", dt_name(da));
   return MGPU_OK;
 }
 
@@ -640,6 +779,40 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   }
   case IRC_SCOPED:
     if ((s = want_count(b, name, nopd, 0, 0))) return s;
+    nrt = 0;
+    break;
+  case IRC_CLUSTERIDX:
+    if ((s = want_count(b, name, nopd, 0, 0))) return s;
+    if (nints < 1 || ints[0] < 0 || ints[0] >= k->opts.cluster_rank)
+      return failf(b, "%s: axis %lld is out of range for a cluster of rank %d", name,
+                   nints ? (long long)ints[0] : -1LL, k->opts.cluster_rank);
+    rt[0].kind = MGPU_VALUE_SCALAR; rt[0].dtype = MGPU_I32;
+    break;
+  case IRC_BARALLOC:
+    if ((s = want_count(b, name, nopd, 0, 0))) return s;
+    if ((s = barrier_type(b, ints, nints, &rt[0]))) return s;
+    break;
+  case IRC_BARRIER:
+    if ((s = want_count(b, name, nopd, 1, 1))) return s;
+    if ((s = want_barrier(b, name, opds, 0))) return s;
+    nrt = 0;
+    break;
+  case IRC_TMALOAD: case IRC_TMASTORE:
+    if ((s = copy_check(b, info->cls == IRC_TMALOAD, opds, nopd, ints, nints))) return s;
+    nrt = 0;
+    break;
+  case IRC_SYNC:
+    if ((s = want_count(b, name, nopd, 0, 0))) return s;
+    if ((s = sync_check(b, code, ints, nints))) return s;
+    nrt = 0;
+    break;
+  case IRC_ACCALLOC:
+    if ((s = want_count(b, name, nopd, 0, 0))) return s;
+    if ((s = acc_type(b, ints, nints, &rt[0]))) return s;
+    break;
+  case IRC_WGMMA:
+    if ((s = want_count(b, name, nopd, 3, 3))) return s;
+    if ((s = wgmma_check(b, opds))) return s;
     nrt = 0;
     break;
   case IRC_FOR: {

@@ -324,6 +324,17 @@ static int l_builder(lua_State *L) {
       lua_pop(L, 1);
     }
   }
+  lua_getfield(L, 2, "cluster");
+  if (!lua_isnil(L, -1)) {
+    luaL_checktype(L, -1, LUA_TTABLE);
+    o.cluster_rank = (int32_t)luaL_len(L, -1);
+    if (o.cluster_rank > 3) return luaL_error(L, "cluster must have at most 3 dimensions");
+    for (int i = 0; i < o.cluster_rank; i++) {
+      lua_geti(L, -1, i + 1);
+      o.cluster[i] = (int32_t)lua_tointeger(L, -1);
+      lua_pop(L, 1);
+    }
+  }
   o.num_threads = opt_intfield(L, 2, "num_threads", 1);
   o.lowering_semantics = opt_intfield(L, 2, "lowering_semantics", 0);
   o.reduction_scratch_bytes = opt_intfield(L, 2, "reduction_scratch_bytes", 0);

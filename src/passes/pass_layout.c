@@ -279,6 +279,17 @@ mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
       break;
     }
   }
+  /* wgmma fragments: accumulator reads and writes, register A operands */
+  lay_layout wg;
+  lay_wgmma(&wg);
+  for (uint32_t i = 0; i < k->ops.n; i++) {
+    const ir_op *op = &k->ops.v[i];
+    const uint32_t *o = ir_opds(k, op);
+    int c = ir_optab[op->code].cls;
+    if (c == IRC_LOAD && ir_vtype(k, o[0])->space == MGPU_SPACE_REGS) assign(&x, op->res, &wg, (int32_t)i);
+    if (c == IRC_STORE && ir_vtype(k, o[0])->space == MGPU_SPACE_REGS && is_array(k, o[1])) assign(&x, o[1], &wg, (int32_t)i);
+    if (c == IRC_WGMMA && is_array(k, o[1])) assign(&x, o[1], &wg, (int32_t)i);
+  }
   /* fixed layouts */
   if (!x.lane) {
     for (uint32_t i = 0; i < k->ops.n; i++) {

@@ -4,7 +4,8 @@
 ** PTX exists.  The cross-warp reduction scratch comes first (one slice per
 ** warpgroup), then the allocations: a stack, each smem_alloc living until
 ** the region that holds it ends (scratch_shapes: the whole kernel;
-** run_scoped: its scope), so disjoint scopes share bytes.
+** run_scoped: its scope), so disjoint scopes share bytes.  mbarriers
+** (8 bytes each) follow, allocated for the whole kernel.
 */
 #include <stdio.h>
 #include <string.h>
@@ -109,7 +110,15 @@ mgpu_status pass_smem(const ir_kernel *k, kinfo *ki, int64_t limit, diag *d) {
   p.ki = ki;
   p.base = red ? ((red * wgs + SMEM_ALIGN - 1) / SMEM_ALIGN) * SMEM_ALIGN : 0;
   walk(&p, 0, k->ops.n);
-  int64_t total = p.base + (p.peak + SMEM_ALIGN - 1) / SMEM_ALIGN * SMEM_ALIGN;
+  /* mbarriers after the data: 8 bytes each, for the whole kernel */
+  int64_t total = p.base + (p.peak + 7) / 8 * 8;
+  for (uint32_t i = 0; i < k->ops.n; i++) {
+    const ir_op *op = &k->ops.v[i];
+    if (op->code != IR_barrier_alloc) continue;
+    ki->smem_off[op->res] = total;
+    total += 8 * ir_ints(k, op)[0];
+  }
+  total = (total + SMEM_ALIGN - 1) / SMEM_ALIGN * SMEM_ALIGN;
   ki->smem_bytes = total;
   if (total <= limit) return MGPU_OK;
   strbuf sb;

@@ -1,0 +1,97 @@
+--[[
+mgpu.barrier -- mbarriers in SMEM (Pallas' plgpu.Barrier, ClusterBarrier,
+barrier_arrive, barrier_wait).
+
+  scratch_shapes = { mgpu.Barrier{ num_arrivals = 1, num_barriers = 4 } }
+  mgpu.barrier_wait(bars:at(slot))
+
+A barrier completes a phase when it has received num_arrivals arrivals (one
+per warpgroup calling barrier_arrive, or per TMA copy) and every byte its
+copies announced.  Each warpgroup tracks the phase it expects next, so
+every warpgroup that waits on a barrier must wait on each of its
+completions.  Barriers live for the whole kernel and are initialised when it
+starts.
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local trace = require "mgpu.trace"
+
+local M = {}
+local fail = compat.fail
+
+local Spec = {}
+Spec.__index = Spec
+Spec.__tostring = function(s)
+  return string.format("mgpu.%s{num_barriers = %d, num_arrivals = %d}", s.cluster_axes and "ClusterBarrier" or "Barrier",
+                       s.num_barriers, s.num_arrivals)
+end
+
+local function options(opts, what, extra)
+  opts = opts or {}
+  if type(opts) ~= "table" then fail("%s expects a table of options", what) end
+  for k in pairs(opts) do
+    if k ~= "num_arrivals" and k ~= "num_barriers" and k ~= extra then fail("%s: unknown option '%s'", what, tostring(k)) end
+  end
+  local n = compat.int(opts.num_barriers or 1, what .. " num_barriers")
+  local a = compat.int(opts.num_arrivals or 1, what .. " num_arrivals")
+  if n < 1 or n > 32 then fail("%s: num_barriers must be between 1 and 32, got %d", what, n) end
+  if a < 1 then fail("%s: num_arrivals must be at least 1, got %d", what, a) end
+  return n, a
+end
+
+--- mgpu.Barrier{ num_arrivals = 1, num_barriers = 1 }: an array of mbarriers.
+function M.Barrier(opts)
+  local n, a = options(opts, "Barrier")
+  return setmetatable({ num_barriers = n, num_arrivals = a, where = compat.where() }, Spec)
+end
+
+--- mgpu.ClusterBarrier{ collective_axes = {...}, num_arrivals, num_barriers }:
+--- receives arrivals from every block of the cluster along those axes.
+function M.ClusterBarrier(opts)
+  local n, a = options(opts, "ClusterBarrier", "collective_axes")
+  if opts.collective_axes == nil then fail("ClusterBarrier: collective_axes is required") end
+  return setmetatable({ num_barriers = n, num_arrivals = a, cluster_axes = opts.collective_axes,
+                        where = compat.where() }, Spec)
+end
+
+--- The bit mask of cluster axes named by `axes` (a name or a table of names).
+function M.cluster_mask(axes, what)
+  if axes == nil then return 0 end
+  if type(axes) == "string" then axes = { axes } end
+  if type(axes) ~= "table" then fail("%s: collective_axes must be a cluster axis name or a table of them", what) end
+  local names = trace.tr().spec.cluster_names or {}
+  local mask, seen = 0, {}
+  for _, a in ipairs(axes) do
+    local found = false
+    for i, n in ipairs(names) do
+      if n == a then
+        if not seen[i] then mask = mask + 2 ^ (i - 1) end   -- (no bit operators in LuaJIT)
+        seen[i], found = true, true
+      end
+    end
+    if not found then
+      fail("%s: '%s' is not a cluster axis (cluster_names: %s)", what, tostring(a),
+           #names > 0 and table.concat(names, ", ") or "none")
+    end
+  end
+  return math.floor(mask)
+end
+
+Spec.__alloc = function(s)
+  local mask = s.cluster_axes and M.cluster_mask(s.cluster_axes, "ClusterBarrier") or 0
+  return trace.op("barrier_alloc", nil, { s.num_barriers, s.num_arrivals, mask }, nil, nil, s.where)
+end
+
+local function one(b, what)
+  if not trace.is_ref(b) then fail("%s: expected a barrier, got %s", what, type(b)) end
+  return b
+end
+
+--- One arrival on the barrier from this warpgroup (after a warpgroup
+--- barrier, so its SMEM writes are done).
+function M.barrier_arrive(b) trace.op("barrier_arrive", { one(b, "barrier_arrive") }) end
+
+--- Wait until the barrier completes the phase this warpgroup expects.
+function M.barrier_wait(b) trace.op("barrier_wait", { one(b, "barrier_wait") }) end
+
+return M

@@ -1,0 +1,97 @@
+--[[
+mgpu.copy -- asynchronous copies between GMEM and SMEM through the tensor
+memory accelerator (Pallas' copy_gmem_to_smem, copy_smem_to_gmem,
+commit_smem, commit_smem_to_gmem_group, wait_smem_to_gmem).
+
+  mgpu.copy_gmem_to_smem(a:at(mgpu.ds(i * 128, 128), mgpu.all), a_smem:at(slot), bars:at(slot))
+  mgpu.barrier_wait(bars:at(slot))            -- the tile has landed
+  ...
+  mgpu.commit_smem()                          -- register stores visible to TMA
+  mgpu.copy_smem_to_gmem(out_smem, out:at(...))
+  mgpu.wait_smem_to_gmem(0)
+
+A GMEM->SMEM copy is one arrival on its barrier plus the bytes it brings;
+parts of the box outside the array are filled with zeros.  The SMEM side's
+tiling appears to the copy engine as extra GMEM dims, so the tile lands in
+exactly the layout wgmma and register loads read.
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local trace = require "mgpu.trace"
+local barrier = require "mgpu.barrier"
+
+local M = {}
+local fail = compat.fail
+
+local function check_opts(opts, what, known)
+  if opts == nil then return {} end
+  if type(opts) ~= "table" then fail("%s: options must be a table", what) end
+  for k in pairs(opts) do
+    if not known[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
+  end
+  return opts
+end
+
+local function pred_of(p, what)
+  if p == nil or p == true then return nil end
+  if p == false then return trace.const(false) end
+  if not trace.is_value(p) or p.dtype ~= "pred" then fail("%s: predicate must be a comparison result or a boolean", what) end
+  return p
+end
+
+--- Copy src (a GMEM ref or view) into dst (an SMEM ref of the same shape);
+--- completion arrives on `barrier`.  opts: collective_axes (multicast to
+--- every block of the cluster along them: each loads a part), predicate.
+function M.copy_gmem_to_smem(src, dst, bar, opts)
+  local what = "copy_gmem_to_smem"
+  opts = check_opts(opts, what, { collective_axes = true, predicate = true })
+  if bar == nil then fail("%s: a barrier is required (the copy arrives on it)", what) end
+  for i, r in ipairs({ src, dst, bar }) do
+    if not trace.is_ref(r) then fail("%s: argument %d must be a ref, got %s", what, i, type(r)) end
+  end
+  local mask = barrier.cluster_mask(opts.collective_axes, what)
+  local p = pred_of(opts.predicate, what)
+  local operands = { src, dst, bar }
+  if p then operands[4] = p end
+  trace.op("tma_load", operands, { mask, p and 1 or 0 })
+end
+
+local reductions = { add = 1, min = 2, max = 3, inc = 4, dec = 5, ["and"] = 6, ["or"] = 7, xor = 8 }
+
+--- Copy src (SMEM) into dst (GMEM) asynchronously.  opts: commit_group
+--- (default true: the copy ends a group awaited by wait_smem_to_gmem),
+--- reduction_op ("add", "min", "max", ...: combine with what dst holds),
+--- predicate.
+function M.copy_smem_to_gmem(src, dst, opts)
+  local what = "copy_smem_to_gmem"
+  opts = check_opts(opts, what, { commit_group = true, reduction_op = true, predicate = true })
+  for i, r in ipairs({ src, dst }) do
+    if not trace.is_ref(r) then fail("%s: argument %d must be a ref, got %s", what, i, type(r)) end
+  end
+  local red = 0
+  if opts.reduction_op ~= nil then
+    red = reductions[opts.reduction_op]
+    if not red then fail("%s: unknown reduction_op '%s'", what, tostring(opts.reduction_op)) end
+  end
+  local p = pred_of(opts.predicate, what)
+  local operands = { src, dst }
+  if p then operands[3] = p end
+  trace.op("tma_store", operands, { opts.commit_group == false and 0 or 1, red, p and 1 or 0 })
+end
+
+--- Make this warpgroup's ordinary SMEM writes visible to TMA and wgmma
+--- (a proxy fence and a warpgroup barrier).  Needed between register stores
+--- to SMEM and a copy or wgmma reading them.
+function M.commit_smem() trace.op("commit_smem", {}) end
+
+--- Close the current group of SMEM->GMEM copies.
+function M.commit_smem_to_gmem_group() trace.op("commit_group", {}) end
+
+--- Wait until at most n groups of this warpgroup's SMEM->GMEM copies are in
+--- flight.  opts.wait_read_only: only until their SMEM may be reused.
+function M.wait_smem_to_gmem(n, opts)
+  opts = check_opts(opts, "wait_smem_to_gmem", { wait_read_only = true })
+  trace.op("wait_group", {}, { compat.int(n or 0, "wait_smem_to_gmem n"), opts.wait_read_only and 1 or 0 })
+end
+
+return M

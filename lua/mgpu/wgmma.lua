@@ -1,0 +1,60 @@
+--[[
+mgpu.wgmma -- warpgroup matrix multiply (Pallas' plgpu.ACC, wgmma,
+wgmma_wait) and register reallocation (set_max_registers).
+
+  mgpu.run_scoped(function(acc)
+    mgpu.wgmma(acc, a_smem, b_smem)        -- acc += a @ b, asynchronously
+    mgpu.wgmma_wait(0)
+    out:store(acc:load():astype("bf16"))   -- reading the accumulator waits for every wgmma
+  end, mgpu.ACC({ 128, 128 }, "f32"))
+
+Operands: A is an SMEM ref (M, K) or a 16-bit register array in the WGMMA
+layout; B an SMEM ref (K, N).  SMEM operands are tiled (8, swizzle/bytes)
+and swizzled (32, 64 or 128 bytes; A and B alike); a 16-bit operand may be
+MN-major (an SMEM ref seen through transpose_ref), others are K-major.
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local trace = require "mgpu.trace"
+
+local M = {}
+local fail = compat.fail
+
+local Acc = {}
+Acc.__index = Acc
+Acc.__tostring = function(s) return string.format("mgpu.ACC(%s, %s)", compat.shape_str(s.shape), s.dtype) end
+Acc.__alloc = function(s)
+  return trace.op("acc_alloc", nil, { trace.dtype_code(s.dtype), s.shape[1], s.shape[2] }, nil, nil, s.where)
+end
+
+--- mgpu.ACC({M, N}, "f32"): a zero-initialised wgmma accumulator for run_scoped.
+function M.ACC(shape, dtype)
+  shape = compat.shape(shape, "ACC shape")
+  if #shape ~= 2 then fail("ACC: the shape must be {M, N}") end
+  dtype = dtype or "f32"
+  if dtype ~= "f32" and dtype ~= "f16" then fail("ACC: dtype must be f32 or f16, got %s", tostring(dtype)) end
+  return setmetatable({ shape = shape, dtype = dtype, where = compat.where() }, Acc)
+end
+
+--- acc += a @ b, asynchronously (one wgmma group).
+function M.wgmma(acc, a, b)
+  if not trace.is_ref(acc) then fail("wgmma: the accumulator must come from mgpu.ACC") end
+  if not trace.is_ref(a) and not trace.is_value(a) then fail("wgmma: a must be an SMEM ref or an array") end
+  if not trace.is_ref(b) then fail("wgmma: b must be an SMEM ref") end
+  trace.op("wgmma", { acc, a, b })
+end
+
+--- Wait until at most n wgmma groups of this warpgroup are in flight.
+function M.wgmma_wait(n) trace.op("wgmma_wait", {}, { compat.int(n or 0, "wgmma_wait n") }) end
+
+--- setmaxnreg: this warpgroup's registers per thread become n (a multiple of
+--- 8 from 24 to 256).  opts.action = "increase" or "decrease".
+function M.set_max_registers(n, opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then fail("set_max_registers: options must be a table such as { action = \"increase\" }") end
+  local act = opts.action
+  if act ~= "increase" and act ~= "decrease" then fail("set_max_registers: action must be \"increase\" or \"decrease\"") end
+  trace.op("set_max_registers", {}, { compat.int(n, "set_max_registers n"), act == "increase" and 1 or 0 })
+end
+
+return M

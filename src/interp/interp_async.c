@@ -1,0 +1,379 @@
+/*
+** interp_async.c -- the interpreter's model of Hopper's asynchronous
+** machinery: mbarrier phases, TMA copies in both directions (multicast
+** included) and wgmma groups.
+**
+** Asynchronous work completes as late as the program allows, so that a
+** program reading too early sees stale data instead of getting lucky: a
+** GMEM->SMEM copy lands when some warpgroup waits on its barrier, an
+** SMEM->GMEM copy reads its SMEM when its group is awaited, and a wgmma
+** reads its operands when it is awaited or its accumulator is read.
+** Barriers count arrivals and bytes per phase; a warpgroup that waits on a
+** phase that has already been followed by another completion is an error
+** (the hardware's parity test would see the wrong phase), and so is an
+** SMEM->GMEM copy nobody awaited.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "interp_int.h"
+
+/* -- Cluster geometry -------------------------------------------------------------- */
+
+/* Blocks of the cluster that differ from block b only along the axes in
+** mask.  all: along any combination of them (multicast), else along one at
+** a time (cluster barriers).  Returns the count; out in rank order. */
+static int group_of(const interp *I, int b, int64_t mask, bool all, int *out) {
+  const ir_kernel *k = I->k;
+  int n = 0;
+  for (int c = 0; c < I->nblocks; c++) {
+    int differ = 0;
+    bool ok = true;
+    for (int i = 0; i < k->opts.cluster_rank; i++) {
+      if (I->blocks[c].cidx[i] == I->blocks[b].cidx[i]) continue;
+      if (!(mask >> i & 1)) ok = false;
+      differ++;
+    }
+    if (ok && (all || differ <= 1)) out[n++] = c;
+  }
+  return n;
+}
+
+/* -- Barriers --------------------------------------------------------------------------- */
+
+/* The mbarrier a barrier ref names (its root's first plus the view's offset). */
+static int bar_index(const interp *I, const iref *r) { return I->bar_of[r->root] + (int)r->off[0]; }
+
+void interp_barriers_init(interp *I) {
+  const ir_kernel *k = I->k;
+  for (uint32_t i = 0; i < k->ops.n; i++) {
+    const ir_op *op = &k->ops.v[i];
+    if (op->code != IR_barrier_alloc) continue;
+    const int64_t *at = ir_ints(k, op);
+    int group[8];
+    for (int b = 0; b < I->nblocks; b++) {
+      int peers = at[2] ? group_of(I, b, at[2], false, group) : 1;
+      for (int64_t j = 0; j < at[0]; j++) {
+        ibar *x = &I->blocks[b].bars[I->bar_of[op->res] + j];
+        x->count = x->missing = (int32_t)(at[1] * peers);
+        x->tx = 0;
+        x->completed = 0;
+      }
+    }
+  }
+}
+
+static void settle(ibar *x) {
+  if (x->missing <= 0 && x->tx == 0) {
+    x->completed++;
+    x->missing += x->count;
+  }
+}
+
+static void arrive(ibar *x) {
+  x->missing--;
+  settle(x);
+}
+
+void interp_barrier_arrive(interp *I, iagent *a, const ir_op *op) {
+  const iref *r = a->slots[ir_opds(I->k, op)[0]].ref;
+  int idx = bar_index(I, r);
+  const int64_t mask = ir_ints(I->k, &I->k->ops.v[I->k->vals.v[r->root].def])[2];
+  int group[8], n = 1;
+  group[0] = a->block;
+  if (mask) n = group_of(I, a->block, mask, false, group);
+  for (int i = 0; i < n; i++) arrive(&I->blocks[group[i]].bars[idx]);
+}
+
+/* -- Copies ---------------------------------------------------------------------------- */
+
+/* Element e of a view of shape t lies in the copy's part (along dim pd). */
+static bool in_part(const ir_type *t, int pd, int64_t lo, int64_t hi, int64_t e) {
+  if (pd < 0) return true;
+  int64_t inner = 1;
+  for (int i = t->rank - 1; i > pd; i--) inner *= t->shape[i];
+  int64_t x = (e / inner) % t->shape[pd];
+  return x >= lo && x < hi;
+}
+
+static void run_load(interp *I, const iasync *c) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, c->op);
+  const ir_type *t = ir_vtype(k, o[1]);
+  int bytes = dt_bytes(t->dtype);
+  int pd = c->part_dim;
+  int64_t n = ir_numel(t), moved = 0;
+  for (int64_t e = 0; e < n; e++) {
+    if (!in_part(t, pd, c->part_lo, c->part_hi, e)) continue;
+    const unsigned char *src = interp_elem(I, c->op, &c->gmem, t->shape, e, c->block);
+    unsigned char *dst = interp_elem(I, c->op, &c->smem, t->shape, e, c->block);
+    if (src) memcpy(dst, src, (size_t)bytes);
+    else memset(dst, 0, (size_t)bytes);   /* out of bounds: zeros */
+    moved += bytes;
+  }
+  ibar *x = &I->blocks[c->block].bars[c->bar];
+  x->tx -= moved;
+  settle(x);
+}
+
+/* Combine one element of an SMEM->GMEM copy into dst. */
+static void reduce_into(int dt, int red, unsigned char *dst, const unsigned char *src) {
+  if (red == IR_RED_NONE) { memcpy(dst, src, (size_t)dt_bytes(dt)); return; }
+  if (dt_isfloat(dt)) {
+    double x = dt_load(dt, dst), y = dt_load(dt, src);
+    double r = red == IR_RED_ADD ? x + y : red == IR_RED_MIN ? fmin(x, y) : fmax(x, y);
+    dt_store(dt, dst, r);
+    return;
+  }
+  int64_t x = dt_load_int(dt, dst), y = dt_load_int(dt, src), r;
+  uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+  bool sg = dt_issigned(dt);
+  switch (red) {
+  case IR_RED_ADD: r = (int64_t)(ux + uy); break;
+  case IR_RED_MIN: r = sg ? (x < y ? x : y) : (ux < uy ? x : y); break;
+  case IR_RED_MAX: r = sg ? (x > y ? x : y) : (ux > uy ? x : y); break;
+  case IR_RED_INC: r = ux >= uy ? 0 : (int64_t)(ux + 1); break;
+  case IR_RED_DEC: r = (ux == 0 || ux > uy) ? y : (int64_t)(ux - 1); break;
+  case IR_RED_AND: r = x & y; break;
+  case IR_RED_OR: r = x | y; break;
+  default: r = x ^ y; break;
+  }
+  dt_store_int(dt, dst, r);
+}
+
+static void run_store(interp *I, const iasync *c) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, c->op);
+  const ir_type *t = ir_vtype(k, o[0]);
+  int red = (int)ir_ints(k, c->op)[1];
+  int64_t n = ir_numel(t);
+  for (int64_t e = 0; e < n; e++) {
+    const unsigned char *src = interp_elem(I, c->op, &c->smem, t->shape, e, c->block);
+    unsigned char *dst = interp_elem(I, c->op, &c->gmem, t->shape, e, c->block);
+    if (dst) reduce_into(t->dtype, red, dst, src);   /* elements outside the array are not written */
+  }
+}
+
+static void push_async(interp *I, const iasync *c) {
+  if (!vec_reserve(I->k->alloc, &I->async, 1)) diag_throw(I->d, ERR_NOMEM, "");
+  I->async.v[I->async.n++] = *c;
+}
+
+static void drop_async(interp *I, size_t i) {
+  iasync *c = &I->async.v[i];
+  if (c->areg) mem_free(I->k->alloc, c->areg, sizeof(ival) * (size_t)ir_numel(ir_vtype(I->k, ir_opds(I->k, c->op)[1])));
+  memmove(c, c + 1, sizeof *c * (I->async.n - i - 1));
+  I->async.n--;
+}
+
+static bool predicate_off(iagent *a, const uint32_t *o, bool has_pred, uint32_t at) {
+  return has_pred && !ival_of(a, o[at])->i;
+}
+
+void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, op);
+  const int64_t *at = ir_ints(k, op);
+  if (predicate_off(a, o, at[1] != 0, 3)) return;
+  const ir_type *t = ir_vtype(k, o[1]);
+  int64_t bytes = ir_numel(t) * dt_bytes(t->dtype);
+  const iref *bar = a->slots[o[2]].ref;
+  int idx = bar_index(I, bar);
+  iasync c;
+  memset(&c, 0, sizeof c);
+  c.kind = IA_LOAD;
+  c.agent = (int)(a - I->agents);
+  c.op = op;
+  c.gmem = *a->slots[o[0]].ref;
+  c.smem = *a->slots[o[1]].ref;
+  c.bar = idx;
+  c.part_dim = -1;   /* no part: the whole tile */
+  int group[8], n = 1, q = 0;
+  group[0] = a->block;
+  if (at[0]) {
+    n = group_of(I, a->block, at[0], true, group);
+    for (int i = 0; i < n; i++) if (group[i] == a->block) q = i;
+    int pd = -1;
+    for (int d = 0; d < t->rank && pd < 0; d++) if (t->shape[d] % n == 0) pd = d;
+    if (pd < 0) FAULT(I, op, "copy_gmem_to_smem: no dimension of the tile divides among the %d blocks multicasting it", n);
+    c.part_dim = pd;
+    c.part_lo = t->shape[pd] / n * q;
+    c.part_hi = t->shape[pd] / n * (q + 1);
+  }
+  ibar *own = &I->blocks[a->block].bars[idx];
+  own->tx += bytes;   /* expect_tx with the whole tile, then the arrival */
+  arrive(own);
+  for (int i = 0; i < n; i++) {
+    c.block = group[i];
+    push_async(I, &c);
+  }
+}
+
+void interp_tma_store(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, op);
+  const int64_t *at = ir_ints(k, op);
+  if (!predicate_off(a, o, at[2] != 0, 2)) {
+    iasync c;
+    memset(&c, 0, sizeof c);
+    c.kind = IA_STORE;
+    c.agent = (int)(a - I->agents);
+    c.op = op;
+    c.smem = *a->slots[o[0]].ref;
+    c.gmem = *a->slots[o[1]].ref;
+    c.block = a->block;
+    c.group = a->group;
+    push_async(I, &c);
+  }
+  if (at[0]) a->group++;
+}
+
+void interp_wait_group(interp *I, iagent *a, int64_t n) {
+  int me = (int)(a - I->agents);
+  for (;;) {
+    int64_t oldest = -1, count = 0, last = -1;
+    for (size_t i = 0; i < I->async.n; i++) {
+      const iasync *c = &I->async.v[i];
+      if (c->kind != IA_STORE || c->agent != me || c->group >= a->group) continue;
+      if (oldest < 0 || c->group < oldest) oldest = c->group;
+      if (c->group != last) { count++; last = c->group; }
+    }
+    if (count <= n) return;
+    for (size_t i = 0; i < I->async.n;) {
+      const iasync *c = &I->async.v[i];
+      if (c->kind == IA_STORE && c->agent == me && c->group == oldest) { run_store(I, c); drop_async(I, i); }
+      else i++;
+    }
+  }
+}
+
+/* -- Barrier waits, deadlocks ------------------------------------------------------------ */
+
+bool interp_barrier_wait(interp *I, iagent *a, const ir_op *op) {
+  const iref *r = a->slots[ir_opds(I->k, op)[0]].ref;
+  int idx = bar_index(I, r);
+  ibar *x = &I->blocks[a->block].bars[idx];
+  int64_t w = a->waits[idx];
+  if (x->completed <= w) {   /* copies in flight into this barrier land now */
+    for (size_t i = 0; i < I->async.n;) {
+      const iasync *c = &I->async.v[i];
+      if (c->kind == IA_LOAD && c->block == a->block && c->bar == idx) { run_load(I, c); drop_async(I, i); }
+      else i++;
+    }
+  }
+  if (x->completed > w + 1)
+    FAULT(I, op, "barrier_wait: this barrier completed twice (phases %lld and %lld) without a wait by warpgroup %d in "
+          "between, so its phase parity is ambiguous; the producer needs back-pressure (a second barrier the consumer "
+          "arrives on)", (long long)w, (long long)w + 1, a->wg);
+  if (x->completed <= w) return false;
+  a->waits[idx]++;
+  return true;
+}
+
+MGPU_NORET void interp_deadlock(interp *I) {
+  const ir_kernel *k = I->k;
+  char msg[2048];
+  size_t len = (size_t)snprintf(msg, sizeof msg, "deadlock: every warpgroup still running waits on a barrier that cannot complete:");
+  for (int w = 0; w < I->nagents && len < sizeof msg; w++) {
+    const iagent *a = &I->agents[w];
+    if (a->done) continue;
+    const ir_op *op = &k->ops.v[a->pc];
+    const iref *r = a->slots[ir_opds(k, op)[0]].ref;
+    int idx = bar_index(I, r);
+    const ibar *x = &I->blocks[a->block].bars[idx];
+    len += (size_t)snprintf(msg + len, sizeof msg - len, "\n  %s: block %d of the cluster, warpgroup %d waits for completion %lld "
+                            "(%d of %d arrivals missing, %lld bytes outstanding)", ir_loc(k, op), a->block, a->wg,
+                            (long long)a->waits[idx] + 1, x->missing, x->count, (long long)x->tx);
+  }
+  const iagent *first = NULL;
+  for (int w = 0; w < I->nagents && !first; w++) if (!I->agents[w].done) first = &I->agents[w];
+  diag_throw(I->d, ERR_INTERP, first ? ir_loc(k, &k->ops.v[first->pc]) : "", msg);
+}
+
+/* -- wgmma ----------------------------------------------------------------------------------- */
+
+void interp_wgmma(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, op);
+  iasync c;
+  memset(&c, 0, sizeof c);
+  c.kind = IA_WGMMA;
+  c.agent = (int)(a - I->agents);
+  c.op = op;
+  c.block = a->block;
+  c.acc = ival_of(a, (uint32_t)a->slots[o[0]].ref->root);
+  const ir_type *at = ir_vtype(k, o[1]);
+  if (at->kind == MGPU_VALUE_ARRAY) {   /* registers are read now */
+    size_t n = sizeof(ival) * (size_t)ir_numel(at);
+    c.areg = mem_realloc(k->alloc, NULL, 0, n);
+    if (!c.areg) diag_throw(I->d, ERR_NOMEM, "");
+    memcpy(c.areg, ival_of(a, o[1]), n);
+  } else {
+    c.a = *a->slots[o[1]].ref;
+  }
+  c.b = *a->slots[o[2]].ref;
+  push_async(I, &c);
+}
+
+/* An operand element as the tensor cores see it (f32 operands are tf32:
+** the low 13 mantissa bits are ignored). */
+static double mma_in(int dt, const unsigned char *p) {
+  if (dt != MGPU_F32) return dt_load(dt, p);
+  uint32_t u;
+  memcpy(&u, p, 4);
+  u &= 0xffffe000u;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static void run_wgmma(interp *I, const iasync *c) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, c->op);
+  const ir_type *acct = ir_vtype(k, o[0]), *at = ir_vtype(k, o[1]), *bt = ir_vtype(k, o[2]);
+  int64_t M = acct->shape[0], N = acct->shape[1], K = at->shape[1];
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double sum = 0;
+      for (int64_t kk = 0; kk < K; kk++) {
+        double x;
+        if (c->areg) {
+          x = c->areg[i * K + kk].f;
+        } else {
+          x = mma_in(at->dtype, interp_elem(I, c->op, &c->a, at->shape, i * K + kk, c->block));
+        }
+        double y = mma_in(bt->dtype, interp_elem(I, c->op, &c->b, bt->shape, kk * N + j, c->block));
+        sum += x * y;
+      }
+      ival *d = &c->acc[i * N + j];
+      d->f = dt_round(acct->dtype, d->f + sum);
+    }
+}
+
+void interp_wgmma_wait(interp *I, iagent *a, int64_t n) {
+  int me = (int)(a - I->agents);
+  int64_t count = 0;
+  for (size_t i = 0; i < I->async.n; i++) count += I->async.v[i].kind == IA_WGMMA && I->async.v[i].agent == me;
+  for (size_t i = 0; i < I->async.n && count > n;) {
+    const iasync *c = &I->async.v[i];
+    if (c->kind == IA_WGMMA && c->agent == me) { run_wgmma(I, c); drop_async(I, i); count--; }
+    else i++;
+  }
+}
+
+void interp_agent_end(interp *I, iagent *a) {
+  int me = (int)(a - I->agents);
+  for (size_t i = 0; i < I->async.n;) {
+    const iasync *c = &I->async.v[i];
+    if (c->agent != me || c->kind == IA_LOAD) { i++; continue; }
+    if (c->kind == IA_STORE)
+      FAULT(I, c->op, "copy_smem_to_gmem was never awaited: call mgpu.wait_smem_to_gmem before the warpgroup ends "
+            "(its SMEM must stay alive until the copy has read it)");
+    drop_async(I, i);   /* a wgmma nobody reads */
+  }
+}
+
+void interp_async_clear(interp *I) {
+  while (I->async.n) drop_async(I, I->async.n - 1);
+}

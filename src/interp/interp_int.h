@@ -1,0 +1,138 @@
+/*
+** interp_int.h -- the interpreter's state, shared by interp.c (scheduling,
+** control flow, memory) and interp_async.c (barriers, TMA copies, wgmma).
+**
+** The blocks of one cluster run together: every warpgroup of every block is
+** an agent, and agents run in turn until each finishes or waits.  A block
+** owns its SMEM and its mbarriers.
+*/
+#ifndef MGPU_INTERP_INT_H
+#define MGPU_INTERP_INT_H
+
+#include <setjmp.h>
+
+#include "interp.h"
+
+/* A ref: which kernel parameter or SMEM allocation it views and where. */
+typedef struct iref {
+  int32_t root;                  /* parameter index, or the allocating op's result (SMEM, barriers, accumulators) */
+  uint8_t space;                 /* mgpu_space */
+  uint8_t rank;
+  int8_t dim[IR_MAXRANK];        /* view dim -> root dim */
+  int64_t off[IR_MAXRANK];       /* offset along every root dim */
+} iref;
+
+typedef struct islot {
+  ival *data;                    /* scalars, arrays and accumulators */
+  iref *ref;                     /* refs */
+} islot;
+
+typedef struct iframe {
+  uint32_t op;                   /* the region op */
+  uint8_t region;
+  int64_t iv, hi, step;          /* loops */
+} iframe;
+
+typedef struct iagent {
+  uint32_t pc;
+  int wg;                        /* warpgroup index in the block */
+  int block;                     /* block index in the cluster */
+  bool done;
+  VEC(iframe) stack;
+  islot *slots;                  /* per value, pointing into the blocks below */
+  ival *data_block;
+  iref *ref_block;
+  int64_t *waits;                /* per mbarrier of its block: completions this agent has waited for */
+  int64_t group;                 /* SMEM->GMEM copies: the open (uncommitted) group */
+} iagent;
+
+typedef struct iparam {
+  unsigned char *data;
+  int dtype;
+  uint8_t rank;
+  int64_t shape[IR_MAXRANK];
+  int64_t stride[IR_MAXRANK];    /* elements */
+} iparam;
+
+/* One mbarrier. */
+typedef struct ibar {
+  int32_t count;                 /* arrivals per phase */
+  int32_t missing;               /* arrivals the current phase still needs */
+  int64_t tx;                    /* bytes the current phase still expects */
+  int64_t completed;             /* phases completed */
+} ibar;
+
+typedef struct iblock {
+  unsigned char *smem;
+  ibar *bars;
+  int cidx[3];                   /* index in the cluster along each cluster axis */
+} iblock;
+
+/* An asynchronous operation in flight. */
+enum { IA_LOAD, IA_STORE, IA_WGMMA };
+typedef struct iasync {
+  uint8_t kind;
+  int agent;                     /* the issuing agent */
+  const ir_op *op;
+  iref gmem, smem;               /* copies */
+  int block;                     /* the block whose SMEM is written (loads) or read (stores) */
+  int bar;                       /* loads: barrier index in that block */
+  int part_dim;                  /* loads: the dim the copy's part is cut along, or -1 for the whole tile */
+  int64_t part_lo, part_hi;      /* its index range along that dim */
+  int64_t group;                 /* stores and wgmma: the group */
+  ival *acc;                     /* wgmma */
+  iref a, b;                     /* wgmma operands (a unused when areg) */
+  ival *areg;                    /* wgmma: A from registers (a copy) */
+} iasync;
+
+typedef struct interp {
+  const ir_kernel *k;
+  const kinfo *ki;
+  diag *d;
+  jmp_buf jmp;
+  int64_t block[3];              /* program id per grid axis (the cluster's) */
+  iparam *params;
+  iagent *agents;
+  int nagents;
+  int nblocks;                   /* blocks per cluster */
+  iblock *blocks;
+  xf_map *maps;                  /* per smem_alloc op, in op order */
+  uint32_t *map_of;              /* per value: index into maps (smem_alloc results) */
+  uint32_t nmaps;
+  int32_t *bar_of;               /* per value: first mbarrier of a barrier_alloc result */
+  int nbars;                     /* mbarriers per block */
+  VEC(iasync) async;             /* operations in flight, in issue order */
+  ival *scratch;                 /* carried-value staging, max numel */
+  int64_t scratch_n;
+  int64_t data_total, ref_total; /* elements and refs per agent */
+} interp;
+
+#define FAULT(I, op, ...) diag_throw((I)->d, ERR_INTERP, ir_loc((I)->k, (op)), __VA_ARGS__)
+
+static inline ival *ival_of(iagent *a, uint32_t v) { return a->slots[v].data; }
+
+/* interp.c */
+/* Address of element e (row-major in a view of shape vshape) of ref r;
+** SMEM refs use the SMEM of block `blk`.  NULL for GMEM elements outside
+** their parameter; an SMEM index out of range is a fault at op. */
+unsigned char *interp_elem(const interp *I, const ir_op *op, const iref *r, const int64_t *vshape, int64_t e, int blk);
+
+/* interp_async.c */
+void interp_barriers_init(interp *I);
+/* Ops that may wait return false (the agent stays on them) when they must. */
+bool interp_barrier_wait(interp *I, iagent *a, const ir_op *op);
+void interp_barrier_arrive(interp *I, iagent *a, const ir_op *op);
+void interp_tma_load(interp *I, iagent *a, const ir_op *op);
+void interp_tma_store(interp *I, iagent *a, const ir_op *op);
+void interp_wait_group(interp *I, iagent *a, int64_t n);
+void interp_wgmma(interp *I, iagent *a, const ir_op *op);
+/* Finish this agent's wgmma groups until at most n are in flight. */
+void interp_wgmma_wait(interp *I, iagent *a, int64_t n);
+/* An agent ends: its SMEM->GMEM copies must have been awaited. */
+void interp_agent_end(interp *I, iagent *a);
+/* Drop whatever is still in flight when a cluster ends (copies nobody waited for). */
+void interp_async_clear(interp *I);
+/* Every agent waits: explain the deadlock. */
+MGPU_NORET void interp_deadlock(interp *I);
+
+#endif
