@@ -26,7 +26,9 @@ void test_ptx_emit(void) {
   CHECK(pass_run(k, &ki, 232448, &D) == MGPU_OK);
   strbuf sb;
   sb_init(&sb, &A);
-  CHECK(ptx_emit_kernel(k, &ki, &sb, &D) == MGPU_OK);
+  ptx_tmaps tm = { 0 };
+  CHECK(ptx_emit_kernel(k, &ki, &sb, &tm, &D) == MGPU_OK);
+  CHECK(tm.n == 0);
   const char *p = sb_str(&sb);
   CHECK_CONTAINS(p, ".version 8.0\n.target sm_90a\n.address_size 64");
   CHECK_CONTAINS(p, ".visible .entry scale(");

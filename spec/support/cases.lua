@@ -734,4 +734,206 @@ add("smem/warpgroups", function(mgpu)
   return compare(mgpu, k(x), round(mgpu, ref, "f32")), 1e-7
 end)
 
+-- -- TMA copies, barriers, wgmma, clusters -----------------------------------------------------
+
+local function ttab(t, R, C)   -- transpose a row-major (R, C) table
+  local o = {}
+  for c = 0, C - 1 do for r = 0, R - 1 do o[#o + 1] = t[r * C + c + 1] end end
+  return o
+end
+
+local function matmul_tab(a, b, M, N, K)
+  local c = {}
+  for i = 0, M - 1 do for j = 0, N - 1 do
+    local sum = 0
+    for kk = 0, K - 1 do sum = sum + a[i * K + kk + 1] * b[kk * N + j + 1] end
+    c[i * N + j + 1] = sum
+  end end
+  return c
+end
+
+-- GMEM -> SMEM -> GMEM through TMA, tile by tile; the array does not divide into tiles,
+-- so the last tiles are partly outside it (zeros in, clipped out).
+local tma_cfgs = {
+  { "plain", "f32", {}, 64, 32 },
+  { "swz128", "bf16", function(T) return { T.tiling{ 8, 64 }, T.swizzle(128) } end, 64, 128 },
+  { "swz64", "bf16", function(T) return { T.tiling{ 8, 32 }, T.swizzle(64) } end, 32, 64 },
+  { "swz32", "f16", function(T) return { T.tiling{ 8, 16 }, T.swizzle(32) } end, 16, 48 },
+  { "f32-swz128", "f32", function(T) return { T.tiling{ 8, 32 }, T.swizzle(128) } end, 64, 64 },
+}
+for _, cfg in ipairs(tma_cfgs) do
+  add("tma/roundtrip/" .. cfg[1], function(mgpu)
+    local dt, tr, tc = cfg[2], cfg[4], cfg[5]
+    local xf = type(cfg[3]) == "function" and cfg[3](mgpu.transforms) or cfg[3]
+    local R, C = 200, 2 * tc                    -- 200 rows: the last row tile is partial
+    local k = mgpu.kernel{
+      name = "tma_rt", grid = { math.floor((R + tr - 1) / tr), 2 }, out_shape = mgpu.shape({ R, C }, dt),
+      scratch_shapes = { mgpu.SMEM({ tr, tc }, dt, { transforms = xf }), mgpu.Barrier{} },
+      body = function(x, o, s, bar)
+        local i, j = mgpu.program_id(0), mgpu.program_id(1)
+        local rows, cols = mgpu.ds(i * tr, tr), mgpu.ds(j * tc, tc)
+        mgpu.copy_gmem_to_smem(x:at(rows, cols), s, bar)
+        mgpu.barrier_wait(bar)
+        mgpu.copy_smem_to_gmem(s, o:at(rows, cols))
+        mgpu.wait_smem_to_gmem(0)
+      end,
+    }
+    local x = mgpu.random.normal({ R, C }, dt)
+    return compare(mgpu, k(x), x:to_table()), 0
+  end)
+end
+
+add("tma/pipeline-slots", function(mgpu)
+  -- one block streams 12 tiles through 3 slots: barrier phases wrap around
+  local T = mgpu.transforms
+  local n, tr, C, S = 12, 16, 64, 3
+  local k = mgpu.kernel{
+    name = "tma_pipe", grid = { 1 }, out_shape = mgpu.shape({ n * tr, C }, "bf16"),
+    scratch_shapes = { mgpu.SMEM({ S, tr, C }, "bf16", { transforms = { T.tiling{ 8, 64 }, T.swizzle(128) } }),
+                       mgpu.Barrier{ num_barriers = S } },
+    body = function(x, o, s, bars)
+      for t = 0, S - 1 do mgpu.copy_gmem_to_smem(x:at(mgpu.ds(t * tr, tr)), s:at(t), bars:at(t)) end
+      mgpu.fori(0, n, function(t)
+        local slot = t % S
+        mgpu.barrier_wait(bars:at(slot))
+        o:at(mgpu.ds(t * tr, tr)):store(s:at(slot):load() * 2.0)
+        mgpu.commit_smem()   -- the slot's reads are done before TMA overwrites it
+        mgpu.when(mgpu.lt(t + S, n), function()
+          mgpu.copy_gmem_to_smem(x:at(mgpu.ds((t + S) * tr, tr)), s:at(slot), bars:at(slot))
+        end)
+      end)
+    end,
+  }
+  local x = mgpu.random.normal({ n * tr, C }, "bf16")
+  local ref = {}
+  for i, v in ipairs(x:to_table()) do ref[i] = 2 * v end
+  return compare(mgpu, k(x), ref), 0
+end)
+
+add("tma/store-reduce-add", function(mgpu)
+  local k = mgpu.kernel{
+    name = "tma_red", grid = { 4 }, out_shape = mgpu.shape({ 64, 32 }, "f32"),
+    scratch_shapes = { mgpu.SMEM({ 64, 32 }, "f32") },
+    body = function(x, o, s)
+      s:store(x:at(mgpu.program_id(0)):load())
+      mgpu.commit_smem()
+      mgpu.copy_smem_to_gmem(s, o, { reduction_op = "add" })
+      mgpu.wait_smem_to_gmem(0)
+    end,
+  }
+  local x = mgpu.random.normal({ 4, 64, 32 }, "f32")
+  local o = mgpu.full({ 64, 32 }, 1.0, "f32")
+  k:call_into(o, x)
+  local xt, ref = x:to_table(), {}
+  for i = 1, 64 * 32 do ref[i] = 1 + xt[i] + xt[i + 2048] + xt[i + 4096] + xt[i + 6144] end
+  return compare(mgpu, o, ref), 1e-6
+end)
+
+add("barrier/producer-consumer", function(mgpu)
+  -- warpgroup 0 writes SMEM and arrives; warpgroup 1 waits and reads (twice: phases alternate)
+  local k = mgpu.kernel{
+    name = "bar_pc", grid = { 2 }, num_threads = 2, thread_name = "wg", out_shape = mgpu.shape({ 2, 2, 512 }, "f32"),
+    scratch_shapes = { mgpu.SMEM({ 512 }, "f32"), mgpu.Barrier{ num_barriers = 2 } },
+    body = function(x, o, s, bars)
+      local b, wg = mgpu.program_id(0), mgpu.axis_index("wg")
+      mgpu.fori(0, 2, function(r)
+        mgpu.when(mgpu.eq(wg, 0), function()
+          mgpu.when(mgpu.gt(r, 0), function() mgpu.barrier_wait(bars:at(1)) end)   -- the consumer is done with s
+          s:store(x:at(b, r):load() + 1.0)
+          mgpu.barrier_arrive(bars:at(0))
+        end)
+        mgpu.when(mgpu.eq(wg, 1), function()
+          mgpu.barrier_wait(bars:at(0))
+          o:at(b, r):store(s:load() * 3.0)
+          mgpu.barrier_arrive(bars:at(1))
+        end)
+      end)
+    end,
+  }
+  local x = mgpu.random.normal({ 2, 2, 512 }, "f32")
+  local ref = {}
+  for i, v in ipairs(x:to_table()) do ref[i] = (v + 1) * 3 end
+  return compare(mgpu, k(x), round(mgpu, ref, "f32")), 1e-7
+end)
+
+add("cluster/multicast-and-cluster-barrier", function(mgpu)
+  local T = mgpu.transforms
+  local k = mgpu.kernel{
+    name = "mcast", grid = { 2 }, cluster = { 2 }, cluster_names = { "c" },
+    out_shape = { mgpu.shape({ 2, 2, 64, 64 }, "bf16"), mgpu.shape({ 2, 2 }, "i32") },
+    scratch_shapes = { mgpu.SMEM({ 64, 64 }, "bf16", { transforms = { T.tiling{ 8, 64 }, T.swizzle(128) } }),
+                       mgpu.Barrier{}, mgpu.ClusterBarrier{ collective_axes = "c" } },
+    body = function(x, o, ids, s, bar, cbar)
+      local g, c = mgpu.program_id(0), mgpu.axis_index("c")
+      mgpu.copy_gmem_to_smem(x:at(g), s, bar, { collective_axes = "c" })   -- each block loads half, both get all
+      mgpu.barrier_wait(bar)
+      mgpu.copy_smem_to_gmem(s, o:at(g, c))
+      mgpu.wait_smem_to_gmem(0)
+      ids:at(g, c):store(g * 10 + c)
+      mgpu.barrier_arrive(cbar)                 -- each block tells both blocks it is done
+      mgpu.barrier_wait(cbar)
+    end,
+  }
+  local x = mgpu.random.normal({ 2, 64, 64 }, "bf16")
+  local o, ids = k(x)
+  local xt, ref = x:to_table(), {}
+  for g = 0, 1 do for _ = 0, 1 do for i = 1, 4096 do ref[#ref + 1] = xt[g * 4096 + i] end end end
+  return math.max(compare(mgpu, o, ref), compare(mgpu, ids, { 0, 1, 10, 11 })), 0
+end)
+
+-- wgmma: acc (M, N) += A (M, K) @ B (K, N).  amajor/bmajor: "K" or "MN" (the SMEM operand seen
+-- through transpose_ref when it is stored the other way), areg: A from registers.
+local function wgmma_case(name, o)
+  add("wgmma/" .. name, function(mgpu)
+    local T = mgpu.transforms
+    local M, N, K, dt = o.M or 64, o.N or 64, o.K or 64, o.dt or "bf16"
+    local bytes = ({ bf16 = 2, f16 = 2, f32 = 4, f8e4m3 = 1, f8e5m2 = 1 })[dt]
+    local sw = o.swizzle or 128
+    local xf = { T.tiling{ 8, math.floor(sw / bytes) }, T.swizzle(sw) }
+    local a_shape = o.amajor == "MN" and { K, M } or { M, K }
+    local b_shape = o.bmajor == "K" and { N, K } or { K, N }
+    local k = mgpu.kernel{
+      name = "wgmma_t", grid = { 1 }, out_shape = mgpu.shape({ M, N }, o.acc or "f32"),
+      scratch_shapes = { mgpu.SMEM(a_shape, dt, { transforms = xf }), mgpu.SMEM(b_shape, dt, { transforms = xf }),
+                         mgpu.Barrier{ num_barriers = 2 } },
+      body = function(a, b, c, as, bs, bars)
+        mgpu.copy_gmem_to_smem(a, as, bars:at(0))
+        mgpu.copy_gmem_to_smem(b, bs, bars:at(1))
+        mgpu.barrier_wait(bars:at(0))
+        mgpu.barrier_wait(bars:at(1))
+        local av = o.amajor == "MN" and mgpu.transpose_ref(as, { 1, 0 }) or as
+        local bv = o.bmajor == "K" and mgpu.transpose_ref(bs, { 1, 0 }) or bs
+        if o.areg then av = av:load{ layout = mgpu.Layout.WGMMA } end
+        mgpu.run_scoped(function(acc)
+          mgpu.wgmma(acc, av, bv)
+          if o.twice then mgpu.wgmma(acc, av, bv) end
+          mgpu.wgmma_wait(0)
+          c:store(acc:load())
+        end, mgpu.ACC({ M, N }, o.acc or "f32"))
+      end,
+    }
+    local a = mgpu.random.normal(a_shape, dt, nil, 0, 1)
+    local b = mgpu.random.normal(b_shape, dt, nil, 0, 1)
+    local at, bt = a:to_table(), b:to_table()
+    if o.amajor == "MN" then at = ttab(at, K, M) end
+    if o.bmajor == "K" then bt = ttab(bt, N, K) end
+    local ref = matmul_tab(at, bt, M, N, K)
+    if o.twice then for i = 1, #ref do ref[i] = 2 * ref[i] end end
+    local tol = dt == "f32" and 5e-3 or (o.acc == "f16" and 2e-3 or 1e-5)
+    return compare(mgpu, k(a, b), ref), tol
+  end)
+end
+wgmma_case("bf16-64x64x64", {})
+wgmma_case("bf16-128x128x64-twice", { M = 128, N = 128, twice = true })
+wgmma_case("bf16-64x256x128", { N = 256, K = 128 })
+wgmma_case("bf16-A-MN-major", { amajor = "MN", K = 128 })
+wgmma_case("bf16-B-K-major", { bmajor = "K", N = 128 })
+wgmma_case("f16-both-transposed-f16acc", { dt = "f16", amajor = "MN", bmajor = "K", acc = "f16" })
+wgmma_case("bf16-swizzle64", { swizzle = 64, N = 96, K = 64 })
+wgmma_case("bf16-swizzle32", { swizzle = 32, N = 32, K = 32 })
+wgmma_case("bf16-A-in-registers", { areg = true, N = 128 })
+wgmma_case("tf32", { dt = "f32", bmajor = "K", K = 64 })
+wgmma_case("f8e4m3", { dt = "f8e4m3", bmajor = "K", K = 128 })
+wgmma_case("f8e5m2-f16acc", { dt = "f8e5m2", bmajor = "K", K = 128, acc = "f16" })
+
 return cases

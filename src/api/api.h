@@ -10,6 +10,7 @@
 
 #include "../interp/interp.h"
 #include "../passes/pass.h"
+#include "../ptx/ptx.h"
 #include "../runtime/drv.h"
 
 enum { MAGIC_CTX = 0x6d637478, MAGIC_BUF = 0x6d627566, MAGIC_BLD = 0x6d626c64, MAGIC_KER = 0x6d6b6572 };
@@ -53,6 +54,7 @@ struct mgpu_kernel {
   size_t ir_len;
   char *ptx;
   size_t ptx_len;
+  ptx_tmaps tmaps;          /* tensor maps each launch encodes (after the parameters) */
   CUmodule mod;
   CUfunction fn;
   mgpu_kernel_resources res;

@@ -160,6 +160,7 @@ static void kernel_free(mgpu_kernel *k) {
   }
   if (k->ir_text) mem_free(&ctx->alloc, k->ir_text, k->ir_len + 1);
   if (k->ptx) mem_free(&ctx->alloc, k->ptx, k->ptx_len + 1);
+  vec_free(&ctx->alloc, &k->tmaps);
   k->magic = 0;
   mem_free(&ctx->alloc, k, sizeof *k);
 }
@@ -223,7 +224,8 @@ static mgpu_status compile(mgpu_kernel *k) {
     double t0 = time_ms();
     strbuf sb;
     sb_init(&sb, &ctx->alloc);
-    mgpu_status s = ptx_emit_kernel(k->ir, &k->ki, &sb, &ctx->d);
+    k->tmaps.n = 0;
+    mgpu_status s = ptx_emit_kernel(k->ir, &k->ki, &sb, &k->tmaps, &ctx->d);
     if (!s) {
       k->ptx = sb_take(&sb, &k->ptx_len);
       if (!k->ptx) s = diag_set(&ctx->d, ERR_NOMEM, "");
@@ -393,19 +395,70 @@ static mgpu_status launch_interp(mgpu_kernel *k, const mgpu_launch_args *a) {
   return s;
 }
 
+static int tmap_dtype(int dt) {
+  switch (dt) {
+  case MGPU_F16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case MGPU_BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  case MGPU_F32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  case MGPU_F64: return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+  case MGPU_I32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
+  case MGPU_U32: return CU_TENSOR_MAP_DATA_TYPE_UINT32;
+  case MGPU_I64: return CU_TENSOR_MAP_DATA_TYPE_INT64;
+  case MGPU_U64: return CU_TENSOR_MAP_DATA_TYPE_UINT64;
+  case MGPU_I16: case MGPU_U16: return CU_TENSOR_MAP_DATA_TYPE_UINT16;
+  default: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  }
+}
+
+/* Encode tensor map t for the buffer at addr into out (128 bytes). */
+static mgpu_status encode_tmap(mgpu_kernel *k, const ptx_tmap *t, uint64_t addr, void *out) {
+  mgpu_ctx *ctx = k->ctx;
+  if (addr % 16) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "argument %u is not 16-byte aligned; TMA copies need that", t->param + 1);
+    return diag_set(&ctx->d, ERR_LAUNCH_ARG, "", k->ir->name, msg);
+  }
+  unsigned box[5], es[5] = { 1, 1, 1, 1, 1 };
+  for (int i = 0; i < t->rank; i++) box[i] = t->box[i];
+  int sw = t->swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : t->swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+         : t->swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_NONE;
+  CUresult r = ctx->drv->TensorMapEncodeTiled(out, tmap_dtype(t->dtype), (unsigned)t->rank, (void *)(uintptr_t)addr,
+                                              t->dims, t->strides + 1, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
+                                              CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r) return drv_fail(ctx->drv, &ctx->d, "cuTensorMapEncodeTiled", r);
+  return MGPU_OK;
+}
+
 static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a, uint64_t *scalars) {
   mgpu_ctx *ctx = k->ctx;
   const ir_kernel *ir = k->ir;
-  void *params[256];
+  void *params[256 + 64];
+  _Alignas(64) unsigned char tmaps[64][128];
+  if (k->tmaps.n > 64) return diag_set(&ctx->d, ERR_UNSUPPORTED, "", ir->name, "more than 64 tensor maps");
   for (uint32_t i = 0; i < ir->params.n; i++) {
     if (ir->params.v[i].role != MGPU_PARAM_SCALAR) scalars[i] = a->args[i].buffer->addr;
     params[i] = &scalars[i];
   }
+  for (size_t i = 0; i < k->tmaps.n; i++) {
+    const ptx_tmap *t = &k->tmaps.v[i];
+    mgpu_status s = encode_tmap(k, t, a->args[t->param].buffer->addr, tmaps[i]);
+    if (s) return s;
+    params[ir->params.n + i] = tmaps[i];
+  }
   CUlaunchConfig cfg;
   memset(&cfg, 0, sizeof cfg);
-  unsigned g[3] = { 1, 1, 1 };
+  unsigned g[3] = { 1, 1, 1 }, c[3] = { 1, 1, 1 };
   for (int i = 0; i < ir->opts.grid_rank; i++) g[ir->opts.grid_rank - 1 - i] = (unsigned)ir->opts.grid[i];
-  cfg.gridDimX = g[0]; cfg.gridDimY = g[1]; cfg.gridDimZ = g[2];
+  for (int i = 0; i < ir->opts.cluster_rank; i++) c[i] = (unsigned)ir->opts.cluster[i];
+  cfg.gridDimX = g[0] * c[0]; cfg.gridDimY = g[1] * c[1]; cfg.gridDimZ = g[2] * c[2];
+  CUlaunchAttribute attr;
+  memset(&attr, 0, sizeof attr);
+  if (ir->opts.cluster_rank) {
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = c[0]; attr.value.clusterDim.y = c[1]; attr.value.clusterDim.z = c[2];
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+  }
   cfg.blockDimX = (unsigned)(128 * ir->opts.num_threads);
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.hStream = (CUstream)(uintptr_t)a->stream;

@@ -153,9 +153,11 @@ int64_t xf_swizzle(int swizzle, int64_t off) {
   return off ^ (((off >> 7) & mask) << 4);
 }
 
-int64_t xf_offset(const xf_map *m, const int64_t *idx) {
+int64_t xf_linear(const xf_map *m, const int64_t *idx) {
   int64_t p[XF_MAXRANK], off = 0;
   xf_physical(m, idx, p);
   for (int j = 0; j < m->prank; j++) off += p[j] * m->pstride[j];
-  return xf_swizzle(m->swizzle, off * m->bytes);
+  return off * m->bytes;
 }
+
+int64_t xf_offset(const xf_map *m, const int64_t *idx) { return xf_swizzle(m->swizzle, xf_linear(m, idx)); }

@@ -58,6 +58,8 @@ void xf_print(const xf_chain *c, strbuf *sb);
 bool xf_apply(const xf_chain *c, const int64_t *shape, int rank, int bytes, xf_map *m, char *why, size_t n);
 /* Byte offset of the element at logical index idx (swizzle included). */
 int64_t xf_offset(const xf_map *m, const int64_t *idx);
+/* The same before the swizzle. */
+int64_t xf_linear(const xf_map *m, const int64_t *idx);
 /* The physical index (before the swizzle) of a logical index. */
 void xf_physical(const xf_map *m, const int64_t *idx, int64_t *pidx);
 /* The swizzle of S bytes applied to a byte offset from a 1024-aligned base. */

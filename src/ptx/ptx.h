@@ -9,6 +9,7 @@
 #ifndef MGPU_PTX_H
 #define MGPU_PTX_H
 
+#include "../layout/xform.h"
 #include "../passes/pass.h"
 
 /* Register classes.  ORDER PR: ptx_emit.c's name and type tables. */
@@ -23,14 +24,28 @@ typedef struct po { char s[192]; } po;
 /* A lowered ref: where it starts along every dim of its root (a GMEM
 ** parameter or an SMEM allocation). */
 typedef struct pref {
-  uint32_t root;                 /* parameter index, or the smem_alloc result */
-  uint8_t smem;                  /* 1 for SMEM refs */
+  uint32_t root;                 /* parameter index, or the allocating op's result */
+  uint8_t space;                 /* mgpu_space */
   uint8_t rank;
   int8_t dim[IR_MAXRANK];        /* view dim -> parameter dim */
   int64_t soff[IR_MAXRANK];      /* static offset along each parameter dim */
   preg doff[IR_MAXRANK];         /* dynamic part (s64 register) or 0 */
   int64_t ddiv[IR_MAXRANK];      /* the dynamic part is a multiple of this */
 } pref;
+
+/* A tensor map the kernel takes as a by-value parameter, encoded on the
+** host at every launch with the buffer of kernel parameter `param`. */
+typedef struct ptx_tmap {
+  uint32_t param;
+  int dtype;                     /* mgpu_dtype of the elements */
+  int rank;                      /* 1..5; dims innermost first */
+  uint64_t dims[5];
+  uint64_t strides[5];           /* bytes; strides[i] for dim i >= 1 (strides[0] is the element size) */
+  uint32_t box[5];
+  int swizzle;                   /* 0, 32, 64 or 128 */
+} ptx_tmap;
+
+typedef VEC(ptx_tmap) ptx_tmaps;
 
 typedef struct pe {
   const ir_kernel *k;
@@ -49,10 +64,18 @@ typedef struct pe {
   uint32_t nlabel;
   const ir_op *op;               /* op being lowered, for error locations */
   bool smem_reads;               /* SMEM was read since the last warpgroup barrier (auto barriers) */
+  bool wg_fence;                 /* accumulator registers written since the last wgmma.fence */
+  bool maxreg;                   /* setmaxnreg is used (the entry needs .minnctapersm 1) */
+  preg *phase;                   /* per barrier_alloc result: b32 of expected parities */
+  preg *acc;                     /* per acc_alloc result: first accumulator register */
+  preg cid[3];                   /* %cluster_ctaid.x/y/z (clusters only) */
+  preg crank;                    /* %cluster_ctarank */
+  ptx_tmaps *tmaps;              /* tensor-map parameters, in parameter order after the kernel's */
 } pe;
 
-/* ptx_emit.c */
-mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, diag *d);
+/* ptx_emit.c: the kernel's PTX; the tensor maps its launches must pass
+** (after the kernel's parameters) are appended to tmaps. */
+mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, ptx_tmaps *tmaps, diag *d);
 preg pe_reg(pe *e, int cls);
 preg pe_regs(pe *e, int cls, uint32_t n);
 int pe_cls(int dtype);
@@ -116,6 +139,17 @@ void ptx_load(pe *e, const ir_op *op);
 void ptx_store(pe *e, const ir_op *op);
 
 /* ptx_smem.c: SMEM allocations, transposed views, loads and stores */
+/* The transforms of an SMEM allocation (the smem_alloc result `alloc`). */
+void pe_smem_map(pe *e, uint32_t alloc, xf_map *m);
+/* For every root dim of r with a dynamic offset: the bytes one unit of it
+** moves every address of the allocation (step[d]); false when that differs
+** from element to element. */
+bool pe_smem_dyn_steps(const pref *r, const xf_map *m, int64_t *step);
+/* u32 register: the SMEM window address of r's allocation plus its dynamic
+** offsets (which must be additive and multiples of align bytes; `what`
+** names the op in errors).  The static offset is left to the caller. */
+preg pe_smem_origin(pe *e, const pref *r, const xf_map *m, int64_t align, const char *what);
+/* Allocations: smem_alloc, barrier_alloc, acc_alloc results become root refs. */
 void ptx_alloc(pe *e, const ir_op *op);
 void ptx_transpose_ref(pe *e, const ir_op *op);
 void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store);
@@ -123,5 +157,27 @@ void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store);
 ** hardware's (TMA, wgmma) only if the SMEM window is 1024-byte aligned;
 ** trap if it is not. */
 void ptx_smem_prologue(pe *e);
+
+/* ptx_barrier.c: cluster set-up, mbarriers and the synchronising ops */
+/* Kernel entry (after the SMEM window is known): cluster registers,
+** mbarrier initialisation, parity registers, the block/cluster barrier. */
+void ptx_barrier_prologue(pe *e);
+/* Before the kernel returns: clusters wait for every block. */
+void ptx_barrier_epilogue(pe *e);
+void ptx_barrier_op(pe *e, const ir_op *op);
+void ptx_sync_op(pe *e, const ir_op *op);
+/* u32 register: the SMEM address of the one mbarrier a barrier ref names. */
+preg pe_barrier_addr(pe *e, uint32_t v);
+/* Predicate: this thread is the warpgroup's leader (lane 0 of its first warp). */
+preg pe_leader(pe *e);
+
+/* ptx_tma.c: TMA copies and their tensor maps */
+void ptx_tma(pe *e, const ir_op *op);
+
+/* ptx_wgmma.c: accumulators and wgmma */
+void ptx_acc_alloc(pe *e, const ir_op *op);
+void ptx_acc_load(pe *e, const ir_op *op);
+void ptx_acc_store(pe *e, const ir_op *op);
+void ptx_wgmma(pe *e, const ir_op *op);
 
 #endif

@@ -219,6 +219,10 @@ static void emit_for(pe *e, uint32_t i) {
   pe_ins(e, opc, 3, R(iv), R(iv), R(e->vreg[o[2]]));
   pe_ins(e, "bra.uni", 1, LBL(head));
   pe_label_here(e, done);
+  /* wgmma groups still in flight at the exit finish here: ptxas serialises
+     every wgmma of the loop when other instructions come first */
+  for (uint32_t j = i + 1; j < i + ir_extent(k, i); j++)
+    if (k->ops.v[j].code == IR_wgmma) { pe_ins(e, "wgmma.wait_group.sync.aligned", 1, I(0)); break; }
 }
 
 static void emit_if(pe *e, uint32_t i) {
@@ -271,8 +275,9 @@ static void emit_region(pe *e, uint32_t i, uint32_t end) {
       if (op->code == IR_num_programs) {
         pe_ins(e, "mov.u32", 2, R(e->vreg[op->res]), I(k->opts.grid[axis]));
       } else {
-        static const char *const sreg[3] = { "%ctaid.x", "%ctaid.y", "%ctaid.z" };
-        pe_ins(e, "mov.u32", 2, R(e->vreg[op->res]), S(sreg[rank - 1 - axis]));
+        static const char *const sreg[2][3] = { { "%ctaid.x", "%ctaid.y", "%ctaid.z" },
+                                                 { "%clusterid.x", "%clusterid.y", "%clusterid.z" } };
+        pe_ins(e, "mov.u32", 2, R(e->vreg[op->res]), S(sreg[k->opts.cluster_rank > 0][rank - 1 - axis]));
       }
       break;
     }
@@ -290,7 +295,18 @@ static void emit_region(pe *e, uint32_t i, uint32_t end) {
     case IRC_LOAD: define(e, op->res); ptx_load(e, op); break;
     case IRC_STORE: ptx_store(e, op); break;
     case IRC_VIEWPERM: ptx_transpose_ref(e, op); break;
-    case IRC_ALLOC: ptx_alloc(e, op); break;
+    case IRC_ALLOC: case IRC_BARALLOC: ptx_alloc(e, op); break;
+    case IRC_ACCALLOC: ptx_acc_alloc(e, op); break;
+    case IRC_BARRIER: ptx_barrier_op(e, op); break;
+    case IRC_TMALOAD: case IRC_TMASTORE: ptx_tma(e, op); break;
+    case IRC_SYNC: ptx_sync_op(e, op); break;
+    case IRC_WGMMA: ptx_wgmma(e, op); break;
+    case IRC_CLUSTERIDX: {
+      static const char *const creg[3] = { "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z" };
+      define(e, op->res);
+      pe_ins(e, "mov.u32", 2, R(e->vreg[op->res]), S(creg[ir_ints(k, op)[0]]));
+      break;
+    }
     case IRC_SCOPED: emit_scoped(e, i); break;
     default: pe_fail(e, "unexpected op");
     }
@@ -312,10 +328,10 @@ static const char *param_type(int dt) {
   }
 }
 
-mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, diag *d) {
+mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, ptx_tmaps *tmaps, diag *d) {
   pe e;
   memset(&e, 0, sizeof e);
-  e.k = k; e.ki = ki; e.d = d;
+  e.k = k; e.ki = ki; e.d = d; e.tmaps = tmaps;
   sb_init(&e.body, k->alloc);
   jmp_buf jb, *saved = d->jmp;
   d->jmp = &jb;
@@ -324,7 +340,9 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, di
   e.vreg = mem_calloc(k->alloc, sizeof(preg) * k->vals.n);
   e.refs = mem_calloc(k->alloc, sizeof(pref) * k->vals.n);
   e.param_addr = mem_calloc(k->alloc, sizeof(preg) * (k->params.n + 1));
-  if (!e.vreg || !e.refs || !e.param_addr) diag_throw(d, ERR_NOMEM, "");
+  e.phase = mem_calloc(k->alloc, sizeof(preg) * k->vals.n);
+  e.acc = mem_calloc(k->alloc, sizeof(preg) * k->vals.n);
+  if (!e.vreg || !e.refs || !e.param_addr || !e.phase || !e.acc) diag_throw(d, ERR_NOMEM, "");
 
   int threads = 128 * (k->opts.num_threads > 0 ? k->opts.num_threads : 1);
   preg tid = pe_reg(&e, PR_R);
@@ -342,6 +360,7 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, di
     pe_ins(&e, "mov.u32", 2, R(e.smem), S("mgpu_smem"));
     ptx_smem_prologue(&e);
   }
+  ptx_barrier_prologue(&e);
   for (uint32_t i = 0; i < k->params.n; i++) {
     char pname[160];
     uint32_t v = k->params.v[i].value;
@@ -361,6 +380,7 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, di
     ptx_param_ref(&e, v, i);
   }
   emit_region(&e, 0, k->ops.n);
+  ptx_barrier_epilogue(&e);
   pe_ins(&e, "ret", 0);
   if (e.body.oom) diag_throw(d, ERR_NOMEM, "");
 
@@ -368,12 +388,22 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, di
   sb_puts(out, ".version 8.0\n.target sm_90a\n.address_size 64\n\n");
   if (ki->smem_bytes) sb_puts(out, ".extern .shared .align 1024 .b8 mgpu_smem[];\n\n");
   sb_printf(out, ".visible .entry %s(\n", k->name);
+  uint32_t nall = k->params.n + (uint32_t)tmaps->n;
   for (uint32_t i = 0; i < k->params.n; i++) {
     bool scalar = k->params.v[i].role == MGPU_PARAM_SCALAR;
     sb_printf(out, "\t.param .%s %s_param_%u%s\n", scalar ? param_type(ir_vtype(k, k->params.v[i].value)->dtype) : "u64",
-              k->name, i, i + 1 < k->params.n ? "," : "");
+              k->name, i, i + 1 < nall ? "," : "");
   }
-  sb_printf(out, ")\n.maxntid %d, 1, 1\n{\n", threads);
+  for (uint32_t i = k->params.n; i < nall; i++)   /* tensor maps, by value */
+    sb_printf(out, "\t.param .align 64 .b8 %s_param_%u[128]%s\n", k->name, i, i + 1 < nall ? "," : "");
+  sb_printf(out, ")\n.maxntid %d, 1, 1\n", threads);
+  if (e.maxreg) sb_puts(out, ".minnctapersm 1\n");   /* setmaxnreg needs a register count at entry */
+  if (k->opts.cluster_rank) {
+    int c[3] = { 1, 1, 1 };
+    for (int i = 0; i < k->opts.cluster_rank; i++) c[i] = k->opts.cluster[i];
+    sb_printf(out, ".reqnctapercluster %d, %d, %d\n", c[0], c[1], c[2]);
+  }
+  sb_puts(out, "{\n");
   for (int c = 0; c < PR__COUNT; c++)
     if (e.nreg[c]) sb_printf(out, "\t.reg %s %s<%u>;\n", pr_type[c], pr_name[c], e.nreg[c] + 1);
   sb_putc(out, '\n');
@@ -385,6 +415,8 @@ done:
   mem_free(k->alloc, e.vreg, sizeof(preg) * k->vals.n);
   mem_free(k->alloc, e.refs, sizeof(pref) * k->vals.n);
   mem_free(k->alloc, e.param_addr, sizeof(preg) * (k->params.n + 1));
+  mem_free(k->alloc, e.phase, sizeof(preg) * k->vals.n);
+  mem_free(k->alloc, e.acc, sizeof(preg) * k->vals.n);
   d->jmp = saved;
   return st;
 }

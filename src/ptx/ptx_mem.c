@@ -42,6 +42,7 @@ void ptx_param_ref(pe *e, uint32_t v, uint32_t param) {
   const ir_type *t = ir_vtype(e->k, v);
   memset(r, 0, sizeof *r);
   r->root = param;
+  r->space = MGPU_SPACE_GMEM;
   r->rank = t->rank;
   for (int i = 0; i < t->rank; i++) r->dim[i] = (int8_t)i;
 }
@@ -465,12 +466,14 @@ static void access_op(pe *e, uint32_t refv, uint32_t valv, bool store) {
 
 void ptx_load(pe *e, const ir_op *op) {
   uint32_t r = ir_opds(e->k, op)[0];
-  if (e->refs[r].smem) ptx_smem_access(e, r, op->res, false);
+  if (e->refs[r].space == MGPU_SPACE_SMEM) ptx_smem_access(e, r, op->res, false);
+  else if (e->refs[r].space == MGPU_SPACE_REGS) ptx_acc_load(e, op);
   else access_op(e, r, op->res, false);
 }
 
 void ptx_store(pe *e, const ir_op *op) {
   const uint32_t *o = ir_opds(e->k, op);
-  if (e->refs[o[0]].smem) ptx_smem_access(e, o[0], o[1], true);
+  if (e->refs[o[0]].space == MGPU_SPACE_SMEM) ptx_smem_access(e, o[0], o[1], true);
+  else if (e->refs[o[0]].space == MGPU_SPACE_REGS) ptx_acc_store(e, op);
   else access_op(e, o[0], o[1], true);
 }

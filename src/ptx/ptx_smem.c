@@ -38,7 +38,7 @@ typedef struct smem_access {
   int w;                      /* elements per instruction */
   bool dyn_full;              /* a dynamic offset that is not additive: every address in full */
   bool dyn_aligned;           /* dynamic offsets move by multiples of 1024 bytes */
-  int64_t dyn_step[IR_MAXRANK];  /* bytes per unit of the dynamic offset (additive dims) */
+  int64_t dyn_step[XF_MAXRANK];  /* bytes per unit of the dynamic offset (additive dims) */
 } smem_access;
 
 static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
@@ -49,7 +49,7 @@ void ptx_alloc(pe *e, const ir_op *op) {
   const ir_type *t = ir_vtype(e->k, op->res);
   memset(r, 0, sizeof *r);
   r->root = op->res;
-  r->smem = 1;
+  r->space = t->space;
   r->rank = t->rank;
   for (int i = 0; i < t->rank; i++) r->dim[i] = (int8_t)i;
 }
@@ -62,7 +62,7 @@ void ptx_transpose_ref(pe *e, const ir_op *op) {
   for (int j = 0; j < src->rank; j++) dst->dim[j] = src->dim[perm[j]];
 }
 
-static void map_of(pe *e, uint32_t alloc, xf_map *m) {
+void pe_smem_map(pe *e, uint32_t alloc, xf_map *m) {
   const ir_kernel *k = e->k;
   const ir_op *op = &k->ops.v[k->vals.v[alloc].def];
   const ir_type *t = ir_vtype(k, alloc);
@@ -80,7 +80,7 @@ void ptx_smem_prologue(pe *e) {
     const ir_op *op = &k->ops.v[i];
     if (op->code != IR_smem_alloc) continue;
     xf_map m;
-    map_of(e, op->res, &m);
+    pe_smem_map(e, op->res, &m);
     swizzled |= m.swizzle != 0;
   }
   if (!swizzled) return;
@@ -217,17 +217,14 @@ static preg full_offset(pe *e, const smem_access *a, const preg *T, preg lanev, 
 
 /* -- Planning -------------------------------------------------------------------------- */
 
-/* Dynamic starts: additive when moving the start by its known divisor q
-** moves every address by the same number of bytes. */
-static void plan_dynamic(smem_access *a) {
-  const xf_map *m = &a->m;
-  a->dyn_aligned = true;
+bool pe_smem_dyn_steps(const pref *r, const xf_map *m, int64_t *step) {
   for (int d = 0; d < m->rank; d++) {
-    if (!a->r->doff[d]) continue;
-    int64_t q = a->r->ddiv[d];
-    if (q == 0) { a->dyn_step[d] = 0; continue; }   /* always zero */
+    step[d] = 0;
+    if (!r->doff[d]) continue;
+    int64_t q = r->ddiv[d];
+    if (q == 0) continue;                          /* always zero */
     if (q >= m->shape[d]) q = m->shape[d];          /* only 0 fits: any step is right */
-    int64_t idx[XF_MAXRANK] = { 0 }, total = 1, step = -1;
+    int64_t idx[XF_MAXRANK] = { 0 }, total = 1, st = -1;
     for (int i = 0; i < m->rank; i++) total *= m->shape[i];
     bool additive = true;
     for (int64_t el = 0; el < total && additive; el++) {
@@ -237,14 +234,46 @@ static void plan_dynamic(smem_access *a) {
       int64_t o0 = xf_offset(m, idx);
       idx[d] += q;
       int64_t s = xf_offset(m, idx) - o0;
-      if (step < 0) step = s;
-      additive = s == step;
+      if (st < 0) st = s;
+      additive = s == st;
     }
-    if (step < 0) step = 0;
-    if (!additive || step % q) { a->dyn_full = true; continue; }
-    a->dyn_step[d] = step / q;
-    if (step % 1024) a->dyn_aligned = false;
+    if (st < 0) st = 0;
+    if (!additive || st % q) return false;
+    step[d] = st / q;
   }
+  return true;
+}
+
+/* Dynamic starts: additive, or every address computed in full. */
+static void plan_dynamic(smem_access *a) {
+  a->dyn_full = !pe_smem_dyn_steps(a->r, &a->m, a->dyn_step);
+  a->dyn_aligned = true;
+  for (int d = 0; d < a->m.rank; d++) a->dyn_aligned &= a->dyn_step[d] % 1024 == 0;
+}
+
+preg pe_smem_origin(pe *e, const pref *r, const xf_map *m, int64_t align, const char *what) {
+  int64_t step[XF_MAXRANK];
+  if (!pe_smem_dyn_steps(r, m, step)) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "%s: a dynamic index into this SMEM ref does not move it by whole tiles; index it in "
+             "multiples of the tiling (or slice leading, untiled dims)", what);
+    pe_fail(e, msg);
+  }
+  preg base = pe_reg(e, PR_R);
+  pe_ins(e, "add.u32", 3, R(base), R(e->smem), I(e->ki->smem_off[r->root]));
+  for (int d = 0; d < m->rank; d++) {
+    if (!r->doff[d] || !step[d]) continue;
+    if (step[d] % align) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "%s: a dynamic index along dimension %d moves the SMEM ref by %lld bytes, not a multiple "
+               "of %lld", what, d, (long long)step[d], (long long)align);
+      pe_fail(e, msg);
+    }
+    preg x = pe_reg(e, PR_R);
+    pe_ins(e, "cvt.u32.u64", 2, R(x), R(r->doff[d]));
+    pe_ins(e, "mad.lo.u32", 4, R(base), R(x), I(step[d]), R(base));
+  }
+  return base;
 }
 
 /* Address of every element for every thread. */
@@ -374,7 +403,7 @@ void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store) {
   a.vt = ir_vtype(k, refv);
   a.dtype = a.vt->dtype;
   a.bytes = dt_bytes(a.dtype);
-  map_of(e, a.r->root, &a.m);
+  pe_smem_map(e, a.r->root, &a.m);
   bool auto_bar = !k->opts.unsafe_no_auto_barriers;
   const ir_type *valt = ir_vtype(k, valv);
   preg reg = pe_vreg(e, valv);

@@ -37,6 +37,16 @@ enum {
   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
   CU_JIT_LOG_VERBOSE = 12,
   CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+  /* tensor maps (cuTensorMapEncodeTiled) */
+  CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1, CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2,
+  CU_TENSOR_MAP_DATA_TYPE_INT32 = 3, CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4, CU_TENSOR_MAP_DATA_TYPE_INT64 = 5,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7, CU_TENSOR_MAP_DATA_TYPE_FLOAT64 = 8,
+  CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+  CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_NONE = 0, CU_TENSOR_MAP_SWIZZLE_32B = 1, CU_TENSOR_MAP_SWIZZLE_64B = 2,
+  CU_TENSOR_MAP_SWIZZLE_128B = 3,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
   CU_EVENT_DEFAULT = 0
 };
 
@@ -85,7 +95,10 @@ typedef struct CUlaunchConfig {
   _(EventRecord,          "cuEventRecord",                 (CUevent, CUstream)) \
   _(EventSynchronize,     "cuEventSynchronize",            (CUevent)) \
   _(EventElapsedTime,     "cuEventElapsedTime_v2|cuEventElapsedTime", (float *, CUevent, CUevent)) \
-  _(StreamSynchronize,    "cuStreamSynchronize",           (CUstream))
+  _(StreamSynchronize,    "cuStreamSynchronize",           (CUstream)) \
+  _(TensorMapEncodeTiled, "cuTensorMapEncodeTiled",        (void *, int, unsigned, void *, const uint64_t *, \
+                                                            const uint64_t *, const unsigned *, const unsigned *, \
+                                                            int, int, int, int))
 
 typedef struct drv {
   void *lib;

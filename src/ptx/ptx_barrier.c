@@ -1,0 +1,189 @@
+/*
+** ptx_barrier.c -- clusters, mbarriers and the synchronising ops.
+**
+** Every mbarrier is initialised once, at kernel entry, by the block's first
+** thread; the block (or the whole cluster, whose peers may arrive on it or
+** receive multicast copies) then synchronises.  Each warpgroup keeps the
+** parity it expects of each barrier in one register per barrier array
+** (bit i for barrier i); a wait spins on mbarrier.try_wait.parity and
+** flips the bit.  Arrivals come from one leader thread per warpgroup after
+** a warpgroup barrier, so they announce the whole warpgroup's work.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "ptx.h"
+
+static int cluster_blocks(const ir_kernel *k) {
+  int n = 1;
+  for (int i = 0; i < k->opts.cluster_rank; i++) n *= k->opts.cluster[i];
+  return n;
+}
+
+/* Blocks a cluster barrier over the axes in mask hears from: itself and
+** every block differing from it along exactly one of them. */
+static int peers(const ir_kernel *k, int64_t mask) {
+  int n = 1;
+  for (int a = 0; a < k->opts.cluster_rank; a++)
+    if (mask >> a & 1) n += k->opts.cluster[a] - 1;
+  return n;
+}
+
+static int64_t barrier_mask(const ir_kernel *k, uint32_t root) {
+  return ir_ints(k, &k->ops.v[k->vals.v[root].def])[2];
+}
+
+preg pe_leader(pe *e) {
+  preg p = pe_reg(e, PR_P);
+  pe_ins(e, "setp.eq.u32", 3, R(p), R(e->lane), I(0));
+  return p;
+}
+
+static void cluster_sync(pe *e) {
+  pe_ins(e, "barrier.cluster.arrive.release.aligned", 0);
+  pe_ins(e, "barrier.cluster.wait.acquire.aligned", 0);
+}
+
+void ptx_barrier_prologue(pe *e) {
+  const ir_kernel *k = e->k;
+  static const char *const cid[3] = { "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z" };
+  if (k->opts.cluster_rank) {
+    for (int i = 0; i < k->opts.cluster_rank; i++) {
+      e->cid[i] = pe_reg(e, PR_R);
+      pe_ins(e, "mov.u32", 2, R(e->cid[i]), S(cid[i]));
+    }
+    e->crank = pe_reg(e, PR_R);
+    pe_ins(e, "mov.u32", 2, R(e->crank), S("%cluster_ctarank"));
+  }
+  bool any = false;
+  for (uint32_t i = 0; i < k->ops.n; i++) any |= k->ops.v[i].code == IR_barrier_alloc;
+  if (!any) return;
+  preg first = pe_reg(e, PR_P), tid = pe_reg(e, PR_R);
+  pe_ins(e, "mov.u32", 2, R(tid), S("%tid.x"));
+  pe_ins(e, "setp.eq.u32", 3, R(first), R(tid), I(0));
+  for (uint32_t i = 0; i < k->ops.n; i++) {
+    const ir_op *op = &k->ops.v[i];
+    if (op->code != IR_barrier_alloc) continue;
+    const int64_t *at = ir_ints(k, op);
+    int64_t count = at[1] * peers(k, at[2]);
+    for (int64_t j = 0; j < at[0]; j++)
+      pe_pins(e, first, false, "mbarrier.init.shared::cta.b64", 2, ADDR(e->smem, e->ki->smem_off[op->res] + 8 * j), I(count));
+    e->phase[op->res] = pe_reg(e, PR_R);
+    pe_ins(e, "mov.b32", 2, R(e->phase[op->res]), I(0));
+  }
+  pe_ins(e, "fence.mbarrier_init.release.cluster", 0);
+  if (cluster_blocks(k) > 1) cluster_sync(e);
+  else pe_ins(e, "bar.sync", 1, I(0));
+}
+
+void ptx_barrier_epilogue(pe *e) {
+  if (cluster_blocks(e->k) > 1) cluster_sync(e);   /* peers may still write into this block's SMEM */
+}
+
+preg pe_barrier_addr(pe *e, uint32_t v) {
+  const pref *r = &e->refs[v];
+  preg a = pe_reg(e, PR_R);
+  pe_ins(e, "add.u32", 3, R(a), R(e->smem), I(e->ki->smem_off[r->root] + 8 * r->soff[0]));
+  if (r->doff[0]) {
+    preg x = pe_reg(e, PR_R);
+    pe_ins(e, "cvt.u32.u64", 2, R(x), R(r->doff[0]));
+    pe_ins(e, "mad.lo.u32", 4, R(a), R(x), I(8), R(a));
+  }
+  return a;
+}
+
+/* u32 register: which barrier of its array a barrier ref names. */
+static preg barrier_index(pe *e, const pref *r) {
+  preg i = pe_reg(e, PR_R);
+  if (r->doff[0]) {
+    pe_ins(e, "cvt.u32.u64", 2, R(i), R(r->doff[0]));
+    pe_ins(e, "add.u32", 3, R(i), R(i), I(r->soff[0]));
+  } else {
+    pe_ins(e, "mov.u32", 2, R(i), I(r->soff[0]));
+  }
+  return i;
+}
+
+static void arrive(pe *e, const ir_op *op) {
+  const ir_kernel *k = e->k;
+  uint32_t v = ir_opds(k, op)[0];
+  int64_t mask = barrier_mask(k, e->refs[v].root);
+  if (!k->opts.unsafe_no_auto_barriers) { pe_wg_barrier(e); e->smem_reads = false; }
+  preg addr = pe_barrier_addr(e, v), lead = pe_leader(e);
+  if (!mask) {
+    pe_pins(e, lead, false, "mbarrier.arrive.release.cta.shared::cta.b64", 2, S("_"), ADDR(addr, 0));
+    return;
+  }
+  /* self, then every block that differs along one collective axis */
+  preg ra = pe_reg(e, PR_R);
+  pe_pins(e, lead, false, "mapa.shared::cluster.u32", 3, R(ra), R(addr), R(e->crank));
+  pe_pins(e, lead, false, "mbarrier.arrive.release.cluster.shared::cluster.b64", 2, S("_"), ADDR(ra, 0));
+  int64_t stride = 1;
+  for (int a = 0; a < k->opts.cluster_rank; a++) {
+    if (mask >> a & 1)
+      for (int j = 0; j < k->opts.cluster[a]; j++) {
+        preg d = pe_reg(e, PR_R), rank = pe_reg(e, PR_R), p = pe_reg(e, PR_P), rb = pe_reg(e, PR_R);
+        pe_ins(e, "sub.s32", 3, R(d), I(j), R(e->cid[a]));
+        pe_ins(e, "mad.lo.s32", 4, R(rank), R(d), I(stride), R(e->crank));
+        pe_ins(e, "setp.ne.u32", 3, R(p), R(e->cid[a]), I(j));
+        pe_ins(e, "and.pred", 3, R(p), R(p), R(lead));
+        pe_pins(e, p, false, "mapa.shared::cluster.u32", 3, R(rb), R(addr), R(rank));
+        pe_pins(e, p, false, "mbarrier.arrive.release.cluster.shared::cluster.b64", 2, S("_"), ADDR(rb, 0));
+      }
+    stride *= k->opts.cluster[a];
+  }
+}
+
+static void wait(pe *e, const ir_op *op) {
+  const ir_kernel *k = e->k;
+  uint32_t v = ir_opds(k, op)[0];
+  const pref *r = &e->refs[v];
+  preg ph = e->phase[r->root];
+  preg addr = pe_barrier_addr(e, v), idx = barrier_index(e, r);
+  preg parity = pe_reg(e, PR_R), bit = pe_reg(e, PR_R), done = pe_reg(e, PR_P);
+  pe_ins(e, "shr.u32", 3, R(parity), R(ph), R(idx));
+  pe_ins(e, "and.b32", 3, R(parity), R(parity), I(1));
+  uint32_t again = pe_label(e);
+  pe_label_here(e, again);
+  pe_ins(e, barrier_mask(k, r->root) ? "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"
+                                     : "mbarrier.try_wait.parity.shared::cta.b64",
+         3, R(done), ADDR(addr, 0), R(parity));
+  pe_pins(e, done, true, "bra.uni", 1, LBL(again));
+  pe_ins(e, "shl.b32", 3, R(bit), I(1), R(idx));
+  pe_ins(e, "xor.b32", 3, R(ph), R(ph), R(bit));
+}
+
+void ptx_barrier_op(pe *e, const ir_op *op) {
+  if (op->code == IR_barrier_arrive) arrive(e, op);
+  else wait(e, op);
+}
+
+void ptx_sync_op(pe *e, const ir_op *op) {
+  const int64_t *at = ir_ints(e->k, op);
+  char opc[64];
+  switch (op->code) {
+  case IR_commit_smem:
+    pe_ins(e, "fence.proxy.async.shared::cta", 0);
+    pe_wg_barrier(e);
+    e->smem_reads = false;
+    break;
+  case IR_commit_group:
+    pe_pins(e, pe_leader(e), false, "cp.async.bulk.commit_group", 0);
+    break;
+  case IR_wait_group:
+    pe_ins(e, at[1] ? "cp.async.bulk.wait_group.read" : "cp.async.bulk.wait_group", 1, I(at[0]));
+    pe_wg_barrier(e);
+    e->smem_reads = false;
+    break;
+  case IR_wgmma_wait:
+    pe_ins(e, "wgmma.wait_group.sync.aligned", 1, I(at[0]));
+    break;
+  case IR_set_max_registers:
+    snprintf(opc, sizeof opc, "setmaxnreg.%s.sync.aligned.u32", at[1] ? "inc" : "dec");
+    pe_ins(e, opc, 1, I(at[0]));
+    e->maxreg = true;
+    break;
+  default:
+    mgpu_unreachable();
+  }
+}

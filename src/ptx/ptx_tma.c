@@ -1,0 +1,342 @@
+/*
+** ptx_tma.c -- TMA copies between a GMEM view and an SMEM ref, and the
+** tensor maps they need.
+**
+** The copy engine writes one box into SMEM row-major (dims innermost
+** last), swizzled like the SMEM transforms.  So the GMEM array is described
+** to it through the SMEM side's tiling: a tiled dim d of tile t becomes two
+** dims, (N/t tiles of stride t*S) and (t rows of stride S), and dims the
+** view indexes with an integer become box-1 dims.  Box-1 dims then move
+** outermost and neighbours that are really one dim merge, which keeps the
+** rank at most 5.  Before any PTX is written the plan is checked element by
+** element: the address the engine will write each box element to must be
+** the address the SMEM transforms give that element.
+**
+** One leader thread per warpgroup issues the copy.  A multicast copy is
+** split along its outermost dim among the blocks of the group; each block
+** loads its part into every block's SMEM, and every block's barrier expects
+** the whole tile.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "ptx.h"
+
+#define TMA_MAXDIM 12
+
+typedef struct tdim {
+  int64_t size, stride, box;     /* elements */
+  preg reg;                      /* coordinate = reg + c (reg an s32 register or 0) */
+  int64_t c;
+} tdim;
+
+typedef struct tplan {
+  const ir_op *op;
+  const char *what;
+  const pref *g, *s;             /* GMEM and SMEM refs */
+  const ir_type *vt;
+  int dtype, bytes;
+  xf_map m;                      /* the SMEM allocation */
+  int64_t N[IR_MAXRANK], S[IR_MAXRANK];   /* GMEM parameter shape and strides (elements) */
+  int gr;                        /* its rank */
+  tdim d[TMA_MAXDIM];            /* outermost first */
+  int n;
+} tplan;
+
+MGPU_PRINTF(2, 3) MGPU_NORET static void tfail(pe *e, const char *fmt, ...) {
+  char msg[600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  pe_fail(e, msg);
+}
+
+/* s32 register holding r->doff[d] / div (exact), or 0 when there is none. */
+static preg dyn_coord(pe *e, const pref *r, int d, int64_t div) {
+  if (!r->doff[d]) return 0;
+  preg x = pe_reg(e, PR_R);
+  pe_ins(e, "cvt.u32.u64", 2, R(x), R(r->doff[d]));
+  if (div > 1) {
+    int sh = 0;
+    while ((INT64_C(1) << sh) < div) sh++;
+    if ((INT64_C(1) << sh) == div) pe_ins(e, "shr.u32", 3, R(x), R(x), I(sh));
+    else pe_ins(e, "div.u32", 3, R(x), R(x), I(div));
+  }
+  return x;
+}
+
+static void add_dim(pe *e, tplan *p, int64_t size, int64_t stride, int64_t box, preg reg, int64_t c) {
+  if (p->n == TMA_MAXDIM) tfail(e, "%s: too many dimensions for one TMA copy", p->what);
+  p->d[p->n++] = (tdim){ size, stride, box, reg, c };
+}
+
+/* The tile size of every root dim of the SMEM allocation (1 = untiled). */
+static void tiles_of(pe *e, const tplan *p, int64_t *tile) {
+  const xf_map *m = &p->m;
+  for (int d = 0; d < m->rank; d++) tile[d] = 1;
+  bool tiled = false;
+  for (int i = 0; i < m->c.n; i++) {
+    const xf_step *s = &m->c.s[i];
+    if (s->kind == XF_TRANSPOSE)
+      tfail(e, "%s: the copy engine cannot write a transposed SMEM layout; copy into an untransposed buffer and "
+            "read it through transpose_ref", p->what);
+    if (s->kind != XF_TILING) continue;
+    if (tiled) tfail(e, "%s: the copy engine writes one level of tiling, this SMEM ref has more", p->what);
+    tiled = true;
+    for (int j = 0; j < s->n; j++) tile[m->rank - s->n + j] = s->v[j];
+  }
+}
+
+static void build(pe *e, tplan *p) {
+  const pref *g = p->g, *s = p->s;
+  int r = p->vt->rank;
+  int64_t tile[XF_MAXRANK];
+  tiles_of(e, p, tile);
+  bool in_view[IR_MAXRANK] = { false };
+  for (int i = 0; i < r; i++) in_view[g->dim[i]] = true;
+  for (int d = 0; d < p->gr; d++)   /* integer-indexed GMEM dims: box 1 */
+    if (!in_view[d]) add_dim(e, p, p->N[d], p->S[d], 1, dyn_coord(e, g, d, 1), g->soff[d]);
+  for (int pass = 0; pass < 3; pass++)   /* untiled dims, then tile counts, then tiles */
+    for (int i = 0; i < r; i++) {
+      int gd = g->dim[i];
+      int64_t t = tile[s->dim[i]], B = p->vt->shape[i], N = p->N[gd];
+      if (B > N) tfail(e, "%s: the tile (%lld) is larger than dimension %d of the GMEM array (%lld)", p->what,
+                       (long long)B, gd, (long long)N);
+      if (pass == 0 && t == 1) add_dim(e, p, N, p->S[gd], B, dyn_coord(e, g, gd, 1), g->soff[gd]);
+      if (t == 1 || pass == 0) continue;
+      if (N % t)
+        tfail(e, "%s: dimension %d of the GMEM array has size %lld, not a multiple of the SMEM tiling (%lld): the copy "
+              "engine moves whole tiles (pad the array, or use tiles that divide it)", p->what, gd, (long long)N, (long long)t);
+      if (g->soff[gd] % t || (g->doff[gd] && pass_gcd(g->ddiv[gd], t) != t))
+        tfail(e, "%s: the GMEM start along dimension %d must be a multiple of the SMEM tiling (%lld)", p->what, gd, (long long)t);
+      if (pass == 1) add_dim(e, p, N / t, t * p->S[gd], B / t, dyn_coord(e, g, gd, t), g->soff[gd] / t);
+      else add_dim(e, p, t, p->S[gd], t, 0, 0);
+    }
+}
+
+/* Box-1 dims outermost (they add no extent), then merge neighbours that
+** step through memory as one dim. */
+static void simplify(pe *e, tplan *p) {
+  tdim out[TMA_MAXDIM];
+  int n = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < p->n; i++)
+      if ((p->d[i].box == 1) == (pass == 0)) out[n++] = p->d[i];
+  p->n = 0;
+  for (int i = 0; i < n; i++) {
+    tdim *o = p->n ? &p->d[p->n - 1] : NULL;
+    const tdim *in = &out[i];
+    bool innermost = i == n - 1;   /* kept apart: the swizzle and the 16-byte rule apply to it alone */
+    if (o && !innermost && o->box > 1 && o->stride == in->size * in->stride && in->box == in->size && !in->reg && in->c == 0) {
+      if (o->reg) {
+        preg x = pe_reg(e, PR_R);
+        pe_ins(e, "mul.lo.s32", 3, R(x), R(o->reg), I(in->size));
+        o->reg = x;
+      }
+      o->c *= in->size;
+      o->size *= in->size;
+      o->stride = in->stride;
+      o->box *= in->box;
+      continue;
+    }
+    p->d[p->n++] = *in;
+  }
+}
+
+static void check_limits(pe *e, const tplan *p, int swizzle) {
+  if (p->n > 5) tfail(e, "%s: this copy needs %d TMA dimensions, at most 5 exist (fewer tiled or indexed dims help)", p->what, p->n);
+  const tdim *in = &p->d[p->n - 1];
+  if (in->stride != 1)
+    tfail(e, "%s: the SMEM ref's minor dimension must be the GMEM array's contiguous (last) dimension", p->what);
+  if ((in->box * p->bytes) % 16)
+    tfail(e, "%s: the copy's rows are %lld bytes; the copy engine needs multiples of 16", p->what, (long long)(in->box * p->bytes));
+  if (swizzle && in->box * p->bytes != swizzle)
+    tfail(e, "%s: with a %d-byte swizzle the minor tile must be %d bytes, it is %lld", p->what, swizzle, swizzle,
+          (long long)(in->box * p->bytes));
+  for (int i = 0; i < p->n; i++) {
+    if (p->d[i].box > 256)
+      tfail(e, "%s: a TMA box is at most 256 elements along each dimension; this one needs %lld (tile the SMEM ref or "
+            "split the copy)", p->what, (long long)p->d[i].box);
+    int64_t sb = p->d[i].stride * p->bytes;
+    if (i < p->n - 1 && (sb % 16 || sb >= (INT64_C(1) << 40)))
+      tfail(e, "%s: GMEM strides must be multiples of 16 bytes for the copy engine; one is %lld bytes (make the "
+            "array's row length a multiple of %d elements)", p->what, (long long)sb, 16 / p->bytes > 0 ? 16 / p->bytes : 1);
+  }
+}
+
+/* Every box element lands where the SMEM transforms put it. */
+static void verify(pe *e, const tplan *p, int64_t origin) {
+  const xf_map *m = &p->m;
+  int64_t total = 1;
+  for (int i = 0; i < p->n; i++) total *= p->d[i].box;
+  if (total != ir_numel(p->vt)) tfail(e, "%s: internal: the TMA box does not cover the tile", p->what);
+  for (int64_t b = 0; b < total; b++) {
+    int64_t rem = b, goff = 0;
+    for (int i = p->n - 1; i >= 0; i--) { goff += (rem % p->d[i].box) * p->d[i].stride; rem /= p->d[i].box; }
+    int64_t x[IR_MAXRANK], ridx[XF_MAXRANK];
+    for (int d = p->gr - 1; d >= 0; d--) { x[d] = goff % p->N[d]; goff /= p->N[d]; }
+    for (int d = 0; d < m->rank; d++) ridx[d] = p->s->soff[d];
+    bool ok = true;
+    for (int i = 0; i < p->vt->rank; i++) ridx[p->s->dim[i]] += x[p->g->dim[i]];
+    for (int d = 0; d < m->rank; d++) ok &= ridx[d] < m->shape[d];
+    if (!ok || xf_offset(m, ridx) != xf_swizzle(m->swizzle, origin + b * p->bytes))
+      tfail(e, "%s: the SMEM ref's layout is not what one TMA box writes (element %lld of the box would land elsewhere); "
+            "copy whole tiles into an SMEM ref tiled like the GMEM view", p->what, (long long)b);
+  }
+}
+
+static int tmap_param(pe *e, const tplan *p, uint32_t param, int swizzle) {
+  ptx_tmap t;
+  memset(&t, 0, sizeof t);
+  t.param = param;
+  t.dtype = p->dtype;
+  t.rank = p->n;
+  t.swizzle = swizzle;
+  for (int i = 0; i < p->n; i++) {   /* innermost first */
+    const tdim *d = &p->d[p->n - 1 - i];
+    t.dims[i] = (uint64_t)d->size;
+    t.strides[i] = (uint64_t)(d->stride * p->bytes);
+    t.box[i] = (uint32_t)d->box;
+  }
+  for (size_t i = 0; i < e->tmaps->n; i++)
+    if (memcmp(&e->tmaps->v[i], &t, sizeof t) == 0) return (int)i;
+  if (!vec_reserve(e->k->alloc, e->tmaps, 1)) diag_throw(e->d, ERR_NOMEM, "");
+  e->tmaps->v[e->tmaps->n++] = t;
+  return (int)e->tmaps->n - 1;
+}
+
+/* s32 coordinate registers, innermost first, as the instruction lists them. */
+static po coords(pe *e, const tplan *p) {
+  preg c[5];
+  for (int i = 0; i < p->n; i++) {
+    const tdim *d = &p->d[p->n - 1 - i];
+    c[i] = pe_reg(e, PR_R);
+    if (d->reg) pe_ins(e, "add.s32", 3, R(c[i]), R(d->reg), I(d->c));
+    else pe_ins(e, "mov.b32", 2, R(c[i]), I(d->c));
+  }
+  return RV(c, p->n);
+}
+
+/* Multicast: the group's size, this block's place in it (u32 register), and
+** the u16 mask of the group's blocks. */
+static int multicast(pe *e, int64_t mask, preg *place, preg *ctamask) {
+  const ir_kernel *k = e->k;
+  int n = 1;
+  int64_t stride = 1, pattern = 1;
+  preg q = pe_reg(e, PR_R), base = pe_reg(e, PR_R);
+  pe_ins(e, "mov.u32", 2, R(q), I(0));
+  pe_ins(e, "mov.u32", 2, R(base), R(e->crank));
+  for (int a = 0; a < k->opts.cluster_rank; a++) {
+    if (mask >> a & 1) {
+      int64_t grown = 0;
+      for (int j = 0; j < k->opts.cluster[a]; j++) grown |= pattern << (j * stride);
+      pattern = grown;
+      pe_ins(e, "mad.lo.u32", 4, R(q), R(e->cid[a]), I(n), R(q));
+      preg t = pe_reg(e, PR_R);
+      pe_ins(e, "mul.lo.u32", 3, R(t), R(e->cid[a]), I(stride));
+      pe_ins(e, "sub.u32", 3, R(base), R(base), R(t));
+      n *= k->opts.cluster[a];
+    }
+    stride *= k->opts.cluster[a];
+  }
+  preg m32 = pe_reg(e, PR_R);
+  *ctamask = pe_reg(e, PR_H);
+  pe_ins(e, "shl.b32", 3, R(m32), I(pattern), R(base));
+  pe_ins(e, "cvt.u16.u32", 2, R(*ctamask), R(m32));
+  *place = q;
+  return n;
+}
+
+void ptx_tma(pe *e, const ir_op *op) {
+  const ir_kernel *k = e->k;
+  const uint32_t *o = ir_opds(k, op);
+  const int64_t *at = ir_ints(k, op);
+  bool load = op->code == IR_tma_load;
+  tplan p;
+  memset(&p, 0, sizeof p);
+  p.op = op;
+  p.what = load ? "copy_gmem_to_smem" : "copy_smem_to_gmem";
+  uint32_t gv = o[load ? 0 : 1], sv = o[load ? 1 : 0];
+  p.g = &e->refs[gv];
+  p.s = &e->refs[sv];
+  p.vt = ir_vtype(k, sv);
+  p.dtype = p.vt->dtype;
+  p.bytes = dt_bytes(p.dtype);
+  if (p.vt->rank == 0) tfail(e, "%s: copy at least one dimension (a rank-0 ref is one element)", p.what);
+  pe_smem_map(e, p.s->root, &p.m);
+  const ir_type *pt = ir_vtype(k, k->params.v[p.g->root].value);
+  p.gr = pt->rank;
+  int64_t st = 1;
+  for (int d = pt->rank - 1; d >= 0; d--) { p.N[d] = pt->shape[d]; p.S[d] = st; st *= pt->shape[d]; }
+  build(e, &p);
+  simplify(e, &p);
+  int swizzle = p.m.swizzle;
+  check_limits(e, &p, swizzle);
+
+  /* where the box goes in SMEM */
+  int64_t sidx[XF_MAXRANK];
+  for (int d = 0; d < p.m.rank; d++) sidx[d] = p.s->soff[d];
+  int64_t origin = xf_linear(&p.m, sidx), align = swizzle ? 1024 : 128;
+  if (origin % align)
+    tfail(e, "%s: the SMEM ref starts %lld bytes into its buffer; the copy engine needs a multiple of %lld there",
+          p.what, (long long)origin, (long long)align);
+  verify(e, &p, origin);
+  preg saddr = pe_smem_origin(e, p.s, &p.m, align, p.what);
+  int64_t bytes = ir_numel(p.vt) * p.bytes;
+
+  preg pred = pe_leader(e);
+  bool has_pred = at[load ? 1 : 2] != 0;
+  if (has_pred) pe_ins(e, "and.pred", 3, R(pred), R(pred), R(e->vreg[o[load ? 3 : 2]]));
+  preg place = 0, ctamask = 0;
+  int group = 1;
+  if (load && at[0]) {
+    group = multicast(e, at[0], &place, &ctamask);
+    int split = -1;
+    for (int i = 0; i < p.n && split < 0; i++) if (p.d[i].box > 1) split = i;
+    if (split < 0 || p.d[split].box % group)
+      tfail(e, "%s: the tile's outermost dimension (box %lld) does not divide among the %d blocks multicasting it",
+            p.what, split < 0 ? 1LL : (long long)p.d[split].box, group);
+    int64_t part = bytes / group;
+    if (swizzle && part % 1024) tfail(e, "%s: each multicast part (%lld bytes) must be a multiple of 1024 bytes with a swizzle", p.what, (long long)part);
+    p.d[split].box /= group;
+    preg off = pe_reg(e, PR_R), c = pe_reg(e, PR_R);
+    pe_ins(e, "mad.lo.u32", 4, R(saddr), R(place), I(part), R(saddr));
+    pe_ins(e, "mul.lo.u32", 3, R(off), R(place), I(p.d[split].box));
+    if (p.d[split].reg) pe_ins(e, "add.s32", 3, R(c), R(p.d[split].reg), R(off));
+    else pe_ins(e, "mov.b32", 2, R(c), R(off));
+    p.d[split].reg = c;
+  }
+  int t = tmap_param(e, &p, p.g->root, swizzle);
+  char pname[160], opc[160];
+  snprintf(pname, sizeof pname, "%s_param_%u", k->name, k->params.n + (uint32_t)t);
+  preg tm = pe_reg(e, PR_RD);
+  pe_ins(e, "mov.b64", 2, R(tm), S(pname));
+  pe_ins(e, "cvta.param.u64", 2, R(tm), R(tm));
+  po tmc = coords(e, &p);   /* "[tmap, {c...}]" */
+  {
+    po tn = R(tm);
+    size_t lt = strlen(tn.s), lc = strlen(tmc.s);
+    if (lt + lc + 5 > sizeof tmc.s) pe_fail(e, "internal: operand text too long");
+    memmove(tmc.s + lt + 3, tmc.s, lc + 1);
+    tmc.s[0] = '[';
+    memcpy(tmc.s + 1, tn.s, lt);
+    tmc.s[lt + 1] = ',';
+    tmc.s[lt + 2] = ' ';
+    strcat(tmc.s, "]");
+  }
+  if (load) {
+    preg bar = pe_barrier_addr(e, o[2]);
+    pe_pins(e, pred, false, "mbarrier.arrive.expect_tx.shared::cta.b64", 3, S("_"), ADDR(bar, 0), I(bytes));
+    snprintf(opc, sizeof opc, "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes%s", p.n,
+             group > 1 ? ".multicast::cluster" : "");
+    if (group > 1) pe_pins(e, pred, false, opc, 4, ADDR(saddr, origin), tmc, ADDR(bar, 0), R(ctamask));
+    else pe_pins(e, pred, false, opc, 3, ADDR(saddr, origin), tmc, ADDR(bar, 0));
+    return;
+  }
+  int red = (int)at[1];
+  if (red) snprintf(opc, sizeof opc, "cp.reduce.async.bulk.tensor.%dd.global.shared::cta.%s.tile.bulk_group", p.n, ir_red_names[red]);
+  else snprintf(opc, sizeof opc, "cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group", p.n);
+  pe_pins(e, pred, false, opc, 2, tmc, ADDR(saddr, origin));
+  if (at[0]) pe_pins(e, pred, false, "cp.async.bulk.commit_group", 0);
+}
