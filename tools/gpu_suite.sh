@@ -31,7 +31,10 @@ check "add bf16 n=268435456" $mgpu examples/add.lua 268435456 bf16
 check "softmax bf16 32768x4096" $mgpu examples/softmax.lua 32768 4096
 check "layernorm bf16 32768x4096" $mgpu examples/layernorm.lua 32768 4096
 check "softmax bf16 1000x1024" $mgpu examples/softmax.lua 1000 1024
-check "norm variants (rows per block)" $mgpu bench/norm_variants.lua
+check "matmul_basic 256^3" $mgpu examples/matmul_basic.lua 256 256 256
+check "matmul_basic 1000^3 rejected" sh -c "$mgpu examples/matmul_basic.lua 1000 1000 1000; test \$? -eq 2"
+check "matmul_basic 4096^3" $mgpu examples/matmul_basic.lua 4096 4096 4096
+check "matmul_basic 8192x8192x4096" $mgpu examples/matmul_basic.lua 8192 8192 4096
 # the device image has no Lua: the script layer's liblua5.4.so.0 travels in build/devlib
 check "embed (C, script layer)" env LD_LIBRARY_PATH="$PWD/build/devlib:${LD_LIBRARY_PATH:-}" ./build/embed examples/embed_kernels.lua 1000003
 if command -v compute-sanitizer > /dev/null; then
@@ -42,11 +45,17 @@ if command -v compute-sanitizer > /dev/null; then
   check "racecheck softmax" compute-sanitizer --tool racecheck --error-exitcode 9 $mgpu examples/softmax.lua 64 4096
   check "memcheck smem cases" compute-sanitizer --tool memcheck --error-exitcode 9 $mgpu tools/run_cases.lua "smem"
   check "racecheck smem cases" compute-sanitizer --tool racecheck --error-exitcode 9 $mgpu tools/run_cases.lua "smem"
+  check "memcheck tma/wgmma/cluster cases" compute-sanitizer --tool memcheck --error-exitcode 9 $mgpu tools/run_cases.lua "^[tbcw][mal][armu]"
+  check "racecheck tma/barrier cases" compute-sanitizer --tool racecheck --error-exitcode 9 $mgpu tools/run_cases.lua "^[tb][ma][ar]"
 fi
 if command -v cuobjdump > /dev/null; then
   $mgpu --emit-ptx "$out/ptx" examples/add.lua 268435456 > /dev/null 2>&1
   ptxas -arch=sm_90a "$out/ptx/add.ptx" -o "$out/ptx/add.cubin" && cuobjdump -sass "$out/ptx/add.cubin" > "$out/add.sass"
   row "add SASS: 128-bit loads/stores" "$(grep -c 'LDG.E.128' "$out/add.sass") LDG.E.128, $(grep -c 'STG.E.128' "$out/add.sass") STG.E.128"
+  $mgpu --emit-ptx "$out/ptx" examples/matmul_basic.lua 4096 > /dev/null 2>&1
+  ptxas -arch=sm_90a "$out/ptx/matmul_basic.ptx" -o "$out/ptx/matmul_basic.cubin" && cuobjdump -sass "$out/ptx/matmul_basic.cubin" > "$out/matmul_basic.sass"
+  row "matmul_basic SASS (cuobjdump)" "$(grep -c HGMMA "$out/matmul_basic.sass") HGMMA, $(grep -c UTMALDG "$out/matmul_basic.sass") UTMALDG"
+  row "matmul_basic opcode scan" "$($mgpu tools/sass_scan.lua "$out/ptx/matmul_basic.cubin")"
 fi
 PYTHONUNBUFFERED=1 python3 -c "import sys; sys.path.insert(0, 'bench'); import anchors; anchors.torch_anchors()" > "$out/anchors.log" 2>&1
 grep -E "copy|device|cuBLAS" "$out/anchors.log" | tee -a "$summary"

@@ -919,7 +919,9 @@ local function wgmma_case(name, o)
     if o.bmajor == "K" then bt = ttab(bt, N, K) end
     local ref = matmul_tab(at, bt, M, N, K)
     if o.twice then for i = 1, #ref do ref[i] = 2 * ref[i] end end
-    local tol = dt == "f32" and 5e-3 or (o.acc == "f16" and 2e-3 or 1e-5)
+    -- tf32 drops 13 mantissa bits; f16 accumulators round every step; the tensor cores add f8
+    -- products with a narrower accumulator than f32 (about 1e-4 relative here)
+    local tol = dt == "f32" and 5e-3 or (o.acc == "f16" and 2e-3 or (bytes == 1 and 1e-3 or 1e-5))
     return compare(mgpu, k(a, b), ref), tol
   end)
 end

@@ -400,7 +400,7 @@ static void alloc_agents(interp *I) {
     if (ir_vtype(k, v)->kind == MGPU_VALUE_REF) refs++;
     else if (m > I->scratch_n) I->scratch_n = m;
   }
-  I->scratch_n *= IR_MAXRES;
+  I->scratch_n = (I->scratch_n ? I->scratch_n : 1) * IR_MAXRES;
   I->data_total = total;
   I->ref_total = refs;
   I->scratch = mem_calloc(al, sizeof(ival) * (size_t)I->scratch_n);

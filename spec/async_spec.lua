@@ -1,0 +1,206 @@
+-- Barriers, TMA copies, wgmma and clusters: the rules checked while tracing
+-- and compiling, the interpreter's diagnostics (deadlocks, a barrier
+-- completing twice, copies never awaited), and the PTX the lowering emits.
+-- (Numerical checks of every copy and wgmma variant are cases in
+-- spec/support/cases.lua.)
+local mgpu = require "mgpu"
+local T = mgpu.transforms
+
+local function err_of(fn, ...)
+  local ok, err = pcall(fn, ...)
+  assert(not ok, "expected an error")
+  return err
+end
+
+local xf = { T.tiling{ 8, 64 }, T.swizzle(128) }
+
+-- A kernel whose body gets (x, o, scratch...) with the given scratch.
+local function kern(scratch, body, opts)
+  local spec = { out_shape = mgpu.shape({ 64, 64 }, "bf16"), scratch_shapes = scratch, body = body }
+  for k, v in pairs(opts or {}) do spec[k] = v end
+  return mgpu.kernel(spec)
+end
+
+local x = mgpu.zeros({ 64, 64 }, "bf16")
+
+describe("barriers in the interpreter", function()
+  it("reports a deadlock with the waiting lines", function()
+    local k = kern({ mgpu.Barrier{} }, function(_, _, bar) mgpu.barrier_wait(bar) end)
+    local err = err_of(k, x)
+    assert.matches("async_spec.lua:%d+: deadlock: every warpgroup still running waits on a barrier", err)
+    assert.matches("block 0 of the cluster, warpgroup 0 waits for completion 1 %(1 of 1 arrivals missing", err)
+  end)
+
+  it("reports a barrier that completes twice without a wait", function()
+    local k = kern({ mgpu.Barrier{} }, function(_, _, bar)
+      mgpu.barrier_arrive(bar); mgpu.barrier_arrive(bar)
+      mgpu.barrier_wait(bar)
+    end)
+    assert.matches("async_spec.lua:%d+: barrier_wait: this barrier completed twice", err_of(k, x))
+  end)
+
+  it("reports an SMEM->GMEM copy nobody awaited", function()
+    local k = kern({ mgpu.SMEM({ 64, 64 }, "bf16", { transforms = xf }) }, function(_, o, s)
+      s:store(mgpu.broadcast(1.0, { 64, 64 }, "bf16"))
+      mgpu.commit_smem()
+      mgpu.copy_smem_to_gmem(s, o)
+    end)
+    assert.matches("async_spec.lua:%d+: copy_smem_to_gmem was never awaited", err_of(k, x))
+  end)
+
+  it("lands TMA data only when the barrier is awaited", function()
+    -- reading the buffer before the wait sees SMEM's initial garbage (NaN), after it the data
+    local k = mgpu.kernel{
+      out_shape = { mgpu.shape({ 64, 64 }, "bf16"), mgpu.shape({ 64, 64 }, "bf16") },
+      scratch_shapes = { mgpu.SMEM({ 64, 64 }, "bf16", { transforms = xf }), mgpu.Barrier{} },
+      body = function(xx, early, late, s, bar)
+        mgpu.copy_gmem_to_smem(xx, s, bar)
+        early:store(s:load())
+        mgpu.barrier_wait(bar)
+        late:store(s:load())
+      end,
+    }
+    local early, late = k(mgpu.full({ 64, 64 }, 2.0, "bf16"))
+    if mgpu.interpreting() then
+      assert.is_true(early:get(1, 1) ~= early:get(1, 1))   -- NaN
+    end
+    assert.are.equal(2, late:get(64, 64))
+  end)
+end)
+
+describe("tracing rules", function()
+  it("checks wgmma shapes and dtypes", function()
+    local function mm(adt, acc, ashape, bshape)
+      return mgpu.kernel{
+        out_shape = mgpu.shape({ 1 }, "f32"),
+        scratch_shapes = { mgpu.SMEM(ashape, adt, { transforms = xf }), mgpu.SMEM(bshape, adt, { transforms = xf }) },
+        body = function(_, _, a, b)
+          mgpu.run_scoped(function(c) mgpu.wgmma(c, a, b) end, mgpu.ACC({ 64, 64 }, acc))
+        end,
+      }
+    end
+    local z = mgpu.zeros(1)
+    assert.matches("async_spec.lua:%d+: wgmma: shapes do not chain: acc &regs f32%[64,64%] %+= a &smem bf16%[64,64%] @ b &smem bf16%[128,64%]",
+                   err_of(mm("bf16", "f32", { 64, 64 }, { 128, 64 }), z))
+    assert.matches("wgmma: an f16 accumulator needs f16 or f8 operands, not bf16",
+                   err_of(mm("bf16", "f16", { 64, 64 }, { 64, 64 }), z))
+    assert.matches("ACC: M must be a multiple of 64", err_of(function()
+      mgpu.kernel{ out_shape = mgpu.shape({ 1 }), body = function()
+        mgpu.run_scoped(function() end, mgpu.ACC({ 32, 64 }))
+      end }(z)
+    end))
+  end)
+
+  it("refuses SMEM operands wgmma cannot read", function()
+    local function mm(bxf, bshape, bt, dt, axf)
+      return mgpu.kernel{
+        out_shape = mgpu.shape({ 1 }, "f32"),
+        scratch_shapes = { mgpu.SMEM({ 64, axf and 128 or 64 }, dt or "bf16", { transforms = axf or xf }),
+                           mgpu.SMEM(bshape, dt or "bf16", { transforms = bxf }) },
+        body = function(_, _, a, b)
+          if bt then b = mgpu.transpose_ref(b, { 1, 0 }) end
+          mgpu.run_scoped(function(c) mgpu.wgmma(c, a, b) end, mgpu.ACC({ 64, 64 }))
+        end,
+      }
+    end
+    local z = mgpu.zeros(1)
+    assert.matches("wgmma: operand B needs swizzled SMEM", err_of(mm({}, { 64, 64 }), z))
+    assert.matches("wgmma: A and B must use the same swizzle",
+                   err_of(mm({ T.tiling{ 8, 32 }, T.swizzle(64) }, { 64, 64 }), z))
+    assert.matches("only 16%-bit operands may be, 8%-bit and tf32 ones must be K%-major",
+                   err_of(mm({ T.tiling{ 8, 64 }, T.swizzle(64) }, { 128, 64 }, false, "f8e4m3",
+                             { T.tiling{ 8, 128 }, T.swizzle(128) }), z))
+  end)
+
+  it("checks TMA tiles against the GMEM array", function()
+    local function copy(shape, tile)
+      return mgpu.kernel{
+        out_shape = mgpu.shape({ 1 }, "f32"),
+        scratch_shapes = { mgpu.SMEM(tile, "bf16", { transforms = xf }), mgpu.Barrier{} },
+        body = function(a, _, s, bar)
+          mgpu.copy_gmem_to_smem(a:at(mgpu.ds(0, tile[1]), mgpu.ds(0, tile[2])), s, bar)
+          mgpu.barrier_wait(bar)
+        end,
+      }
+    end
+    assert.matches("async_spec.lua:%d+: copy_gmem_to_smem: dimension 1 of the GMEM array has size 100, not a multiple of the SMEM tiling %(64%)",
+                   err_of(copy({ 64, 100 }, { 64, 64 }), mgpu.zeros({ 64, 100 }, "bf16"), nil))
+    local odd = mgpu.kernel{
+      out_shape = mgpu.shape({ 1 }, "f32"), scratch_shapes = { mgpu.SMEM({ 64, 4 }, "f32"), mgpu.Barrier{} },
+      body = function(a, _, s, bar) mgpu.copy_gmem_to_smem(a:at(mgpu.all, mgpu.ds(0, 4)), s, bar); mgpu.barrier_wait(bar) end,
+    }
+    assert.matches("GMEM strides must be multiples of 16 bytes for the copy engine; one is 24 bytes",
+                   err_of(odd, mgpu.zeros({ 64, 6 }, "f32")))
+    local k = mgpu.kernel{ out_shape = mgpu.shape({ 1 }), body = function(a) mgpu.copy_gmem_to_smem(a, a, nil) end }
+    assert.matches("async_spec.lua:%d+: copy_gmem_to_smem: a barrier is required", err_of(k, mgpu.zeros(4)))
+    local k2 = kern({ mgpu.SMEM({ 64, 32 }, "bf16"), mgpu.Barrier{} }, function(xx, _, s, bar)
+      mgpu.copy_gmem_to_smem(xx, s, bar)
+    end)
+    assert.matches("copy_gmem_to_smem: shapes &gmem bf16%[64,64%] and &smem bf16%[64,32%] do not match", err_of(k2, x))
+  end)
+
+  it("checks barriers, collective axes and set_max_registers", function()
+    assert.matches("Barrier: num_barriers must be between 1 and 32", err_of(mgpu.Barrier, { num_barriers = 33 }))
+    local k = kern({ mgpu.Barrier{ num_barriers = 2 } }, function(_, _, bar) mgpu.barrier_wait(bar) end)
+    assert.matches("async_spec.lua:%d+: barrier_wait: operand 1 holds 2 barriers; pick one with :at%(i%)", err_of(k, x))
+    local k2 = kern({}, function() mgpu.ClusterBarrier{ collective_axes = "q" } end)
+    local k3 = kern({ mgpu.ClusterBarrier{ collective_axes = "q" } }, function() end)
+    assert.matches("ClusterBarrier: 'q' is not a cluster axis %(cluster_names: none%)", err_of(k3, x))
+    assert.has_no.errors(function() k2(x) end)
+    assert.matches("set_max_registers: n must be a multiple of 8 between 24 and 256, got 30",
+                   err_of(kern({}, function() mgpu.set_max_registers(30, { action = "increase" }) end), x))
+    assert.matches("a cluster may hold at most 8 blocks", err_of(mgpu.kernel, { out_shape = mgpu.shape({ 1 }),
+                   cluster = { 4, 4 }, body = function() end }))
+  end)
+end)
+
+describe("PTX for the async machinery", function()
+  it("passes tensor maps by value and encodes wgmma descriptors", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 64, 128 }, "f32"),
+      scratch_shapes = { mgpu.SMEM({ 64, 64 }, "bf16", { transforms = xf }), mgpu.SMEM({ 64, 128 }, "bf16", { transforms = xf }),
+                         mgpu.Barrier{ num_arrivals = 2 } },
+      body = function(a, b, c, as, bs, bar)
+        mgpu.copy_gmem_to_smem(a, as, bar)
+        mgpu.copy_gmem_to_smem(b, bs, bar)
+        mgpu.barrier_wait(bar)
+        mgpu.run_scoped(function(acc) mgpu.wgmma(acc, as, bs); c:store(acc:load()) end, mgpu.ACC({ 64, 128 }))
+      end,
+    }
+    local ptx = k:lower(mgpu.zeros({ 64, 64 }, "bf16"), mgpu.zeros({ 64, 128 }, "bf16")).ptx
+    assert.matches("%.param %.align 64 %.b8 kernel_param_3%[128%]", ptx)
+    assert.matches("%.param %.align 64 %.b8 kernel_param_4%[128%]", ptx)
+    assert.matches("mbarrier%.init%.shared::cta%.b64 %[%%r%d+%+%d+%], 2;", ptx)
+    -- B (64, 128) through tiling (8, 64): two tiles along N -> a 4-d box; A (64, 64) -> 3-d
+    assert.matches("cp%.async%.bulk%.tensor%.3d%.shared::cluster%.global%.mbarrier::complete_tx::bytes", ptx)
+    assert.matches("cp%.async%.bulk%.tensor%.4d%.shared::cluster%.global%.mbarrier::complete_tx::bytes", ptx)
+    -- descriptors: 128-byte swizzle (1 << 62); A K-major: SBO 1024 (64 << 32);
+    -- B N-major: LBO 1024 (next 64 columns, 64 << 16), SBO 2048 (next 8 rows, 128 << 32)
+    assert.matches("or%.b64 %%rd%d+, %%rd%d+, " .. string.format("%.0f", 2 ^ 62 + 64 * 2 ^ 32) .. ";", ptx)
+    assert.matches("or%.b64 %%rd%d+, %%rd%d+, " .. string.format("%.0f", 2 ^ 62 + 128 * 2 ^ 32 + 64 * 2 ^ 16) .. ";", ptx)
+    assert.matches("wgmma%.mma_async%.sync%.aligned%.m64n128k16%.f32%.bf16%.bf16 {", ptx)
+    assert.matches("p%d+, 1, 1, 0, 1;", ptx)   -- trans-a 0 (K-major), trans-b 1 (N-major)
+  end)
+
+  it("launches clusters and takes setmaxnreg into account", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 4 }, "i32"), grid = { 2 }, cluster = { 2 }, cluster_names = { "c" },
+      num_threads = 2, thread_name = "wg",
+      body = function(o)
+        local wg = mgpu.axis_index("wg")
+        mgpu.cond(mgpu.eq(wg, 0), function() mgpu.set_max_registers(40, { action = "decrease" }) end,
+                  function() mgpu.set_max_registers(232, { action = "increase" }) end)
+        mgpu.when(mgpu.eq(wg, 0), function()
+          o:at(mgpu.program_id(0) * 2 + mgpu.axis_index("c")):store(mgpu.program_id(0) * 10 + mgpu.axis_index("c"))
+        end)
+      end,
+    }
+    local low = k:lower()
+    assert.matches("%.reqnctapercluster 2, 1, 1", low.ptx)
+    assert.matches("%.minnctapersm 1", low.ptx)
+    assert.matches("setmaxnreg%.dec%.sync%.aligned%.u32 40;", low.ptx)
+    assert.matches("mov%.u32 %%r%d+, %%clusterid%.x;", low.ptx)
+    local o = k()
+    assert.are.same({ 0, 1, 10, 11 }, o:to_table())
+  end)
+end)
