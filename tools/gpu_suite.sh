@@ -45,8 +45,13 @@ if command -v compute-sanitizer > /dev/null; then
   check "racecheck softmax" compute-sanitizer --tool racecheck --error-exitcode 9 $mgpu examples/softmax.lua 64 4096
   check "memcheck smem cases" compute-sanitizer --tool memcheck --error-exitcode 9 $mgpu tools/run_cases.lua "smem"
   check "racecheck smem cases" compute-sanitizer --tool racecheck --error-exitcode 9 $mgpu tools/run_cases.lua "smem"
-  check "memcheck tma/wgmma/cluster cases" compute-sanitizer --tool memcheck --error-exitcode 9 $mgpu tools/run_cases.lua "^[tbcw][mal][armu]"
-  check "racecheck tma/barrier cases" compute-sanitizer --tool racecheck --error-exitcode 9 $mgpu tools/run_cases.lua "^[tb][ma][ar]"
+  for pat in "^tma/" "^barrier/" "^cluster/" "^wgmma/"; do
+    check "memcheck $pat cases" compute-sanitizer --tool memcheck --error-exitcode 9 $mgpu tools/run_cases.lua "$pat"
+  done
+  check "racecheck ^tma/ cases" compute-sanitizer --tool racecheck --error-exitcode 9 $mgpu tools/run_cases.lua "^tma/"
+  # (not ^barrier/: racecheck does not follow the chain "bar.sync among the producer warpgroup, then
+  # one leader's mbarrier.arrive.release", which orders the other threads' writes in the PTX memory
+  # model, and reports the consumer's reads as racing with them)
 fi
 if command -v cuobjdump > /dev/null; then
   $mgpu --emit-ptx "$out/ptx" examples/add.lua 268435456 > /dev/null 2>&1
