@@ -938,4 +938,23 @@ wgmma_case("tf32", { dt = "f32", bmajor = "K", K = 64 })
 wgmma_case("f8e4m3", { dt = "f8e4m3", bmajor = "K", K = 128 })
 wgmma_case("f8e5m2-f16acc", { dt = "f8e5m2", bmajor = "K", K = 128, acc = "f16" })
 
+add("setmaxnreg-roles", function(mgpu)
+  -- warp specialisation's register split: warpgroup 0 gives registers back, warpgroup 1 takes them
+  local k = mgpu.kernel{
+    name = "maxnreg", grid = { 2 }, num_threads = 2, thread_name = "wg", out_shape = mgpu.shape({ 2, 1024 }, "f32"),
+    body = function(x, o)
+      local b, wg = mgpu.program_id(0), mgpu.axis_index("wg")
+      mgpu.cond(mgpu.eq(wg, 0), function() mgpu.set_max_registers(40, { action = "decrease" }) end,
+                function()
+                  mgpu.set_max_registers(232, { action = "increase" })
+                  o:at(b):store(x:at(b):load():exp())
+                end)
+    end,
+  }
+  local x = mgpu.random.normal({ 2, 1024 }, "f32")
+  local ref = {}
+  for i, v in ipairs(x:to_table()) do ref[i] = math.exp(v) end
+  return compare(mgpu, k(x), round(mgpu, ref, "f32")), 1e-7
+end)
+
 return cases
