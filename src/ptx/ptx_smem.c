@@ -454,11 +454,8 @@ void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store) {
     for (int64_t j = 0; j < a.nel; j += a.w) {
       int64_t kk = 0, xx = 0;
       bool partial;
-      int mode = a.dyn_full ? M_FULL : plan_chunk(&a, j, &kk, &xx, &partial);
-      if (a.dyn_full) {
-        partial = false;
-        for (int t = 0; t < 128; t++) partial |= a.addr[t * a.nel + j] < 0;
-      }
+      int mode = plan_chunk(&a, j, &kk, &xx, &partial);
+      if (a.dyn_full) mode = M_FULL;
       bool any = false;
       for (int t = 0; t < 128; t++) any |= a.addr[t * a.nel + j] >= 0;
       if (!any) continue;   /* padding for every thread */
