@@ -436,8 +436,7 @@ static void alloc_agents(interp *I) {
 static void alloc_blocks(interp *I) {
   const ir_kernel *k = I->k;
   const mem_alloc *al = k->alloc;
-  I->nblocks = 1;
-  for (int i = 0; i < k->opts.cluster_rank; i++) I->nblocks *= k->opts.cluster[i];
+  I->nblocks = ir_cluster_blocks(&k->opts);
   for (uint32_t i = 0; i < k->ops.n; i++) {
     const ir_op *op = &k->ops.v[i];
     I->nmaps += op->code == IR_smem_alloc;

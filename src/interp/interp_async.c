@@ -167,6 +167,47 @@ static void drop_async(interp *I, size_t i) {
   I->async.n--;
 }
 
+/* A record of op, issued by agent a, in flight (as yet touching nothing). */
+static iasync new_async(const interp *I, const iagent *a, const ir_op *op, int kind) {
+  iasync c;
+  memset(&c, 0, sizeof c);
+  c.kind = (uint8_t)kind;
+  c.agent = (int)(a - I->agents);
+  c.op = op;
+  c.block = a->block;
+  c.part_dim = -1;
+  return c;
+}
+
+static void run_wgmma(interp *I, const iasync *c);
+
+/* Which operations in flight a completion applies to (-1: any). */
+typedef struct akey { int kind, agent, block, bar; int64_t group; } akey;
+
+static bool matches(const iasync *c, const akey *k) {
+  return c->kind == k->kind && (k->agent < 0 || c->agent == k->agent) && (k->block < 0 || c->block == k->block) &&
+         (k->bar < 0 || c->bar == k->bar) && (k->group < 0 || c->group == k->group);
+}
+
+static int64_t count_matching(const interp *I, const akey *k) {
+  int64_t n = 0;
+  for (size_t i = 0; i < I->async.n; i++) n += matches(&I->async.v[i], k);
+  return n;
+}
+
+/* Complete, oldest first, at most `limit` operations matching k. */
+static void complete(interp *I, const akey *k, int64_t limit) {
+  for (size_t i = 0; i < I->async.n && limit > 0;) {
+    const iasync *c = &I->async.v[i];
+    if (!matches(c, k)) { i++; continue; }
+    if (c->kind == IA_LOAD) run_load(I, c);
+    else if (c->kind == IA_STORE) run_store(I, c);
+    else run_wgmma(I, c);
+    drop_async(I, i);
+    limit--;
+  }
+}
+
 static bool predicate_off(iagent *a, const uint32_t *o, bool has_pred, uint32_t at) {
   return has_pred && !ival_of(a, o[at])->i;
 }
@@ -180,15 +221,10 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
   int64_t bytes = ir_numel(t) * dt_bytes(t->dtype);
   const iref *bar = a->slots[o[2]].ref;
   int idx = bar_index(I, bar);
-  iasync c;
-  memset(&c, 0, sizeof c);
-  c.kind = IA_LOAD;
-  c.agent = (int)(a - I->agents);
-  c.op = op;
+  iasync c = new_async(I, a, op, IA_LOAD);   /* part_dim -1: the whole tile */
   c.gmem = *a->slots[o[0]].ref;
   c.smem = *a->slots[o[1]].ref;
   c.bar = idx;
-  c.part_dim = -1;   /* no part: the whole tile */
   int group[8], n = 1, q = 0;
   group[0] = a->block;
   if (at[0]) {
@@ -215,14 +251,9 @@ void interp_tma_store(interp *I, iagent *a, const ir_op *op) {
   const uint32_t *o = ir_opds(k, op);
   const int64_t *at = ir_ints(k, op);
   if (!predicate_off(a, o, at[2] != 0, 2)) {
-    iasync c;
-    memset(&c, 0, sizeof c);
-    c.kind = IA_STORE;
-    c.agent = (int)(a - I->agents);
-    c.op = op;
+    iasync c = new_async(I, a, op, IA_STORE);
     c.smem = *a->slots[o[0]].ref;
     c.gmem = *a->slots[o[1]].ref;
-    c.block = a->block;
     c.group = a->group;
     push_async(I, &c);
   }
@@ -230,21 +261,20 @@ void interp_tma_store(interp *I, iagent *a, const ir_op *op) {
 }
 
 void interp_wait_group(interp *I, iagent *a, int64_t n) {
-  int me = (int)(a - I->agents);
+  /* an agent's copies sit in issue order, so their group numbers ascend */
+  akey k = { IA_STORE, (int)(a - I->agents), -1, -1, -1 };
   for (;;) {
-    int64_t oldest = -1, count = 0, last = -1;
+    int64_t oldest = -1, groups = 0, last = -1;
     for (size_t i = 0; i < I->async.n; i++) {
       const iasync *c = &I->async.v[i];
-      if (c->kind != IA_STORE || c->agent != me || c->group >= a->group) continue;
-      if (oldest < 0 || c->group < oldest) oldest = c->group;
-      if (c->group != last) { count++; last = c->group; }
+      if (!matches(c, &k) || c->group >= a->group) continue;   /* the open group is not committed */
+      if (oldest < 0) oldest = c->group;
+      if (c->group != last) { groups++; last = c->group; }
     }
-    if (count <= n) return;
-    for (size_t i = 0; i < I->async.n;) {
-      const iasync *c = &I->async.v[i];
-      if (c->kind == IA_STORE && c->agent == me && c->group == oldest) { run_store(I, c); drop_async(I, i); }
-      else i++;
-    }
+    if (groups <= n) return;
+    akey old = k;
+    old.group = oldest;
+    complete(I, &old, INT64_MAX);
   }
 }
 
@@ -256,11 +286,8 @@ bool interp_barrier_wait(interp *I, iagent *a, const ir_op *op) {
   ibar *x = &I->blocks[a->block].bars[idx];
   int64_t w = a->waits[idx];
   if (x->completed <= w) {   /* copies in flight into this barrier land now */
-    for (size_t i = 0; i < I->async.n;) {
-      const iasync *c = &I->async.v[i];
-      if (c->kind == IA_LOAD && c->block == a->block && c->bar == idx) { run_load(I, c); drop_async(I, i); }
-      else i++;
-    }
+    akey k = { IA_LOAD, -1, a->block, idx, -1 };
+    complete(I, &k, INT64_MAX);
   }
   if (x->completed > w + 1)
     FAULT(I, op, "barrier_wait: this barrier completed twice (phases %lld and %lld) without a wait by warpgroup %d in "
@@ -296,12 +323,7 @@ MGPU_NORET void interp_deadlock(interp *I) {
 void interp_wgmma(interp *I, iagent *a, const ir_op *op) {
   const ir_kernel *k = I->k;
   const uint32_t *o = ir_opds(k, op);
-  iasync c;
-  memset(&c, 0, sizeof c);
-  c.kind = IA_WGMMA;
-  c.agent = (int)(a - I->agents);
-  c.op = op;
-  c.block = a->block;
+  iasync c = new_async(I, a, op, IA_WGMMA);
   c.acc = ival_of(a, (uint32_t)a->slots[o[0]].ref->root);
   const ir_type *at = ir_vtype(k, o[1]);
   if (at->kind == MGPU_VALUE_ARRAY) {   /* registers are read now */
@@ -352,14 +374,8 @@ static void run_wgmma(interp *I, const iasync *c) {
 }
 
 void interp_wgmma_wait(interp *I, iagent *a, int64_t n) {
-  int me = (int)(a - I->agents);
-  int64_t count = 0;
-  for (size_t i = 0; i < I->async.n; i++) count += I->async.v[i].kind == IA_WGMMA && I->async.v[i].agent == me;
-  for (size_t i = 0; i < I->async.n && count > n;) {
-    const iasync *c = &I->async.v[i];
-    if (c->kind == IA_WGMMA && c->agent == me) { run_wgmma(I, c); drop_async(I, i); count--; }
-    else i++;
-  }
+  akey k = { IA_WGMMA, (int)(a - I->agents), -1, -1, -1 };
+  complete(I, &k, count_matching(I, &k) - n);
 }
 
 void interp_agent_end(interp *I, iagent *a) {

@@ -190,6 +190,12 @@ static inline uint32_t ir_extent(const ir_kernel *k, uint32_t i) { return 1 + k-
 int32_t *ir_parents(const ir_kernel *k, uint8_t **region);
 
 int64_t ir_numel(const ir_type *t);
+/* Blocks in one thread-block cluster of kernels with these options (1 without clusters). */
+static inline int ir_cluster_blocks(const mgpu_kernel_options *o) {
+  int n = 1;
+  for (int i = 0; i < o->cluster_rank; i++) n *= o->cluster[i];
+  return n;
+}
 bool ir_same_shape(const ir_type *a, const ir_type *b);
 /* "f32[4,1024]" style text into buf. */
 const char *ir_type_str(const ir_type *t, char *buf, size_t n);

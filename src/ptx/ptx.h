@@ -95,6 +95,12 @@ void pe_pins(pe *e, preg pred, bool neg, const char *opc, int n, ...);
 void pe_label_here(pe *e, uint32_t l);
 void pe_comment(pe *e, const char *fmt, ...) MGPU_PRINTF(2, 3);
 MGPU_NORET void pe_fail(pe *e, const char *what);
+MGPU_PRINTF(2, 3) MGPU_NORET void pe_failf(pe *e, const char *fmt, ...);
+/* ceil(log2(x)) for x >= 1. */
+int pe_log2(int64_t x);
+/* Quotient and remainder of the u32 register x by the constant d (shifts
+** and masks for powers of two); either output may be NULL. */
+void pe_divrem(pe *e, preg x, int64_t d, preg *q, preg *r);
 /* Registers of value v and how many there are per thread. */
 preg pe_vreg(pe *e, uint32_t v);
 uint32_t pe_nregs(const pe *e, uint32_t v);

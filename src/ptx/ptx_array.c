@@ -20,12 +20,6 @@ void pe_fit(pe *e, uint32_t v, lay_fit *f) {
   if (!lay_fit_shape(&e->ki->lay[v], t->shape, t->rank, f, why, sizeof why)) pe_fail(e, why);
 }
 
-static int log2i(int64_t x) {
-  int n = 0;
-  while ((INT64_C(1) << n) < x) n++;
-  return n;
-}
-
 /* Walk the warp and lane parts: fn(level or -1, size, source register, shift). */
 typedef void (*part_fn)(pe *e, const lay_fit *f, int lev, int64_t size, preg src, int shift, void *ud);
 static void each_part(pe *e, const lay_fit *f, part_fn fn, void *ud) {
@@ -39,7 +33,7 @@ static void each_part(pe *e, const lay_fit *f, part_fn fn, void *ud) {
     for (int i = 0; i < np[k]; i++) {
       int lev = lists[k][i].lev >= 0 ? first + lists[k][i].lev : -1;
       int64_t size = lev >= 0 ? f->size[lev] : lists[k][i].rep;
-      shift -= log2i(size);
+      shift -= pe_log2(size);
       fn(e, f, lev, size, src[k], shift, ud);
     }
   }
@@ -142,7 +136,7 @@ typedef struct bits { int lane_bits[5], nlane, warp_bits[2], nwarp; const bool *
 static void collect_bits(pe *e, const lay_fit *f, int lev, int64_t size, preg src, int shift, void *ud) {
   bits *b = ud;
   if (lev < 0 || !b->reduced[f->ldim[lev]]) return;
-  for (int i = 0; i < log2i(size); i++) {
+  for (int i = 0; i < pe_log2(size); i++) {
     if (src == e->warp) b->warp_bits[b->nwarp++] = shift + i;
     else b->lane_bits[b->nlane++] = shift + i;
   }

@@ -14,12 +14,6 @@
 
 #include "ptx.h"
 
-static int cluster_blocks(const ir_kernel *k) {
-  int n = 1;
-  for (int i = 0; i < k->opts.cluster_rank; i++) n *= k->opts.cluster[i];
-  return n;
-}
-
 /* Blocks a cluster barrier over the axes in mask hears from: itself and
 ** every block differing from it along exactly one of them. */
 static int peers(const ir_kernel *k, int64_t mask) {
@@ -72,24 +66,12 @@ void ptx_barrier_prologue(pe *e) {
     pe_ins(e, "mov.b32", 2, R(e->phase[op->res]), I(0));
   }
   pe_ins(e, "fence.mbarrier_init.release.cluster", 0);
-  if (cluster_blocks(k) > 1) cluster_sync(e);
+  if (ir_cluster_blocks(&k->opts) > 1) cluster_sync(e);
   else pe_ins(e, "bar.sync", 1, I(0));
 }
 
 void ptx_barrier_epilogue(pe *e) {
-  if (cluster_blocks(e->k) > 1) cluster_sync(e);   /* peers may still write into this block's SMEM */
-}
-
-preg pe_barrier_addr(pe *e, uint32_t v) {
-  const pref *r = &e->refs[v];
-  preg a = pe_reg(e, PR_R);
-  pe_ins(e, "add.u32", 3, R(a), R(e->smem), I(e->ki->smem_off[r->root] + 8 * r->soff[0]));
-  if (r->doff[0]) {
-    preg x = pe_reg(e, PR_R);
-    pe_ins(e, "cvt.u32.u64", 2, R(x), R(r->doff[0]));
-    pe_ins(e, "mad.lo.u32", 4, R(a), R(x), I(8), R(a));
-  }
-  return a;
+  if (ir_cluster_blocks(&e->k->opts) > 1) cluster_sync(e);   /* peers may still write into this block's SMEM */
 }
 
 /* u32 register: which barrier of its array a barrier ref names. */
@@ -102,6 +84,19 @@ static preg barrier_index(pe *e, const pref *r) {
     pe_ins(e, "mov.u32", 2, R(i), I(r->soff[0]));
   }
   return i;
+}
+
+/* The barrier's address from its index. */
+static preg barrier_at(pe *e, const pref *r, preg idx) {
+  preg a = pe_reg(e, PR_R);
+  pe_ins(e, "add.u32", 3, R(a), R(e->smem), I(e->ki->smem_off[r->root]));
+  pe_ins(e, "mad.lo.u32", 4, R(a), R(idx), I(8), R(a));
+  return a;
+}
+
+preg pe_barrier_addr(pe *e, uint32_t v) {
+  const pref *r = &e->refs[v];
+  return barrier_at(e, r, barrier_index(e, r));
 }
 
 static void arrive(pe *e, const ir_op *op) {
@@ -139,7 +134,7 @@ static void wait(pe *e, const ir_op *op) {
   uint32_t v = ir_opds(k, op)[0];
   const pref *r = &e->refs[v];
   preg ph = e->phase[r->root];
-  preg addr = pe_barrier_addr(e, v), idx = barrier_index(e, r);
+  preg idx = barrier_index(e, r), addr = barrier_at(e, r, idx);
   preg parity = pe_reg(e, PR_R), bit = pe_reg(e, PR_R), done = pe_reg(e, PR_P);
   pe_ins(e, "shr.u32", 3, R(parity), R(ph), R(idx));
   pe_ins(e, "and.b32", 3, R(parity), R(parity), I(1));

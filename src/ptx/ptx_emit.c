@@ -2,6 +2,7 @@
 ** ptx_emit.c -- the kernel frame (entry, parameters, register
 ** declarations), operands as text, and structured control flow.
 */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -131,6 +132,35 @@ void pe_comment(pe *e, const char *fmt, ...) {
 
 void pe_fail(pe *e, const char *what) {
   diag_throw(e->d, ERR_PTX, e->op ? ir_loc(e->k, e->op) : "", what);
+}
+
+void pe_failf(pe *e, const char *fmt, ...) {
+  char msg[700];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  pe_fail(e, msg);
+}
+
+int pe_log2(int64_t x) {
+  int n = 0;
+  while ((INT64_C(1) << n) < x) n++;
+  return n;
+}
+
+void pe_divrem(pe *e, preg x, int64_t d, preg *q, preg *r) {
+  bool pow2 = (INT64_C(1) << pe_log2(d)) == d;
+  if (q) {
+    *q = pe_reg(e, PR_R);
+    if (pow2) pe_ins(e, "shr.u32", 3, R(*q), R(x), I(pe_log2(d)));
+    else pe_ins(e, "div.u32", 3, R(*q), R(x), I(d));
+  }
+  if (r) {
+    *r = pe_reg(e, PR_R);
+    if (pow2) pe_ins(e, "and.b32", 3, R(*r), R(x), I(d - 1));
+    else pe_ins(e, "rem.u32", 3, R(*r), R(x), I(d));
+  }
 }
 
 /* -- Values ---------------------------------------------------------------------------- */

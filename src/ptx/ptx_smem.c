@@ -41,8 +41,6 @@ typedef struct smem_access {
   int64_t dyn_step[XF_MAXRANK];  /* bytes per unit of the dynamic offset (additive dims) */
 } smem_access;
 
-static bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
-static int log2i(int64_t x) { int n = 0; while ((INT64_C(1) << n) < x) n++; return n; }
 
 void ptx_alloc(pe *e, const ir_op *op) {
   pref *r = &e->refs[op->res];
@@ -117,15 +115,8 @@ static preg emit_offset(pe *e, const xf_map *m, const preg *reg, const int64_t *
         int64_t t = s->v[j];
         if (!rg[d]) { cs[r + j] = cs[d] % t; cs[d] /= t; rg[r + j] = 0; continue; }
         preg x = cs[d] ? add_const(e, rg[d], cs[d]) : rg[d];
-        preg hi = pe_reg(e, PR_R), lo = pe_reg(e, PR_R);
-        if (is_pow2(t)) {
-          pe_ins(e, "shr.u32", 3, R(hi), R(x), I(log2i(t)));
-          pe_ins(e, "and.b32", 3, R(lo), R(x), I(t - 1));
-        } else {
-          pe_ins(e, "div.u32", 3, R(hi), R(x), I(t));
-          pe_ins(e, "rem.u32", 3, R(lo), R(x), I(t));
-        }
-        rg[d] = hi; cs[d] = 0; rg[r + j] = lo; cs[r + j] = 0;
+        pe_divrem(e, x, t, &rg[d], &rg[r + j]);
+        cs[d] = 0; cs[r + j] = 0;
       }
       r += s->n;
     } else if (s->kind == XF_TRANSPOSE) {
@@ -177,17 +168,7 @@ static void coords(pe *e, const smem_access *a, const preg *T, preg lanev, int64
   for (int i = rank - 1; i >= 0; i--) {
     c[i] = 0;
     if (i == 0) { reg[0] = rest; break; }
-    int64_t n = a->vt->shape[i];
-    preg q = pe_reg(e, PR_R), rm = pe_reg(e, PR_R);
-    if (is_pow2(n)) {
-      pe_ins(e, "and.b32", 3, R(rm), R(rest), I(n - 1));
-      pe_ins(e, "shr.u32", 3, R(q), R(rest), I(log2i(n)));
-    } else {
-      pe_ins(e, "rem.u32", 3, R(rm), R(rest), I(n));
-      pe_ins(e, "div.u32", 3, R(q), R(rest), I(n));
-    }
-    reg[i] = rm;
-    rest = q;
+    pe_divrem(e, rest, a->vt->shape[i], &rest, &reg[i]);
   }
 }
 
@@ -253,22 +234,16 @@ static void plan_dynamic(smem_access *a) {
 
 preg pe_smem_origin(pe *e, const pref *r, const xf_map *m, int64_t align, const char *what) {
   int64_t step[XF_MAXRANK];
-  if (!pe_smem_dyn_steps(r, m, step)) {
-    char msg[300];
-    snprintf(msg, sizeof msg, "%s: a dynamic index into this SMEM ref does not move it by whole tiles; index it in "
+  if (!pe_smem_dyn_steps(r, m, step))
+    pe_failf(e, "%s: a dynamic index into this SMEM ref does not move it by whole tiles; index it in "
              "multiples of the tiling (or slice leading, untiled dims)", what);
-    pe_fail(e, msg);
-  }
   preg base = pe_reg(e, PR_R);
   pe_ins(e, "add.u32", 3, R(base), R(e->smem), I(e->ki->smem_off[r->root]));
   for (int d = 0; d < m->rank; d++) {
     if (!r->doff[d] || !step[d]) continue;
-    if (step[d] % align) {
-      char msg[300];
-      snprintf(msg, sizeof msg, "%s: a dynamic index along dimension %d moves the SMEM ref by %lld bytes, not a multiple "
+    if (step[d] % align)
+      pe_failf(e, "%s: a dynamic index along dimension %d moves the SMEM ref by %lld bytes, not a multiple "
                "of %lld", what, d, (long long)step[d], (long long)align);
-      pe_fail(e, msg);
-    }
     preg x = pe_reg(e, PR_R);
     pe_ins(e, "cvt.u32.u64", 2, R(x), R(r->doff[d]));
     pe_ins(e, "mad.lo.u32", 4, R(base), R(x), I(step[d]), R(base));

@@ -43,31 +43,17 @@ typedef struct tplan {
   int n;
 } tplan;
 
-MGPU_PRINTF(2, 3) MGPU_NORET static void tfail(pe *e, const char *fmt, ...) {
-  char msg[600];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  pe_fail(e, msg);
-}
-
 /* s32 register holding r->doff[d] / div (exact), or 0 when there is none. */
 static preg dyn_coord(pe *e, const pref *r, int d, int64_t div) {
   if (!r->doff[d]) return 0;
   preg x = pe_reg(e, PR_R);
   pe_ins(e, "cvt.u32.u64", 2, R(x), R(r->doff[d]));
-  if (div > 1) {
-    int sh = 0;
-    while ((INT64_C(1) << sh) < div) sh++;
-    if ((INT64_C(1) << sh) == div) pe_ins(e, "shr.u32", 3, R(x), R(x), I(sh));
-    else pe_ins(e, "div.u32", 3, R(x), R(x), I(div));
-  }
+  if (div > 1) pe_divrem(e, x, div, &x, NULL);
   return x;
 }
 
 static void add_dim(pe *e, tplan *p, int64_t size, int64_t stride, int64_t box, preg reg, int64_t c) {
-  if (p->n == TMA_MAXDIM) tfail(e, "%s: too many dimensions for one TMA copy", p->what);
+  if (p->n == TMA_MAXDIM) pe_failf(e, "%s: too many dimensions for one TMA copy", p->what);
   p->d[p->n++] = (tdim){ size, stride, box, reg, c };
 }
 
@@ -79,10 +65,10 @@ static void tiles_of(pe *e, const tplan *p, int64_t *tile) {
   for (int i = 0; i < m->c.n; i++) {
     const xf_step *s = &m->c.s[i];
     if (s->kind == XF_TRANSPOSE)
-      tfail(e, "%s: the copy engine cannot write a transposed SMEM layout; copy into an untransposed buffer and "
+      pe_failf(e, "%s: the copy engine cannot write a transposed SMEM layout; copy into an untransposed buffer and "
             "read it through transpose_ref", p->what);
     if (s->kind != XF_TILING) continue;
-    if (tiled) tfail(e, "%s: the copy engine writes one level of tiling, this SMEM ref has more", p->what);
+    if (tiled) pe_failf(e, "%s: the copy engine writes one level of tiling, this SMEM ref has more", p->what);
     tiled = true;
     for (int j = 0; j < s->n; j++) tile[m->rank - s->n + j] = s->v[j];
   }
@@ -101,15 +87,15 @@ static void build(pe *e, tplan *p) {
     for (int i = 0; i < r; i++) {
       int gd = g->dim[i];
       int64_t t = tile[s->dim[i]], B = p->vt->shape[i], N = p->N[gd];
-      if (B > N) tfail(e, "%s: the tile (%lld) is larger than dimension %d of the GMEM array (%lld)", p->what,
+      if (B > N) pe_failf(e, "%s: the tile (%lld) is larger than dimension %d of the GMEM array (%lld)", p->what,
                        (long long)B, gd, (long long)N);
       if (pass == 0 && t == 1) add_dim(e, p, N, p->S[gd], B, dyn_coord(e, g, gd, 1), g->soff[gd]);
       if (t == 1 || pass == 0) continue;
       if (N % t)
-        tfail(e, "%s: dimension %d of the GMEM array has size %lld, not a multiple of the SMEM tiling (%lld): the copy "
+        pe_failf(e, "%s: dimension %d of the GMEM array has size %lld, not a multiple of the SMEM tiling (%lld): the copy "
               "engine moves whole tiles (pad the array, or use tiles that divide it)", p->what, gd, (long long)N, (long long)t);
       if (g->soff[gd] % t || (g->doff[gd] && pass_gcd(g->ddiv[gd], t) != t))
-        tfail(e, "%s: the GMEM start along dimension %d must be a multiple of the SMEM tiling (%lld)", p->what, gd, (long long)t);
+        pe_failf(e, "%s: the GMEM start along dimension %d must be a multiple of the SMEM tiling (%lld)", p->what, gd, (long long)t);
       if (pass == 1) add_dim(e, p, N / t, t * p->S[gd], B / t, dyn_coord(e, g, gd, t), g->soff[gd] / t);
       else add_dim(e, p, t, p->S[gd], t, 0, 0);
     }
@@ -145,22 +131,22 @@ static void simplify(pe *e, tplan *p) {
 }
 
 static void check_limits(pe *e, const tplan *p, int swizzle) {
-  if (p->n > 5) tfail(e, "%s: this copy needs %d TMA dimensions, at most 5 exist (fewer tiled or indexed dims help)", p->what, p->n);
+  if (p->n > 5) pe_failf(e, "%s: this copy needs %d TMA dimensions, at most 5 exist (fewer tiled or indexed dims help)", p->what, p->n);
   const tdim *in = &p->d[p->n - 1];
   if (in->stride != 1)
-    tfail(e, "%s: the SMEM ref's minor dimension must be the GMEM array's contiguous (last) dimension", p->what);
+    pe_failf(e, "%s: the SMEM ref's minor dimension must be the GMEM array's contiguous (last) dimension", p->what);
   if ((in->box * p->bytes) % 16)
-    tfail(e, "%s: the copy's rows are %lld bytes; the copy engine needs multiples of 16", p->what, (long long)(in->box * p->bytes));
+    pe_failf(e, "%s: the copy's rows are %lld bytes; the copy engine needs multiples of 16", p->what, (long long)(in->box * p->bytes));
   if (swizzle && in->box * p->bytes != swizzle)
-    tfail(e, "%s: with a %d-byte swizzle the minor tile must be %d bytes, it is %lld", p->what, swizzle, swizzle,
+    pe_failf(e, "%s: with a %d-byte swizzle the minor tile must be %d bytes, it is %lld", p->what, swizzle, swizzle,
           (long long)(in->box * p->bytes));
   for (int i = 0; i < p->n; i++) {
     if (p->d[i].box > 256)
-      tfail(e, "%s: a TMA box is at most 256 elements along each dimension; this one needs %lld (tile the SMEM ref or "
+      pe_failf(e, "%s: a TMA box is at most 256 elements along each dimension; this one needs %lld (tile the SMEM ref or "
             "split the copy)", p->what, (long long)p->d[i].box);
     int64_t sb = p->d[i].stride * p->bytes;
     if (i < p->n - 1 && (sb % 16 || sb >= (INT64_C(1) << 40)))
-      tfail(e, "%s: GMEM strides must be multiples of 16 bytes for the copy engine; one is %lld bytes (make the "
+      pe_failf(e, "%s: GMEM strides must be multiples of 16 bytes for the copy engine; one is %lld bytes (make the "
             "array's row length a multiple of %d elements)", p->what, (long long)sb, 16 / p->bytes > 0 ? 16 / p->bytes : 1);
   }
 }
@@ -170,7 +156,7 @@ static void verify(pe *e, const tplan *p, int64_t origin) {
   const xf_map *m = &p->m;
   int64_t total = 1;
   for (int i = 0; i < p->n; i++) total *= p->d[i].box;
-  if (total != ir_numel(p->vt)) tfail(e, "%s: internal: the TMA box does not cover the tile", p->what);
+  if (total != ir_numel(p->vt)) pe_failf(e, "%s: internal: the TMA box does not cover the tile", p->what);
   for (int64_t b = 0; b < total; b++) {
     int64_t rem = b, goff = 0;
     for (int i = p->n - 1; i >= 0; i--) { goff += (rem % p->d[i].box) * p->d[i].stride; rem /= p->d[i].box; }
@@ -181,7 +167,7 @@ static void verify(pe *e, const tplan *p, int64_t origin) {
     for (int i = 0; i < p->vt->rank; i++) ridx[p->s->dim[i]] += x[p->g->dim[i]];
     for (int d = 0; d < m->rank; d++) ok &= ridx[d] < m->shape[d];
     if (!ok || xf_offset(m, ridx) != xf_swizzle(m->swizzle, origin + b * p->bytes))
-      tfail(e, "%s: the SMEM ref's layout is not what one TMA box writes (element %lld of the box would land elsewhere); "
+      pe_failf(e, "%s: the SMEM ref's layout is not what one TMA box writes (element %lld of the box would land elsewhere); "
             "copy whole tiles into an SMEM ref tiled like the GMEM view", p->what, (long long)b);
   }
 }
@@ -263,7 +249,7 @@ void ptx_tma(pe *e, const ir_op *op) {
   p.vt = ir_vtype(k, sv);
   p.dtype = p.vt->dtype;
   p.bytes = dt_bytes(p.dtype);
-  if (p.vt->rank == 0) tfail(e, "%s: copy at least one dimension (a rank-0 ref is one element)", p.what);
+  if (p.vt->rank == 0) pe_failf(e, "%s: copy at least one dimension (a rank-0 ref is one element)", p.what);
   pe_smem_map(e, p.s->root, &p.m);
   const ir_type *pt = ir_vtype(k, k->params.v[p.g->root].value);
   p.gr = pt->rank;
@@ -279,7 +265,7 @@ void ptx_tma(pe *e, const ir_op *op) {
   for (int d = 0; d < p.m.rank; d++) sidx[d] = p.s->soff[d];
   int64_t origin = xf_linear(&p.m, sidx), align = swizzle ? 1024 : 128;
   if (origin % align)
-    tfail(e, "%s: the SMEM ref starts %lld bytes into its buffer; the copy engine needs a multiple of %lld there",
+    pe_failf(e, "%s: the SMEM ref starts %lld bytes into its buffer; the copy engine needs a multiple of %lld there",
           p.what, (long long)origin, (long long)align);
   verify(e, &p, origin);
   preg saddr = pe_smem_origin(e, p.s, &p.m, align, p.what);
@@ -295,10 +281,10 @@ void ptx_tma(pe *e, const ir_op *op) {
     int split = -1;
     for (int i = 0; i < p.n && split < 0; i++) if (p.d[i].box > 1) split = i;
     if (split < 0 || p.d[split].box % group)
-      tfail(e, "%s: the tile's outermost dimension (box %lld) does not divide among the %d blocks multicasting it",
+      pe_failf(e, "%s: the tile's outermost dimension (box %lld) does not divide among the %d blocks multicasting it",
             p.what, split < 0 ? 1LL : (long long)p.d[split].box, group);
     int64_t part = bytes / group;
-    if (swizzle && part % 1024) tfail(e, "%s: each multicast part (%lld bytes) must be a multiple of 1024 bytes with a swizzle", p.what, (long long)part);
+    if (swizzle && part % 1024) pe_failf(e, "%s: each multicast part (%lld bytes) must be a multiple of 1024 bytes with a swizzle", p.what, (long long)part);
     p.d[split].box /= group;
     preg off = pe_reg(e, PR_R), c = pe_reg(e, PR_R);
     pe_ins(e, "mad.lo.u32", 4, R(saddr), R(place), I(part), R(saddr));

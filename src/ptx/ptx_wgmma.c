@@ -117,15 +117,6 @@ static int64_t lin(const operand *o, int64_t mn, int64_t k) {
   return xf_linear(&o->m, ridx);
 }
 
-MGPU_PRINTF(2, 3) MGPU_NORET static void wfail(pe *e, const char *fmt, ...) {
-  char msg[700];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  pe_fail(e, msg);
-}
-
 /* Descriptor parameters of an SMEM operand for instruction blocks of `rows`
 ** MN-rows starting at mn0 = 0, rows, ... and k-steps of kin elements, each
 ** checked against the operand's layout. */
@@ -134,12 +125,12 @@ static void plan_operand(pe *e, operand *o, int64_t MN, int64_t K, int64_t rows,
   int64_t d_k = lin(o, 0, 1) - lin(o, 0, 0), d_mn = lin(o, 1, 0) - lin(o, 0, 0);
   o->kmajor = d_k == o->bytes;
   if (!o->kmajor && d_mn != o->bytes)
-    wfail(e, "wgmma: operand %s has neither K nor %s contiguous in SMEM", o->name, o->is_b ? "N" : "M");
+    pe_failf(e, "wgmma: operand %s has neither K nor %s contiguous in SMEM", o->name, o->is_b ? "N" : "M");
   if (!S)
-    wfail(e, "wgmma: operand %s needs swizzled SMEM: transforms { tiling{8, %d}, swizzle(128) } (or 64/32 bytes: "
+    pe_failf(e, "wgmma: operand %s needs swizzled SMEM: transforms { tiling{8, %d}, swizzle(128) } (or 64/32 bytes: "
           "tiling{8, swizzle / %d})", o->name, 128 / o->bytes, o->bytes);
   if (!o->kmajor && o->bytes != 2)
-    wfail(e, "wgmma: operand %s is %s-major; only 16-bit operands may be, 8-bit and tf32 ones must be K-major",
+    pe_failf(e, "wgmma: operand %s is %s-major; only 16-bit operands may be, 8-bit and tf32 ones must be K-major",
           o->name, o->is_b ? "N" : "M");
   int64_t atom = S / o->bytes;   /* elements of one swizzle atom row */
   if (o->kmajor) {
@@ -154,7 +145,7 @@ static void plan_operand(pe *e, operand *o, int64_t MN, int64_t K, int64_t rows,
     for (int s = 0; s < ns; s++) {
       int64_t mn0 = b * rows, k0 = (int64_t)s * kin, st = lin(o, mn0, k0);
       o->start[b * ns + s] = st;
-      if (st % 16) wfail(e, "wgmma: operand %s is not 16-byte aligned at row %lld, column %lld", o->name, (long long)mn0, (long long)k0);
+      if (st % 16) pe_failf(e, "wgmma: operand %s is not 16-byte aligned at row %lld, column %lld", o->name, (long long)mn0, (long long)k0);
       for (int64_t mn = 0; mn < rows; mn++)
         for (int64_t k = 0; k < kin; k++) {
           int64_t model;
@@ -163,13 +154,13 @@ static void plan_operand(pe *e, operand *o, int64_t MN, int64_t K, int64_t rows,
           int64_t ridx[XF_MAXRANK];
           root_of(o, mn0 + mn, k0 + k, ridx);
           if (xf_offset(&o->m, ridx) != xf_swizzle(S, model))
-            wfail(e, "wgmma: operand %s's SMEM layout is not one wgmma can read (element (%lld, %lld) of %s); tile it "
+            pe_failf(e, "wgmma: operand %s's SMEM layout is not one wgmma can read (element (%lld, %lld) of %s); tile it "
                   "{8, %lld} with a %d-byte swizzle, as TMA writes it", o->name, (long long)(o->is_b ? k0 + k : mn0 + mn),
                   (long long)(o->is_b ? mn0 + mn : k0 + k), o->name, (long long)atom, S);
         }
     }
   if (o->lbo % 16 || o->sbo % 16 || o->lbo < 0 || o->sbo < 0 || o->lbo >= (1 << 18) || o->sbo >= (1 << 18))
-    wfail(e, "wgmma: operand %s's tiles are too far apart for a descriptor (strides %lld and %lld bytes)", o->name,
+    pe_failf(e, "wgmma: operand %s's tiles are too far apart for a descriptor (strides %lld and %lld bytes)", o->name,
           (long long)o->lbo, (long long)o->sbo);
 }
 
@@ -204,13 +195,13 @@ void ptx_wgmma(pe *e, const ir_op *op) {
   int64_t M = acct->shape[0], N = acct->shape[1], K = at->shape[1];
   bool areg = at->kind == MGPU_VALUE_ARRAY;
   int bytes = dt_bytes(bt->dtype), kin = 32 / bytes;
-  if (K % kin) wfail(e, "wgmma: K = %lld must be a multiple of %d for %s operands", (long long)K, kin, dt_name(bt->dtype));
+  if (K % kin) pe_failf(e, "wgmma: K = %lld must be a multiple of %d for %s operands", (long long)K, kin, dt_name(bt->dtype));
   int nb = (int)(M / 64), ns = (int)(K / kin);
   operand A, B;
   memset(&A, 0, sizeof A);
   memset(&B, 0, sizeof B);
   int64_t starts[2048];
-  if (nb * ns + ns > 2048) wfail(e, "wgmma: K = %lld is too long for one wgmma; split it into several calls", (long long)K);
+  if (nb * ns + ns > 2048) pe_failf(e, "wgmma: K = %lld is too long for one wgmma; split it into several calls", (long long)K);
   B.name = "B"; B.v = o[2]; B.r = &e->refs[o[2]]; B.bytes = bytes; B.is_b = true; B.start = starts + nb * ns;
   pe_smem_map(e, B.r->root, &B.m);
   plan_operand(e, &B, N, K, N, kin);
@@ -219,7 +210,7 @@ void ptx_wgmma(pe *e, const ir_op *op) {
     pe_smem_map(e, A.r->root, &A.m);
     plan_operand(e, &A, M, K, 64, kin);
     if (A.m.swizzle != B.m.swizzle)
-      wfail(e, "wgmma: A and B must use the same swizzle (A has %d bytes, B %d)", A.m.swizzle, B.m.swizzle);
+      pe_failf(e, "wgmma: A and B must use the same swizzle (A has %d bytes, B %d)", A.m.swizzle, B.m.swizzle);
   }
   preg db = descriptor(e, &B), da = areg ? 0 : descriptor(e, &A);
   lay_fit af;
