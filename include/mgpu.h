@@ -84,7 +84,7 @@ typedef struct mgpu_ctx_options {
 typedef struct mgpu_device_info {
   int32_t mode;            /* effective mgpu_mode: GPU, INTERPRET or COMPILE_ONLY */
   int32_t device;          /* CUDA device ordinal */
-  int32_t sm_count;        /* 0 without a GPU */
+  int32_t sm_count;        /* 132 (an H100 SXM) when interpreting or compiling without a GPU */
   int32_t cc_major;
   int32_t cc_minor;
   int32_t smem_per_block;  /* opt-in dynamic SMEM limit in bytes (232448 when compiling without a device) */

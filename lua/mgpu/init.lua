@@ -25,6 +25,10 @@ local smem = require "mgpu.smem"
 local barrier = require "mgpu.barrier"
 local copy = require "mgpu.copy"
 local wgmma = require "mgpu.wgmma"
+local blockspec = require "mgpu.blockspec"
+local loops = require "mgpu.loops"
+local pipeline = require "mgpu.pipeline"
+local pallas_call = require "mgpu.pallas_call"
 
 local mgpu = {
   _VERSION = "mgpu " .. context.core.version(),
@@ -38,7 +42,6 @@ local mgpu = {
   from_dlpack = array.from_dlpack,
   -- configuration and device
   configure = context.configure,
-  cdiv = compat.cdiv,
   bench = bench.bench,
   host = host,
   Layout = layout.Layout, Replicated = layout.Replicated, LoweringSemantics = kernel.LoweringSemantics,
@@ -52,6 +55,12 @@ local mgpu = {
   copy_gmem_to_smem = copy.copy_gmem_to_smem, copy_smem_to_gmem = copy.copy_smem_to_gmem, commit_smem = copy.commit_smem,
   commit_smem_to_gmem_group = copy.commit_smem_to_gmem_group, wait_smem_to_gmem = copy.wait_smem_to_gmem,
   ACC = wgmma.ACC, wgmma = wgmma.wgmma, wgmma_wait = wgmma.wgmma_wait, set_max_registers = wgmma.set_max_registers,
+  -- pipelines and persistent loops
+  BlockSpec = blockspec.BlockSpec, Element = blockspec.Element, squeezed = blockspec.squeezed, GMEM = blockspec.GMEM,
+  MemorySpace = blockspec.MemorySpace,
+  emit_pipeline = pipeline.emit_pipeline, emit_pipeline_warp_specialized = pipeline.emit_pipeline_warp_specialized,
+  PipelineState = pipeline.PipelineState, nd_loop = loops.nd_loop, planar_snake = loops.planar_snake,
+  pallas_call = pallas_call.pallas_call,
 }
 
 for k, v in pairs(ops) do mgpu[k] = v end

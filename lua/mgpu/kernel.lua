@@ -49,7 +49,8 @@ end
 local CompilerParams = {}
 CompilerParams.__index = CompilerParams
 local known_params = { approx_math = true, lowering_semantics = true, unsafe_no_auto_barriers = true,
-                       reduction_scratch_bytes = true }
+                       reduction_scratch_bytes = true, dimension_semantics = true, max_concurrent_steps = true,
+                       delay_release = true }
 local semantics = { Warpgroup = 0, warpgroup = 0, Lane = 1, lane = 1 }
 M.LoweringSemantics = { Warpgroup = "Warpgroup", Lane = "Lane" }
 
@@ -63,9 +64,31 @@ function M.CompilerParams(opts)
   local ls = opts.lowering_semantics or "Warpgroup"
   if semantics[ls] == nil then fail("CompilerParams: lowering_semantics must be \"Warpgroup\" or \"Lane\", got %s", tostring(ls)) end
   local rs = opts.reduction_scratch_bytes and compat.int(opts.reduction_scratch_bytes, "reduction_scratch_bytes") or 0
+  local ds = opts.dimension_semantics
+  if ds ~= nil then
+    if type(ds) ~= "table" then fail("CompilerParams: dimension_semantics must be a table such as { \"parallel\", \"sequential\" }") end
+    local norm = {}
+    for i = 1, #ds do
+      local v = ds[i]
+      if v == "arbitrary" then v = "sequential" end
+      if v ~= "parallel" and v ~= "sequential" then
+        fail("CompilerParams: dimension_semantics[%d] must be \"parallel\" or \"sequential\", got %s", i, tostring(ds[i]))
+      end
+      norm[i] = v
+    end
+    ds = norm
+  end
+  local mcs = compat.int(opts.max_concurrent_steps or 1, "CompilerParams: max_concurrent_steps")
+  if mcs < 1 then fail("CompilerParams: max_concurrent_steps must be at least 1, got %d", mcs) end
+  local dr = compat.int(opts.delay_release or 0, "CompilerParams: delay_release")
+  if dr < 0 then fail("CompilerParams: delay_release must not be negative, got %d", dr) end
+  if dr >= mcs then
+    fail("CompilerParams: delay_release = %d must be less than max_concurrent_steps = %d", dr, mcs)
+  end
   return setmetatable({ approx_math = opts.approx_math and true or false, lowering_semantics = semantics[ls],
                         unsafe_no_auto_barriers = opts.unsafe_no_auto_barriers and true or false,
-                        reduction_scratch_bytes = rs }, CompilerParams)
+                        reduction_scratch_bytes = rs, dimension_semantics = ds, max_concurrent_steps = mcs,
+                        delay_release = dr }, CompilerParams)
 end
 
 -- -- Defining -----------------------------------------------------------------
@@ -85,7 +108,7 @@ end
 
 local known_spec = { body = true, out_shape = true, out_type = true, scratch_shapes = true, scratch_types = true, grid = true,
                      grid_names = true, num_threads = true, thread_name = true, interpret = true,
-                     name = true, compiler_params = true, cluster = true, cluster_names = true }
+                     name = true, compiler_params = true, cluster = true, cluster_names = true, pallas_grid = true }
 
 --- mgpu.kernel{ body = fn(in_refs..., out_refs..., scratch_refs...),
 --- out_shape = shape or {shapes}, scratch_shapes = {mgpu.SMEM(...), ...},
@@ -139,7 +162,7 @@ function M.kernel(spec)
     name = name, body = spec.body, out = out, scratch = scratch, grid = spec.grid or {}, grid_names = spec.grid_names,
     num_threads = nt, thread_name = spec.thread_name, interpret = spec.interpret and true or false,
     cluster = cluster, cluster_names = cluster_names,
-    params = cp or M.CompilerParams(), cache = {}, where = compat.where(),
+    params = cp or M.CompilerParams(), cache = {}, where = compat.where(), pallas_grid = spec.pallas_grid,
   }, Kernel)
   return k
 end

@@ -14,12 +14,26 @@ local op, lift, is_value = trace.op, trace.lift, trace.is_value
 
 --- Index of this block along grid axis `axis` (0-based), an i32 scalar.
 function M.program_id(axis)
-  return op("program_id", nil, { compat.int(axis, "program_id axis") })
+  axis = compat.int(axis, "program_id axis")
+  local ids = trace.tr().program_ids            -- inside a pallas_call body: its whole grid
+  if ids then
+    if axis < 0 or axis >= #ids then fail("program_id: axis %d is outside the grid's %d axes", axis, #ids) end
+    local v = ids[axis + 1]
+    return type(v) == "number" and trace.const(v) or v
+  end
+  return op("program_id", nil, { axis })
 end
 
 --- Number of blocks along grid axis `axis`.
 function M.num_programs(axis)
-  return op("num_programs", nil, { compat.int(axis, "num_programs axis") })
+  axis = compat.int(axis, "num_programs axis")
+  local t = trace.tr()
+  if t.spec.pallas_grid then
+    local g = t.spec.pallas_grid
+    if axis < 0 or axis >= #g then fail("num_programs: axis %d is outside the grid's %d axes", axis, #g) end
+    return trace.const(g[axis + 1])
+  end
+  return op("num_programs", nil, { axis })
 end
 
 --- Index along a named axis: a grid axis (grid_names) or the warpgroup
@@ -80,6 +94,12 @@ M.ne = binary("ne")
 --- Integer division truncating toward zero (float division for floats).
 M.div = binary("div")
 M.rem = binary("rem")
+
+--- Ceiling division of non-negative integers, numbers or traced scalars.
+function M.cdiv(a, b)
+  if type(a) == "number" and type(b) == "number" then return compat.cdiv(a, b) end
+  return (lift(a, b) + b - 1) / b
+end
 
 --- Elementwise choice: a where cond is true, else b.
 function M.select(cond, a, b)

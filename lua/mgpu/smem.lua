@@ -115,11 +115,27 @@ function M.is_spec(x)
 end
 function M.alloc(spec) return getmetatable(spec).__alloc(spec) end
 
+--- Allocate a table of specs (nested tables allowed) in key order; returns
+--- a table of refs of the same shape.
+function M.alloc_tree(specs, what)
+  local keys = {}
+  for k in pairs(specs) do keys[#keys + 1] = k end
+  table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)   -- a deterministic trace
+  local out = {}
+  for _, k in ipairs(keys) do
+    local v = specs[k]
+    if M.is_spec(v) then out[k] = M.alloc(v)
+    elseif type(v) == "table" and getmetatable(v) == nil then out[k] = M.alloc_tree(v, what)
+    else fail("%s: '%s' must be mgpu.SMEM(...), mgpu.Barrier{...}, mgpu.ACC(...) or a table of them", what, tostring(k)) end
+  end
+  return out
+end
+
 -- -- Scopes -------------------------------------------------------------------------
 
 --- mgpu.run_scoped(fn, spec, ...) calls fn(ref, ...) with freshly allocated
 --- SMEM that ends with the scope; mgpu.run_scoped({ name = spec, ... }, fn)
---- calls fn with a table of refs of the same shape.  Returns fn's results
+--- calls fn with a table of refs of the same shape (nested tables too).  Returns fn's results
 --- (scalars and arrays; refs cannot escape).
 function M.run_scoped(a, b, ...)
   local fn, specs, named
@@ -129,15 +145,7 @@ function M.run_scoped(a, b, ...)
   trace.op("scoped", {})
   local args
   if named then
-    args = {}
-    local keys = {}
-    for k in pairs(named) do keys[#keys + 1] = k end
-    table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)   -- a deterministic trace
-    for _, k in ipairs(keys) do
-      if not M.is_spec(named[k]) then fail("run_scoped: '%s' must be mgpu.SMEM(...), mgpu.Barrier{...} or mgpu.ACC(...)", tostring(k)) end
-      args[k] = M.alloc(named[k])
-    end
-    args = { args, n = 1 }
+    args = { M.alloc_tree(named, "run_scoped"), n = 1 }
   else
     args = { n = specs.n }
     for i = 1, specs.n do

@@ -65,6 +65,7 @@ mgpu_status mgpu_ctx_create(const mgpu_ctx_options *opts, mgpu_ctx **out) {
   c->refs = 1;
   atomic_flag_clear(&c->busy);
   c->info.smem_per_block = 232448;   /* 227 KiB: the sm_90 opt-in limit */
+  c->info.sm_count = 132;            /* without a GPU: the H100 SXM the PTX targets (persistent grids) */
   c->info.device = device;
   const char *env = getenv("MGPU_INTERPRET");
   if (mode == MGPU_MODE_AUTO && env && *env && strcmp(env, "0") != 0) {

@@ -241,9 +241,10 @@ preg pe_smem_origin(pe *e, const pref *r, const xf_map *m, int64_t align, const 
   pe_ins(e, "add.u32", 3, R(base), R(e->smem), I(e->ki->smem_off[r->root]));
   for (int d = 0; d < m->rank; d++) {
     if (!r->doff[d] || !step[d]) continue;
-    if (step[d] % align)
-      pe_failf(e, "%s: a dynamic index along dimension %d moves the SMEM ref by %lld bytes, not a multiple "
-               "of %lld", what, d, (long long)step[d], (long long)align);
+    int64_t q = r->ddiv[d] < m->shape[d] ? r->ddiv[d] : m->shape[d];   /* the index is a multiple of q */
+    if (step[d] * q % align)
+      pe_failf(e, "%s: a dynamic index along dimension %d moves the SMEM ref by multiples of %lld bytes, not "
+               "of %lld", what, d, (long long)(step[d] * q), (long long)align);
     preg x = pe_reg(e, PR_R);
     pe_ins(e, "cvt.u32.u64", 2, R(x), R(r->doff[d]));
     pe_ins(e, "mad.lo.u32", 4, R(base), R(x), I(step[d]), R(base));

@@ -1,0 +1,170 @@
+--[[
+A Hopper matmul, C = A @ B (bf16 or f16 in, f32 accumulation, same dtype
+out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
+
+- persistent: one block (or one cluster) per SM walks output tiles with
+  nd_loop, in planar-snake order so neighbouring blocks share A and B in L2;
+- warp specialized: a memory warpgroup streams A and B tiles through
+  `depth` SMEM slots with TMA; two compute warpgroups each own half of the
+  block's tile and multiply with wgmma into a register accumulator;
+- the pipelines of consecutive tiles share one allocation (pipeline_state),
+  so the memory warpgroup fetches the next tile while the compute
+  warpgroups run the epilogue: registers -> SMEM -> one TMA store per
+  warpgroup, awaited only before the next tile's epilogue;
+- an optional 2-block cluster multicasts the operand both blocks share;
+- an optional fused epilogue: a Lua function of the f32 tile.
+
+  mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
+    keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) reps
+  (4096^3 bf16 on a GPU; 256x384x320 interpreted)
+
+Shapes need not divide the tiles: edge tiles are zero-filled when loaded
+and clipped when stored by the copy engine.  Loaded with
+`loadfile("examples/matmul.lua")("--lib")` it returns { build = ... } for
+tools and specs.
+]]
+local mgpu = require "mgpu"
+local T = mgpu.transforms
+local lib = {}
+
+--- The default configuration (Pallas' TuningConfig fields).
+lib.defaults = { tile_m = 128, tile_n = 128, tile_k = 64, depth = 3, snake = 8, wg_dim = "M", cluster = 1,
+                 delay = 0, dtype = "bf16" }
+
+--- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
+--- the f32 accumulator tile of one compute warpgroup before the cast.
+function lib.build(cfg)
+  local c = {}
+  for k, v in pairs(lib.defaults) do c[k] = v end
+  for k, v in pairs(cfg or {}) do c[k] = v end
+  local tm, tn, tk, depth = c.tile_m, c.tile_n, c.tile_k, c.depth
+  assert(c.wg_dim == "M" or c.wg_dim == "N", "wg_dim must be M or N")
+  assert(c.cluster == 1 or c.cluster == 2, "cluster must be 1 or 2")
+  local cta_m = c.wg_dim == "M" and 2 * tm or tm          -- the block's tile: two warpgroups' tiles
+  local cta_n = c.wg_dim == "N" and 2 * tn or tn
+  local bits = c.dtype == "f32" and 32 or 16
+  local swz = mgpu.find_swizzle(tk * bits)
+  local xf = { T.tiling{ 8, swz * 8 / bits }, T.swizzle(swz) }
+  local oswz = mgpu.find_swizzle(tn * bits)
+  local oxf = { T.tiling{ 8, oswz * 8 / bits }, T.swizzle(oswz) }
+  local sms = mgpu.device().sm_count
+
+  return mgpu.kernel{
+    name = "matmul",
+    out_shape = function(a, b) return mgpu.shape({ a.shape[1], b.shape[2] }, a.dtype) end,
+    grid = function(a, b)
+      local tiles = mgpu.cdiv(a.shape[1], cta_m) * mgpu.cdiv(b.shape[2], cta_n)
+      local blocks = math.min(sms, tiles)
+      return { math.max(1, math.floor(blocks / c.cluster)) * c.cluster }
+    end,
+    grid_names = { "sm" }, cluster = { c.cluster }, cluster_names = { "c" },
+    num_threads = 3, thread_name = "wg",
+    scratch_shapes = { mgpu.SMEM({ 2, tm, tn }, c.dtype, { transforms = oxf }) },
+    body = function(a, b, out, out_smem)
+      local M, K, N = a.shape[1], a.shape[2], b.shape[2]
+      if b.shape[1] ~= K then error(string.format("matmul: A is %dx%d but B is %dx%d", M, K, b.shape[1], N), 0) end
+      local m_iters, n_iters, k_iters = mgpu.cdiv(M, cta_m), mgpu.cdiv(N, cta_n), mgpu.cdiv(K, tk)
+      -- with a cluster, its two blocks take neighbouring tiles along wg_dim and share the other operand
+      local cm = (c.cluster == 2 and c.wg_dim == "M") and 2 or 1
+      local cn = (c.cluster == 2 and c.wg_dim == "N") and 2 or 1
+      local pm, pn = mgpu.cdiv(m_iters, cm), mgpu.cdiv(n_iters, cn)
+      local cidx = mgpu.axis_index("c")
+      local wg = mgpu.axis_index("wg")
+
+      local function pipe_for(mi, ni, state, offset)
+        local function mma(_, a_smem, b_smem, acc)
+          local a_part = c.wg_dim == "M" and a_smem:at(mgpu.ds(wg * tm, tm), mgpu.all) or a_smem
+          local b_part = c.wg_dim == "N" and b_smem:at(mgpu.all, mgpu.ds(wg * tn, tn)) or b_smem
+          mgpu.wgmma(acc, a_part, b_part)
+          mgpu.wgmma_wait(c.delay)
+          return acc
+        end
+        local function epilogue(run)
+          mgpu.run_scoped(function(acc)
+            run(acc)
+            local tile = acc:load()
+            if c.epilogue then tile = c.epilogue(tile) end
+            tile = tile:astype(c.dtype)
+            mgpu.wait_smem_to_gmem(0, { wait_read_only = true })   -- the previous tile's store has read the slot
+            local slot = out_smem:at(wg)
+            slot:store(tile)
+            mgpu.commit_smem()
+            local r0 = mi * cta_m + (c.wg_dim == "M" and wg * tm or 0)
+            local c0 = ni * cta_n + (c.wg_dim == "N" and wg * tn or 0)
+            mgpu.copy_smem_to_gmem(slot, out:at(mgpu.ds(r0, tm), mgpu.ds(c0, tn)))
+          end, mgpu.ACC({ tm, tn }, "f32"))
+        end
+        return mgpu.emit_pipeline_warp_specialized(mma, {
+          grid = { k_iters }, memory_registers = 40, num_compute_wgs = 2, wg_axis = "wg",
+          max_concurrent_steps = depth, compute_context = epilogue, pipeline_state = state, step_offset = offset,
+          in_specs = {
+            mgpu.BlockSpec{ { cta_m, tk }, function(k) return mi, k end, transforms = xf, delay_release = c.delay,
+                            collective_axes = cn == 2 and "c" or nil },
+            mgpu.BlockSpec{ { tk, cta_n }, function(k) return k, ni end, transforms = xf, delay_release = c.delay,
+                            collective_axes = cm == 2 and "c" or nil },
+          },
+        })
+      end
+
+      -- one allocation for every tile's pipeline (no state without k steps to share it)
+      local shared = k_iters >= depth and c.delay == 0
+      local proto = pipe_for(0, 0, shared and mgpu.PipelineState.START or nil)
+      mgpu.run_scoped({ p = proto:get_allocations(a, b) }, function(s)
+        mgpu.nd_loop({ pm * pn }, { collective_axes = "sm", tiling = nil }, function(info)
+          local lm, ln = mgpu.planar_snake(info.index[1], { pm, pn }, 1, c.snake)
+          local mi, ni = lm * cm + (cm == 2 and cidx or 0), ln * cn + (cn == 2 and cidx or 0)
+          local state, offset
+          if shared then
+            offset = info.local_index * k_iters
+            local first = mgpu.eq(info.local_index, 0)
+            local last = mgpu.eq(info.local_index, info.num_local_steps - 1)
+            state = mgpu.select(first, mgpu.PipelineState.START, mgpu.PipelineState.STEADY)
+                  + mgpu.select(last, mgpu.PipelineState.STOP, 0)
+          end
+          pipe_for(mi, ni, state, offset)(a, b, { allocations = s.p })
+        end)
+      end)
+      mgpu.when(mgpu.lt(wg, 2), function() mgpu.wait_smem_to_gmem(0) end)
+    end,
+  }
+end
+
+local args = { ... }
+if args[1] == "--lib" then return lib end
+
+-- -- The script: run, check against a float64 reference, time -------------------------
+
+local cfg = {}
+local pos = {}
+for _, a in ipairs(args) do
+  local k, v = a:match("^([%w_]+)=(.+)$")
+  if k then cfg[k] = tonumber(v) or v else pos[#pos + 1] = a end
+end
+local small = mgpu.interpreting()
+local M = tonumber(pos[1]) or (small and 256 or 4096)
+local N = tonumber(pos[2]) or (small and 384 or M)
+local K = tonumber(pos[3]) or (small and 320 or M)
+cfg.dtype = pos[4] or cfg.dtype or "bf16"
+local reps = cfg.reps or 20
+cfg.reps = nil
+local matmul = lib.build(cfg)
+
+local a = mgpu.random.normal({ M, K }, cfg.dtype)
+local b = mgpu.random.normal({ K, N }, cfg.dtype)
+local c = matmul(a, b)
+if mgpu.compile_only() then return end
+
+local H = mgpu.host
+local rows = math.min(M, 256)
+local ref = H.matmul(H.from(a):rows(0, rows), H.from(b))
+local err = H.relerr(H.from(c):rows(0, rows), ref)
+local last = H.matmul(H.from(a):rows(M - math.min(M, 64), math.min(M, 64)), H.from(b))
+err = math.max(err, H.relerr(H.from(c):rows(M - math.min(M, 64), math.min(M, 64)), last))
+local mode = mgpu.interpreting() and "interpreted" or mgpu.device().name
+print(string.format("matmul %s %dx%dx%d (%s): relative error %.2e", cfg.dtype, M, N, K, mode, err))
+assert(err <= 1e-2, "matmul: result differs from the reference")
+
+if not mgpu.interpreting() then
+  local ms = mgpu.bench(function() matmul:call_into(c, a, b) end, { reps = reps })
+  print(string.format("matmul: %.4f ms, %.1f TFLOP/s", ms, 2 * M * N * K / ms / 1e9))
+end

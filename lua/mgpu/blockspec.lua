@@ -1,0 +1,204 @@
+--[[
+mgpu.blockspec -- which block of an array a pipeline step works on (Pallas'
+BlockSpec, Element, squeezed dims, GMEM / SMEM memory spaces).
+
+  mgpu.BlockSpec{ {128, 64}, function(i, k) return i, k end, transforms = xf }
+  mgpu.BlockSpec{ {mgpu.squeezed, 256}, function(b, j) return b, j end }   -- dim 1 squeezed
+  mgpu.BlockSpec{ {mgpu.Element(64), 128}, function(i) return i * 48, 0 end } -- dim 1 by element offset
+
+An index map takes the grid indices as arguments (0-based, one per grid
+axis) and returns one index per array dim: a block number for blocked dims,
+the element for squeezed dims, the element offset for Element dims.  A block
+reaching past the array's end is zero-filled when loaded and clipped when
+stored (the copy engine does both).
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local trace = require "mgpu.trace"
+
+local M = {}
+local fail = compat.fail
+
+--- Memory spaces for BlockSpec.memory_space: mgpu.GMEM, or mgpu.SMEM (the
+--- same function that allocates SMEM scratch, as in Pallas).
+M.GMEM = setmetatable({}, { __tostring = function() return "mgpu.GMEM" end })
+local function space_of(x)
+  if x == nil or x == "SMEM" or x == require("mgpu.smem").SMEM then return "SMEM" end
+  if x == M.GMEM or x == "GMEM" then return "GMEM" end
+  return nil
+end
+M.MemorySpace = { GMEM = M.GMEM, SMEM = require("mgpu.smem").SMEM }
+
+--- A block dim of size 1 that the body does not see (Pallas' None / pl.squeezed).
+M.squeezed = setmetatable({}, { __tostring = function() return "mgpu.squeezed" end })
+
+local Element = {}
+Element.__index = Element
+Element.__tostring = function(e) return string.format("mgpu.Element(%d)", e.size) end
+
+--- A block dim of `n` elements indexed by element offset instead of block number.
+function M.Element(n)
+  n = compat.int(n, "Element size")
+  if n < 1 then fail("Element size must be at least 1, got %d", n) end
+  return setmetatable({ size = n }, Element)
+end
+
+local Spec = {}
+Spec.__index = Spec
+Spec.__tostring = function(s)
+  local parts = {}
+  for i = 1, s.nkeys do
+    local d = s.block_shape[i]
+    parts[i] = d == nil and "mgpu.squeezed" or tostring(d)
+  end
+  return string.format("mgpu.BlockSpec{%s}", s.block_shape and ("{" .. table.concat(parts, ", ") .. "}") or "whole array")
+end
+
+local known = { block_shape = true, index_map = true, memory_space = true, transforms = true, delay_release = true,
+                collective_axes = true, [1] = true, [2] = true }
+
+--- mgpu.BlockSpec{ block_shape, index_map, memory_space = "SMEM"|"GMEM",
+--- transforms, delay_release, collective_axes }.  block_shape and
+--- index_map may also be given positionally.  Without block_shape the block
+--- is the whole array; without index_map every index is 0.
+function M.BlockSpec(opts)
+  if opts == nil then opts = {} end
+  if type(opts) ~= "table" then fail("BlockSpec expects a table of options") end
+  for k in pairs(opts) do
+    if not known[k] then fail("BlockSpec: unknown option '%s'", tostring(k)) end
+  end
+  local shape = opts.block_shape or opts[1]
+  local imap = opts.index_map or opts[2]
+  local s = setmetatable({ where = compat.where() }, Spec)
+  if shape ~= nil then
+    if type(shape) ~= "table" then fail("BlockSpec: block_shape must be a table of sizes") end
+    local nkeys = 0
+    for k in pairs(shape) do
+      if type(k) ~= "number" or k < 1 or k ~= math.floor(k) then fail("BlockSpec: block_shape must be a list") end
+      nkeys = math.max(nkeys, k)
+    end
+    local dims = {}
+    for i = 1, nkeys do
+      local d = shape[i]
+      if d == nil or d == M.squeezed then dims[i] = nil
+      elseif getmetatable(d) == Element then dims[i] = d
+      else
+        dims[i] = compat.int(d, "BlockSpec block_shape[" .. i .. "]")
+        if dims[i] < 1 then fail("BlockSpec: block_shape[%d] must be at least 1, got %d", i, dims[i]) end
+      end
+    end
+    s.block_shape, s.nkeys = dims, nkeys
+  end
+  if imap ~= nil and type(imap) ~= "function" then fail("BlockSpec: index_map must be a function") end
+  s.index_map = imap
+  local space = space_of(opts.memory_space)
+  if not space then fail("BlockSpec: memory_space must be mgpu.SMEM or mgpu.GMEM, got %s", tostring(opts.memory_space)) end
+  s.memory_space = space
+  s.transforms = opts.transforms
+  s.delay_release = opts.delay_release and compat.int(opts.delay_release, "BlockSpec delay_release")
+  if s.delay_release and s.delay_release < 0 then fail("BlockSpec: delay_release must not be negative") end
+  s.collective_axes = opts.collective_axes
+  return s
+end
+
+function M.is_spec(x) return getmetatable(x) == Spec end
+
+--- A list of specs from one spec or a table of them (nil: none).
+function M.list(specs, what)
+  if specs == nil then return {} end
+  if M.is_spec(specs) then return { specs } end
+  if type(specs) ~= "table" then fail("%s must be a table of mgpu.BlockSpec{...}", what) end
+  local out = {}
+  for i = 1, #specs do
+    if not M.is_spec(specs[i]) then fail("%s[%d] must be mgpu.BlockSpec{...}, got %s", what, i, type(specs[i])) end
+    out[i] = specs[i]
+  end
+  return out
+end
+
+-- -- Plans: a spec applied to one array -------------------------------------------
+
+local Plan = {}
+Plan.__index = Plan
+
+--- The spec applied to `ref` (a GMEM ref) for a grid of `ngrid` axes: per
+--- dim { kind = "block"|"squeezed"|"element", size }, the SMEM block shape
+--- (squeezed dims removed) and the index map.  `what` names the operand.
+function M.plan(spec, ref, ngrid, what)
+  if not trace.is_ref(ref) then fail("%s must be a ref, got %s", what, type(ref)) end
+  local rank = #ref.shape
+  local dims, block = {}, {}
+  if spec.block_shape then
+    if spec.nkeys > rank then
+      fail("%s: block_shape has %d dims but the array %s has %d", what, spec.nkeys, compat.shape_str(ref.shape), rank)
+    end
+    if spec.nkeys < rank and spec.block_shape[spec.nkeys] ~= nil then
+      fail("%s: block_shape has %d dims but the array %s has %d (write mgpu.squeezed for a squeezed dim)",
+           what, spec.nkeys, compat.shape_str(ref.shape), rank)
+    end
+  end
+  for i = 1, rank do
+    local d
+    if spec.block_shape then d = spec.block_shape[i] else d = ref.shape[i] end
+    if d == nil then dims[i] = { kind = "squeezed", size = 1 }
+    elseif getmetatable(d) == Element then dims[i] = { kind = "element", size = d.size }
+    else dims[i] = { kind = "block", size = d } end
+    if dims[i].kind ~= "squeezed" then block[#block + 1] = dims[i].size end
+  end
+  if #block == 0 then fail("%s: every dim of the block is squeezed; keep at least one", what) end
+  local imap = spec.index_map
+  if imap then
+    local info = debug.getinfo(imap, "u")
+    if info and info.nparams and not info.isvararg and info.nparams ~= ngrid then
+      fail("%s: index_map takes %d argument%s but the grid has %d axes", what, info.nparams,
+           info.nparams == 1 and "" or "s", ngrid)
+    end
+  end
+  return setmetatable({ spec = spec, ref = ref, dims = dims, block = block, index_map = imap, what = what,
+                        space = spec.memory_space }, Plan)
+end
+
+--- The block indices (one per array dim) of grid point `indices` (a table).
+function Plan:indices(indices)
+  if not self.index_map then
+    local zeros = {}
+    for i = 1, #self.dims do zeros[i] = 0 end
+    return zeros
+  end
+  local r = compat.pack(self.index_map(compat.unpack(indices)))
+  if r.n ~= #self.dims then
+    fail("%s: index_map returned %d value%s, expected %d (one per dim of the array %s)", self.what, r.n,
+         r.n == 1 and "" or "s", #self.dims, compat.shape_str(self.ref.shape))
+  end
+  for i = 1, r.n do
+    local v = r[i]
+    if type(v) == "number" then r[i] = compat.int(v, self.what .. " index_map result " .. i)
+    elseif not trace.is_value(v) or v.kind ~= "scalar" then
+      fail("%s: index_map result %d must be an integer or a traced scalar, got %s", self.what, i,
+           trace.is_value(v) and "an array" or type(v))
+    end
+  end
+  r.n = nil
+  return r
+end
+
+--- The GMEM view of block `bidx` (from Plan:indices).
+function Plan:view(bidx)
+  local idx = {}
+  for i, d in ipairs(self.dims) do
+    local v = bidx[i]
+    if d.kind == "squeezed" then idx[i] = v
+    elseif d.kind == "element" then idx[i] = trace.ds(v, d.size)
+    else idx[i] = trace.ds(v * d.size, d.size) end
+  end
+  return self.ref:at(compat.unpack(idx))
+end
+
+--- The SMEM allocation spec holding `slots` blocks.
+function Plan:smem(slots)
+  local shape = { slots }
+  for i = 1, #self.block do shape[i + 1] = self.block[i] end
+  return require("mgpu.smem").SMEM(shape, self.ref.dtype, { transforms = self.spec.transforms })
+end
+
+return M

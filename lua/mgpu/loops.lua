@@ -1,0 +1,296 @@
+--[[
+mgpu.loops -- loops over grids for persistent kernels (Pallas' nd_loop,
+planar_snake) and the pieces pipelines share: integer arithmetic that
+folds when both sides are known at trace time, row-major unravelling of a
+grid index, and loop carries of any shape.
+
+  local final = mgpu.nd_loop({ m_tiles * n_tiles }, { collective_axes = "sm", init_carry = 0 },
+    function(info, count)
+      local mi, ni = mgpu.planar_snake(info.index[1], { m_tiles, n_tiles }, 1, 8)
+      ...
+      return count + 1
+    end)
+
+A carry is a traced value, a number (it becomes a traced constant), a ref
+(passed through unchanged), or a table of those (nested tables keep their
+shape).  The body returns the next carry, of the same shape.
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local trace = require "mgpu.trace"
+local ops = require "mgpu.ops"
+
+local M = {}
+local fail = compat.fail
+local is_value = trace.is_value
+
+-- -- Integers known now or on the device ---------------------------------------------
+
+local function known(x) return type(x) == "number" end
+function M.add(a, b) if known(a) and known(b) then return a + b end return trace.lift(a, b) + b end
+function M.sub(a, b) if known(a) and known(b) then return a - b end return trace.lift(a, b) - b end
+function M.mul(a, b)
+  if known(a) and known(b) then return a * b end
+  if a == 1 then return b end
+  if b == 1 then return a end
+  return trace.lift(a, b) * b
+end
+--- Division of non-negative integers (truncating).
+function M.div(a, b)
+  if known(a) and known(b) then return math.floor(a / b) end
+  if b == 1 then return a end
+  return ops.div(a, b)
+end
+--- Remainder of non-negative integers.
+function M.rem(a, b)
+  if known(a) and known(b) then return a % b end
+  if b == 1 then return 0 end
+  return ops.rem(a, b)
+end
+function M.min(a, b) if known(a) and known(b) then return math.min(a, b) end return ops.min(a, b) end
+function M.max(a, b) if known(a) and known(b) then return math.max(a, b) end return ops.max(a, b) end
+--- a < b: a Lua boolean when both are known, else a traced pred.
+function M.lt(a, b) if known(a) and known(b) then return a < b end return ops.lt(a, b) end
+function M.eq(a, b) if known(a) and known(b) then return a == b end return ops.eq(a, b) end
+function M.ne(a, b) if known(a) and known(b) then return a ~= b end return ops.ne(a, b) end
+--- not c on a condition (a Lua boolean or a traced pred).
+function M.negate(c) if type(c) == "boolean" then return not c end return c["not"](c) end
+--- a or b on conditions (Lua booleans or traced preds).
+function M.either(a, b)
+  if a == true or b == true then return true end
+  if a == false then return b end
+  if b == false then return a end
+  return a["or"](a, b)
+end
+
+--- An integer count from a grid entry: a number, or a traced i32 scalar.
+function M.count(x, what)
+  if is_value(x) then
+    if x.kind ~= "scalar" or (x.dtype ~= "i32" and x.dtype ~= "u32") then
+      fail("%s must be an integer or a traced i32 scalar", what)
+    end
+    return x
+  end
+  local n = compat.int(x, what)
+  if n < 1 then fail("%s must be at least 1, got %d", what, n) end
+  return n
+end
+
+--- A grid as a list of counts (numbers or traced scalars), and their product.
+function M.grid(g, what)
+  if type(g) == "number" or is_value(g) then g = { g } end
+  if type(g) ~= "table" then fail("%s must be a table of sizes", what) end
+  local out, total = {}, 1
+  for i = 1, #g do
+    out[i] = M.count(g[i], what .. "[" .. i .. "]")
+    total = M.mul(total, out[i])
+  end
+  return out, total
+end
+
+--- The indices (a table, one per axis) of row-major linear index `lin`.
+function M.unravel(lin, grid)
+  local idx = {}
+  for i = #grid, 1, -1 do
+    if i == 1 then idx[i] = lin
+    else
+      idx[i] = M.rem(lin, grid[i])
+      lin = M.div(lin, grid[i])
+    end
+  end
+  return idx
+end
+
+-- -- Carries ------------------------------------------------------------------------
+
+-- A carry is flattened into traced leaves (which the loop carries) and a
+-- template holding everything else.
+local function flatten(x, leaves)
+  if is_value(x) then leaves[#leaves + 1] = x; return { leaf = #leaves } end
+  if type(x) == "number" or type(x) == "boolean" then
+    leaves[#leaves + 1] = trace.lift(x)
+    return { leaf = #leaves }
+  end
+  if type(x) == "table" and getmetatable(x) == nil then
+    local keys = {}
+    for k in pairs(x) do keys[#keys + 1] = k end
+    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+    local t = { keys = keys, sub = {} }
+    for i, k in ipairs(keys) do t.sub[i] = flatten(x[k], leaves) end
+    return t
+  end
+  return { const = x }
+end
+
+local function unflatten(t, leaves)
+  if t.leaf then return leaves[t.leaf] end
+  if t.keys then
+    local x = {}
+    for i, k in ipairs(t.keys) do x[k] = unflatten(t.sub[i], leaves) end
+    return x
+  end
+  return t.const
+end
+
+-- The leaves of `x`, which must have the template's shape.
+local function leaves_like(t, x, out, what)
+  if t.leaf then
+    if is_value(x) then out[#out + 1] = x
+    elseif type(x) == "number" or type(x) == "boolean" then out[#out + 1] = x
+    else fail("%s: the carry changed shape (a traced value became %s)", what, type(x)) end
+    return
+  end
+  if t.keys then
+    if type(x) ~= "table" or getmetatable(x) ~= nil then fail("%s: the carry changed shape (a table became %s)", what, type(x)) end
+    local n = 0
+    for _ in pairs(x) do n = n + 1 end
+    if n ~= #t.keys then fail("%s: the carry changed shape (a table has other keys)", what) end
+    for i, k in ipairs(t.keys) do leaves_like(t.sub[i], x[k], out, what) end
+    return
+  end
+  if x ~= t.const then fail("%s: the carry's %s must come back unchanged", what, tostring(t.const)) end
+end
+
+--- A carry as (traced leaves, template); M.unpack_carry rebuilds it.
+function M.pack_carry(x)
+  local leaves = {}
+  local t = flatten(x, leaves)
+  return leaves, t
+end
+function M.unpack_carry(t, leaves) return unflatten(t, leaves) end
+
+--- fori(lo, hi) with a carry of any shape: body(i, carry) -> carry.
+--- Returns the final carry.  A loop known to run no steps is not emitted.
+function M.fori(lo, hi, init, body, what)
+  if known(lo) and known(hi) and hi <= lo then return init end
+  local leaves = {}
+  local tmpl = flatten(init, leaves)
+  local res = compat.pack(ops.fori(lo, hi, function(i, ...)
+    local cur = unflatten(tmpl, { ... })
+    local nxt = body(i, cur)
+    local out = {}
+    leaves_like(tmpl, nxt, out, what)
+    for j = 1, #out do
+      if not is_value(out[j]) then out[j] = trace.lift(out[j], leaves[j]) end
+    end
+    return compat.unpack(out, 1, #leaves)
+  end, compat.unpack(leaves, 1, #leaves)))
+  return unflatten(tmpl, res)
+end
+
+-- -- Persistent loops ---------------------------------------------------------------
+
+-- The flat index and size of the named grid axes (row-major over them).
+local function collective(axes, what)
+  if type(axes) == "string" then axes = { axes } end
+  if type(axes) ~= "table" or #axes == 0 then fail("%s: collective_axes must name grid axes", what) end
+  local spec = trace.tr().spec
+  local idx, size = 0, 1
+  for _, name in ipairs(axes) do
+    local axis
+    for i, n in ipairs(spec.grid_names or {}) do if n == name then axis = i - 1 end end
+    if not axis then
+      fail("%s: '%s' is not a grid axis (grid_names: %s)", what, tostring(name),
+           table.concat(spec.grid_names or {}, ", ") ~= "" and table.concat(spec.grid_names, ", ") or "none")
+    end
+    local n = ops.num_programs(axis)
+    idx = M.add(M.mul(idx, n), ops.program_id(axis))
+    size = M.mul(size, n)
+  end
+  return idx, size
+end
+
+--- mgpu.nd_loop(grid, { collective_axes, tiling, init_carry }, body): the
+--- grid's points, in row-major order, split round robin over the blocks
+--- along collective_axes (block w takes points w, w + W, w + 2W, ...).
+--- body(info, carry) -> carry, where info = { index = {...} (0-based),
+--- local_index, num_local_steps }.  With `tiling` the grid is walked tile by
+--- tile (tiles of that shape, row-major inside).  Returns the final carry.
+function M.nd_loop(grid, opts, body)
+  local what = "nd_loop"
+  if type(opts) == "function" and body == nil then opts, body = {}, opts end
+  if type(opts) ~= "table" then fail("%s: options must be a table such as { collective_axes = \"sm\" }", what) end
+  if type(body) ~= "function" then fail("%s: the body must be a function", what) end
+  for k in pairs(opts) do
+    if k ~= "collective_axes" and k ~= "tiling" and k ~= "init_carry" then fail("%s: unknown option '%s'", what, tostring(k)) end
+  end
+  local g, total = M.grid(grid, what .. " grid")
+  local walk = g
+  if opts.tiling ~= nil then
+    local tiling = opts.tiling
+    if type(tiling) ~= "table" or #tiling ~= #g then fail("%s: tiling must have one size per grid axis (%d)", what, #g) end
+    walk = {}
+    for i = 1, #g do
+      local t = compat.int(tiling[i], what .. " tiling[" .. i .. "]")
+      if not known(g[i]) then fail("%s: tiling needs a grid known at trace time", what) end
+      if t < 1 or g[i] % t ~= 0 then fail("%s: tiling[%d] = %d does not divide grid[%d] = %d", what, i, t, i, g[i]) end
+      walk[i], walk[#g + i] = g[i] / t, t
+    end
+  end
+  local w, nw = 0, 1
+  if opts.collective_axes ~= nil then w, nw = collective(opts.collective_axes, what) end
+  -- block w runs ceil((total - w) / nw) steps
+  local steps = M.div(M.sub(M.add(total, nw), M.add(w, 1)), nw)
+  local has_carry = opts.init_carry ~= nil
+  local final = M.fori(0, steps, has_carry and opts.init_carry or {}, function(i, carry)
+    local lin = M.add(w, M.mul(i, nw))
+    local idx = M.unravel(lin, walk)
+    if #walk ~= #g then
+      local untiled = {}
+      for d = 1, #g do untiled[d] = M.add(M.mul(idx[d], walk[#g + d]), idx[#g + d]) end
+      idx = untiled
+    end
+    local info = { index = idx, local_index = i, num_local_steps = steps }
+    if has_carry then return body(info, carry) end
+    body(info)
+    return carry
+  end, what)
+  if has_carry then return final end
+end
+
+--- mgpu.planar_snake(lin, {m, n}, minor_dim, tile_width) -> i, j: a linear
+--- index mapped into an (m, n) grid so that neighbours share rows and
+--- columns: the minor dim (0 or 1) is cut into strips of tile_width, each
+--- strip is walked along the major dim, and every other strip backwards.
+--- A last, narrower strip covers what the full strips leave.
+function M.planar_snake(lin, shape, minor_dim, tile_width)
+  local what = "planar_snake"
+  if type(shape) ~= "table" or #shape ~= 2 then fail("%s: shape must be {m, n}", what) end
+  minor_dim = compat.int(minor_dim, what .. " minor_dim")
+  if minor_dim ~= 0 and minor_dim ~= 1 then fail("%s: minor_dim must be 0 or 1, got %d", what, minor_dim) end
+  tile_width = compat.int(tile_width, what .. " tile_width")
+  if tile_width < 1 then fail("%s: tile_width must be at least 1, got %d", what, tile_width) end
+  local s1, s2 = M.count(shape[1], what .. " shape[1]"), M.count(shape[2], what .. " shape[2]")
+  local major = minor_dim == 0 and s2 or s1
+  local minor = minor_dim == 0 and s1 or s2
+  if not known(lin) and not is_value(lin) then fail("%s: the index must be an integer or a traced scalar", what) end
+  local strip = M.div(lin, tile_width * major)   -- (tile_width * major: folds when both are known)
+  local function coords(l, width)
+    local mi = M.add(M.mul(strip, tile_width), M.rem(l, width))
+    local ma = M.rem(M.div(l, width), major)
+    local odd = M.rem(strip, 2)
+    if known(odd) then
+      if odd == 1 then ma = M.sub(M.sub(major, 1), ma) end
+    else
+      ma = ops.select(ops.eq(odd, 0), trace.lift(ma, odd), M.sub(M.sub(major, 1), ma))
+    end
+    return mi, ma
+  end
+  local nfull = M.div(minor, tile_width)
+  local full_elems = M.mul(M.mul(nfull, tile_width), major)
+  local mi, ma = coords(lin, tile_width)
+  local rest = M.sub(minor, M.mul(nfull, tile_width))
+  if not (known(rest) and rest == 0) then
+    local pmi, pma = coords(M.sub(lin, full_elems), M.max(rest, 1))
+    local full = M.lt(lin, full_elems)
+    if full == false then mi, ma = pmi, pma
+    elseif full ~= true then
+      mi = ops.select(full, trace.lift(mi, full_elems), pmi)
+      ma = ops.select(full, trace.lift(ma, full_elems), pma)
+    end
+  end
+  if minor_dim == 0 then return mi, ma end
+  return ma, mi
+end
+
+return M

@@ -1,0 +1,122 @@
+--[[
+mgpu.pallas_call -- the grid-plus-BlockSpec entry point (Pallas'
+pallas_call on Mosaic GPU).  Each point of the parallel grid axes is one
+block of one warpgroup; the axes CompilerParams.dimension_semantics marks
+"sequential" become an emit_pipeline of depth max_concurrent_steps inside
+it.  The body sees the blocks in SMEM and mgpu.program_id(axis) gives its
+index along any grid axis.
+
+  local k = mgpu.pallas_call{
+    grid = { n_col_blocks, n_row_blocks },
+    in_specs = { mgpu.BlockSpec{ {8, 512}, function(j, i) return i, j end } },
+    out_specs = mgpu.BlockSpec{ {8, 512}, function(j, i) return i, j end },
+    out_shape = mgpu.shape({ R, C }, "f32"),
+    compiler_params = mgpu.CompilerParams{ dimension_semantics = { "parallel", "sequential" },
+                                           max_concurrent_steps = 3 },
+    body = function(x_smem, o_smem) o_smem:store(x_smem:load() * 2) end,
+  }
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local trace = require "mgpu.trace"
+local kernel = require "mgpu.kernel"
+local blockspec = require "mgpu.blockspec"
+local pipeline = require "mgpu.pipeline"
+
+local M = {}
+local fail = compat.fail
+
+local known = { body = true, grid = true, in_specs = true, out_specs = true, out_shape = true, scratch_shapes = true,
+                compiler_params = true, name = true, interpret = true }
+
+-- A copy of spec whose index map takes the sequential indices and passes
+-- the whole grid point to the user's map.
+local function wrap_spec(spec, full, what)
+  local s = setmetatable({}, getmetatable(spec))
+  for k, v in pairs(spec) do s[k] = v end
+  if spec.index_map then
+    local info = debug.getinfo(spec.index_map, "u")
+    if info and info.nparams and not info.isvararg and info.nparams ~= #full.grid then
+      fail("%s: index_map takes %d argument%s but the grid has %d axes", what, info.nparams,
+           info.nparams == 1 and "" or "s", #full.grid)
+    end
+    s.index_map = function(...) return spec.index_map(compat.unpack(full.point({ ... }), 1, #full.grid)) end
+  end
+  return s
+end
+
+--- mgpu.pallas_call{ body, grid, in_specs, out_specs, out_shape,
+--- scratch_shapes, compiler_params, name } -> a kernel called with the
+--- input arrays.  body(in_smem..., out_smem..., scratch...).
+function M.pallas_call(spec)
+  if type(spec) ~= "table" then fail("pallas_call expects a table of options") end
+  for k in pairs(spec) do
+    if not known[k] then fail("pallas_call: unknown option '%s'", tostring(k)) end
+  end
+  if type(spec.body) ~= "function" then fail("pallas_call: body must be a function") end
+  local grid = spec.grid or {}
+  if type(grid) == "number" then grid = { grid } end
+  if type(grid) ~= "table" then fail("pallas_call: grid must be a table of sizes") end
+  for i = 1, #grid do
+    grid[i] = compat.int(grid[i], "pallas_call: grid[" .. i .. "]")
+    if grid[i] < 1 then fail("pallas_call: grid[%d] must be at least 1, got %d", i, grid[i]) end
+  end
+  local cp = spec.compiler_params or kernel.CompilerParams()
+  if getmetatable(cp) ~= getmetatable(kernel.CompilerParams()) then
+    fail("pallas_call: compiler_params must come from mgpu.CompilerParams{...}")
+  end
+  local sem = cp.dimension_semantics or {}
+  if #sem ~= 0 and #sem ~= #grid then
+    fail("pallas_call: dimension_semantics has %d entries but the grid has %d axes", #sem, #grid)
+  end
+  local par, seq = {}, {}
+  for i = 1, #grid do
+    if (sem[i] or "parallel") == "parallel" then par[#par + 1] = i else seq[#seq + 1] = i end
+  end
+  if #par > 3 then fail("pallas_call: %d parallel grid axes; at most 3 are supported", #par) end
+  local in_specs = blockspec.list(spec.in_specs, "pallas_call in_specs")
+  local out_specs = blockspec.list(spec.out_specs, "pallas_call out_specs")
+  local launch = {}
+  for j, i in ipairs(par) do launch[j] = grid[i] end
+  if #launch == 0 then launch = { 1 } end
+  local seq_grid = {}
+  for j, i in ipairs(seq) do seq_grid[j] = grid[i] end
+  local nin, nout = #in_specs, #out_specs
+  local scratch = spec.scratch_shapes or {}
+  local body = spec.body
+
+  return kernel.kernel{
+    name = spec.name or "pallas_call", out_shape = spec.out_shape, grid = launch, interpret = spec.interpret,
+    compiler_params = cp, scratch_shapes = scratch, pallas_grid = grid,
+    body = function(...)
+      local refs = { ... }
+      local t = trace.tr()
+      local pids = {}
+      for j, i in ipairs(par) do pids[i] = trace.op("program_id", nil, { j - 1 }) end
+      local full = { grid = grid }
+      function full.point(seq_idx)
+        local pt = {}
+        for i = 1, #grid do pt[i] = pids[i] end
+        for j, i in ipairs(seq) do pt[i] = seq_idx[j] end
+        return pt
+      end
+      local ins, outs = {}, {}
+      for i = 1, nin do ins[i] = wrap_spec(in_specs[i], full, "pallas_call input " .. i) end
+      for i = 1, nout do outs[i] = wrap_spec(out_specs[i], full, "pallas_call output " .. i) end
+      local scratch_refs = {}
+      for i = nin + nout + 1, #refs do scratch_refs[#scratch_refs + 1] = refs[i] end
+      local pipe = pipeline.emit_pipeline(function(idx, ...)
+        local saved = t.program_ids
+        t.program_ids = full.point(idx)
+        local args = { ... }
+        for i = 1, #scratch_refs do args[#args + 1] = scratch_refs[i] end
+        body(compat.unpack(args, 1, nin + nout + #scratch_refs))
+        t.program_ids = saved
+      end, { grid = seq_grid, in_specs = ins, out_specs = outs, max_concurrent_steps = cp.max_concurrent_steps,
+             delay_release = cp.delay_release })
+      pipe(compat.unpack(refs, 1, nin + nout))
+    end,
+  }
+end
+
+return M

@@ -1,0 +1,481 @@
+--[[
+mgpu.pipeline -- software pipelines over a sequential grid (Pallas'
+emit_pipeline and emit_pipeline_warp_specialized), written on the
+primitives: SMEM slots, TMA copies, barriers.
+
+  local pipe = mgpu.emit_pipeline(function(idx, x_smem, o_smem)
+    o_smem:store(x_smem:load() * 2)
+  end, { grid = { n / 512 }, max_concurrent_steps = 3,
+         in_specs = { mgpu.BlockSpec{ {512}, function(i) return i end } },
+         out_specs = { mgpu.BlockSpec{ {512}, function(i) return i end } } })
+  pipe(x, o)          -- inside a kernel body: GMEM refs, inputs then outputs
+
+emit_pipeline runs in the warpgroup that calls it.  Step s waits for its
+inputs, runs the body on them, stores the outputs whose block changes next
+step (all of them at the last step), and refills its slots with step
+s + max_concurrent_steps - delay_release.
+
+emit_pipeline_warp_specialized splits the work: the memory warpgroup only
+issues copies, the compute warpgroups only run the body; `ready` barriers
+say a slot has landed, `consumed` barriers that every compute warpgroup is
+done with it.
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local trace = require "mgpu.trace"
+local ops = require "mgpu.ops"
+local smem = require "mgpu.smem"
+local barrier = require "mgpu.barrier"
+local copy = require "mgpu.copy"
+local wgmma = require "mgpu.wgmma"
+local blockspec = require "mgpu.blockspec"
+local loops = require "mgpu.loops"
+
+local M = {}
+local fail = compat.fail
+local L = loops
+
+--- Pipelines of pipelines (Pallas' PipelinePipeline): the first of a run of
+--- pipelines with identical parameters is START, the last STOP, the others
+--- STEADY; a run of one is START + STOP.  A traced i32 holding one of these
+--- codes works too.  (START: the slots start free; STOP: the memory
+--- warpgroup waits until the compute warpgroups are done with every slot.)
+M.PipelineState = { STEADY = 0, START = 1, STOP = 2 }
+
+local function check_keys(opts, known, what)
+  if type(opts) ~= "table" then fail("%s: options must be a table", what) end
+  for k in pairs(opts) do
+    if not known[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
+  end
+end
+
+local function int_opt(v, default, what, lo)
+  if v == nil then return default end
+  v = compat.int(v, what)
+  if v < lo then fail("%s must be at least %d, got %d", what, lo, v) end
+  return v
+end
+
+-- The shared part of both pipelines' options.
+local function common(body, opts, what, known)
+  if type(body) ~= "function" then fail("%s: the body must be a function", what) end
+  check_keys(opts, known, what)
+  if opts.grid == nil then fail("%s: grid is required", what) end
+  local grid, nsteps = L.grid(opts.grid, what .. " grid")
+  return {
+    body = body, what = what, grid = grid, nsteps = nsteps,
+    in_specs = blockspec.list(opts.in_specs, what .. " in_specs"),
+    out_specs = blockspec.list(opts.out_specs, what .. " out_specs"),
+  }
+end
+
+-- Depth clamped to the step count when it is known.
+local function depth_of(p, requested)
+  if type(p.nsteps) == "number" then return math.max(1, math.min(requested, p.nsteps)) end
+  return requested
+end
+
+-- Plans for the GMEM refs a pipeline is called with (inputs, then outputs).
+local function plans(p, refs)
+  local nin, nout = #p.in_specs, #p.out_specs
+  if #refs ~= nin + nout then
+    fail("%s: called with %d refs but has %d in_specs and %d out_specs", p.what, #refs, nin, nout)
+  end
+  local ins, outs = {}, {}
+  for i = 1, nin do ins[i] = blockspec.plan(p.in_specs[i], refs[i], #p.grid, p.what .. " input " .. i) end
+  for i = 1, nout do outs[i] = blockspec.plan(p.out_specs[i], refs[nin + i], #p.grid, p.what .. " output " .. i) end
+  return ins, outs
+end
+
+local function delay_of(spec, default)
+  if spec.delay_release ~= nil then return spec.delay_release end
+  return default or 0
+end
+
+-- -- emit_pipeline ------------------------------------------------------------------
+
+local known_pipe = { grid = true, in_specs = true, out_specs = true, max_concurrent_steps = true, init_carry = true,
+                     delay_release = true }
+
+-- Whether the block of `plan` differs between grid points a and b.
+local function block_changes(plan, a, b)
+  local ia, ib = plan:indices(a), plan:indices(b)
+  local changed = false
+  for i = 1, #ia do changed = L.either(changed, L.ne(ia[i], ib[i])) end
+  return changed
+end
+
+--- mgpu.emit_pipeline(body, { grid, in_specs, out_specs,
+--- max_concurrent_steps = 1, init_carry, delay_release }) -> pipeline(refs...).
+--- body(indices, in_smem..., out_smem..., carry) -> carry, where indices is
+--- a table of the grid indices.  delay_release (here or per BlockSpec) keeps
+--- an input's slot unreleased for that many more steps (for a body that
+--- leaves a wgmma reading it in flight).  The pipeline returns the final
+--- carry.
+function M.emit_pipeline(body, opts)
+  local p = common(body, opts or {}, "emit_pipeline", known_pipe)
+  local req = int_opt(opts.max_concurrent_steps, 1, "emit_pipeline: max_concurrent_steps", 1)
+  local depth = depth_of(p, req)
+  local default_delay = int_opt(opts.delay_release, 0, "emit_pipeline: delay_release", 0)
+  for i, s in ipairs(p.in_specs) do
+    local d = delay_of(s, default_delay)
+    if d >= depth then
+      fail("emit_pipeline: input %d has delay_release = %d, which must be less than max_concurrent_steps = %d", i, d, depth)
+    end
+    if s.collective_axes ~= nil then fail("emit_pipeline: collective_axes (multicast) needs emit_pipeline_warp_specialized") end
+  end
+  local init_carry = opts.init_carry
+  return function(...)
+    local ins, outs = plans(p, { ... })
+    local nsteps, grid = p.nsteps, p.grid
+    local smem_in, smem_out, allocs = {}, {}, {}
+    for i, pl in ipairs(ins) do
+      if pl.space == "SMEM" then smem_in[#smem_in + 1] = i; allocs[#allocs + 1] = pl:smem(depth) end
+    end
+    for i, pl in ipairs(outs) do
+      if pl.space == "SMEM" then smem_out[#smem_out + 1] = i; allocs[#allocs + 1] = pl:smem(depth) end
+    end
+    if #smem_in > 0 then allocs[#allocs + 1] = barrier.Barrier{ num_barriers = depth, num_arrivals = #smem_in } end
+    local tmpl
+    local results = compat.pack(smem.run_scoped(function(...)
+      local bufs = { ... }
+      local inbuf, outbuf = {}, {}
+      for j, i in ipairs(smem_in) do inbuf[i] = bufs[j] end
+      for j, i in ipairs(smem_out) do outbuf[i] = bufs[#smem_in + j] end
+      local bars = bufs[#smem_in + #smem_out + 1]
+      local function fetch(i, step)   -- input i's block of `step` into its slot
+        local pl = ins[i]
+        local slot = L.rem(step, depth)
+        copy.copy_gmem_to_smem(pl:view(pl:indices(L.unravel(step, grid))), inbuf[i]:at(slot), bars:at(slot))
+      end
+      local function guarded(step, fn)   -- fn() for a step that exists
+        local c = L.lt(step, nsteps)
+        if c == true then fn() elseif c ~= false then ops.when(c, fn) end
+      end
+      for _, i in ipairs(smem_in) do
+        local d = delay_of(p.in_specs[i], default_delay)
+        for s = 0, depth - d - 1 do guarded(s, function() fetch(i, s) end) end
+      end
+      local oslots = {}
+      for _, o in ipairs(smem_out) do oslots[o] = 0 end
+      local carry = L.fori(0, nsteps, { c = init_carry, o = oslots }, function(step, st)
+        local slot = L.rem(step, depth)
+        local idx = L.unravel(step, grid)
+        if #smem_in > 0 then barrier.barrier_wait(bars:at(slot)) end
+        if #smem_out > 0 then copy.wait_smem_to_gmem(depth - 1, { wait_read_only = true }) end
+        local args = { idx }
+        for i, pl in ipairs(ins) do
+          args[#args + 1] = pl.space == "SMEM" and inbuf[i]:at(slot) or pl:view(pl:indices(idx))
+        end
+        for o, pl in ipairs(outs) do
+          args[#args + 1] = pl.space == "SMEM" and outbuf[o]:at(st.o[o]) or pl:view(pl:indices(idx))
+        end
+        if init_carry ~= nil then args[#args + 1] = st.c end
+        local nc = p.body(compat.unpack(args, 1, #args))
+        if init_carry == nil then nc = nil end
+        if #smem_in + #smem_out > 0 then copy.commit_smem() end   -- body's SMEM reads/writes before TMA
+        local last = L.eq(step, L.sub(nsteps, 1))
+        local nidx = L.unravel(L.add(step, 1), grid)
+        local any, no = false, {}
+        for _, o in ipairs(smem_out) do
+          local pl = outs[o]
+          local changed = L.either(last, block_changes(pl, idx, nidx))
+          local store = function()
+            copy.copy_smem_to_gmem(outbuf[o]:at(st.o[o]), pl:view(pl:indices(idx)), { commit_group = false })
+          end
+          if changed == true then store(); no[o] = L.rem(L.add(st.o[o], 1), depth)
+          elseif changed == false then no[o] = st.o[o]
+          else
+            ops.when(changed, store)
+            no[o] = ops.select(changed, L.rem(L.add(trace.lift(st.o[o]), 1), depth), trace.lift(st.o[o]))
+          end
+          any = L.either(any, changed)
+        end
+        if any == true then copy.commit_smem_to_gmem_group()
+        elseif any ~= false then ops.when(any, copy.commit_smem_to_gmem_group) end
+        for _, i in ipairs(smem_in) do
+          local t = L.add(step, depth - delay_of(p.in_specs[i], default_delay))
+          guarded(t, function() fetch(i, t) end)
+        end
+        return { c = nc, o = no }
+      end, "emit_pipeline body")
+      if #smem_out > 0 then copy.wait_smem_to_gmem(0) end
+      local leaves, t = L.pack_carry(carry.c)
+      tmpl = t
+      return compat.unpack(leaves, 1, #leaves)
+    end, compat.unpack(allocs, 1, #allocs)))
+    return L.unpack_carry(tmpl, results)
+  end
+end
+
+-- -- emit_pipeline_warp_specialized -----------------------------------------------------
+
+local known_ws = { grid = true, memory_registers = true, in_specs = true, out_specs = true, max_concurrent_steps = true,
+                   wg_axis = true, num_compute_wgs = true, pipeline_state = true, manual_ready_barriers = true,
+                   manual_consumed_barriers = true, compute_context = true, memory_thread_idx = true,
+                   step_offset = true }
+
+local WS = {}
+WS.__index = WS
+
+--- Registers per thread of each compute warpgroup next to a memory
+--- warpgroup holding `memory_registers`.
+function M.compute_registers(memory_registers, num_compute_wgs)
+  local n = math.min(256, (512 - memory_registers) / num_compute_wgs)
+  return math.floor(n / 8) * 8
+end
+
+--- mgpu.emit_pipeline_warp_specialized(body, { grid, memory_registers,
+--- in_specs, out_specs, max_concurrent_steps = 2, wg_axis, num_compute_wgs,
+--- pipeline_state, manual_ready_barriers, manual_consumed_barriers,
+--- compute_context, memory_thread_idx }) -> pipeline.
+--- body(indices, in_smem..., out_smem..., [ready barriers...],
+--- [consumed barriers...], [carry]) -> carry runs in the compute
+--- warpgroups; with manual barriers the body waits on the ready ones and
+--- every compute warpgroup arrives on every consumed one once per step.
+--- compute_context(run) runs only in compute warpgroups: it calls
+--- run(init_carry), which runs the pipeline and returns the final carry.
+--- step_offset (an mgpu extension, with pipeline_state): the steps the
+--- earlier pipelines sharing the allocations ran, so that slots keep
+--- rotating across them and the next tile's first fetch never waits on
+--- the slot its predecessor released last.
+function M.emit_pipeline_warp_specialized(body, opts)
+  opts = opts or {}
+  local what = "emit_pipeline_warp_specialized"
+  local p = setmetatable(common(body, opts, what, known_ws), WS)
+  p.depth = depth_of(p, int_opt(opts.max_concurrent_steps, 2, what .. ": max_concurrent_steps", 1))
+  if opts.memory_registers == nil then fail("%s: memory_registers is required (40 is typical on the H100)", what) end
+  p.memory_registers = compat.int(opts.memory_registers, what .. ": memory_registers")
+  if p.memory_registers < 24 or p.memory_registers > 256 or p.memory_registers % 8 ~= 0 then
+    fail("%s: memory_registers must be a multiple of 8 from 24 to 256, got %d", what, p.memory_registers)
+  end
+  if type(opts.wg_axis) ~= "string" then fail("%s: wg_axis must name the warpgroup axis (the kernel's thread_name)", what) end
+  p.wg_axis = opts.wg_axis
+  if opts.num_compute_wgs == nil then fail("%s: num_compute_wgs is required", what) end
+  p.num_compute_wgs = int_opt(opts.num_compute_wgs, nil, what .. ": num_compute_wgs", 1)
+  p.manual_ready = opts.manual_ready_barriers and true or false
+  p.manual_consumed = opts.manual_consumed_barriers and true or false
+  if opts.compute_context ~= nil and type(opts.compute_context) ~= "function" then
+    fail("%s: compute_context must be a function", what)
+  end
+  p.compute_context = opts.compute_context
+  p.memory_thread_idx = opts.memory_thread_idx
+  if #p.in_specs == 0 then fail("%s: needs at least one input (the memory warpgroup has nothing to do)", what) end
+  p.delay = delay_of(p.in_specs[1])
+  for i, s in ipairs(p.in_specs) do
+    if delay_of(s) ~= p.delay then fail("%s: every input must have the same delay_release (input %d differs)", what, i) end
+    if s.collective_axes ~= nil then
+      if p.mcast ~= nil and tostring(p.mcast) ~= tostring(s.collective_axes) and type(s.collective_axes) ~= "table" then
+        fail("%s: every multicast input must use the same collective_axes", what)
+      end
+      p.mcast = s.collective_axes   -- a multicast slot is free once every block of the group is done with it
+    end
+    if s.memory_space ~= "SMEM" then fail("%s: input %d must be in SMEM", what, i) end
+  end
+  if p.delay >= p.depth then
+    fail("%s: delay_release = %d must be less than max_concurrent_steps = %d", what, p.delay, p.depth)
+  end
+  if #p.out_specs > 0 and p.num_compute_wgs > 1 then
+    fail("%s: out_specs need num_compute_wgs = 1; with several compute warpgroups write outputs in compute_context", what)
+  end
+  local st = opts.pipeline_state
+  if st ~= nil then
+    if type(st) == "number" then
+      if st ~= 0 and st ~= 1 and st ~= 2 and st ~= 3 then fail("%s: pipeline_state must be one of mgpu.PipelineState", what) end
+    elseif not trace.is_value(st) then
+      fail("%s: pipeline_state must be mgpu.PipelineState.START/STEADY/STOP or a traced i32", what)
+    end
+    if p.delay > 0 then fail("%s: pipeline_state cannot be combined with delay_release", what) end
+    if type(p.nsteps) ~= "number" then fail("%s: pipeline_state needs a grid known at trace time", what) end
+    if p.nsteps < p.depth then
+      fail("%s: pipeline_state needs at least max_concurrent_steps = %d steps, the grid has %d", what, p.depth, p.nsteps)
+    end
+  end
+  p.state = st
+  p.offset = opts.step_offset or 0
+  if opts.step_offset ~= nil and st == nil then fail("%s: step_offset only makes sense with pipeline_state", what) end
+  if type(p.offset) == "number" then p.offset = compat.int(p.offset, what .. ": step_offset")
+  elseif not trace.is_value(p.offset) then fail("%s: step_offset must be an integer or a traced scalar", what) end
+  return p
+end
+
+--- The SMEM and barriers the pipeline uses for these refs, as a table for
+--- mgpu.run_scoped; pass what run_scoped hands back as
+--- pipeline(refs..., { allocations = ... }).
+function WS:get_allocations(...)
+  local ins, outs = plans(self, { ... })
+  local a = { ins = {}, outs = {} }
+  for i, pl in ipairs(ins) do a.ins[i] = pl:smem(self.depth) end
+  for i, pl in ipairs(outs) do a.outs[i] = pl:smem(self.depth) end
+  local nready = self.manual_ready and #ins or 1
+  a.ready = {}
+  for i = 1, nready do
+    a.ready[i] = barrier.Barrier{ num_barriers = self.depth, num_arrivals = self.manual_ready and 1 or #ins }
+  end
+  a.consumed = {}
+  for i = 1, self.manual_consumed and #ins or 1 do
+    local mcast = self.manual_consumed and self.in_specs[i].collective_axes or self.mcast
+    if mcast then
+      a.consumed[i] = barrier.ClusterBarrier{ collective_axes = mcast, num_barriers = self.depth,
+                                              num_arrivals = self.num_compute_wgs }
+    else
+      a.consumed[i] = barrier.Barrier{ num_barriers = self.depth, num_arrivals = self.num_compute_wgs }
+    end
+  end
+  return a
+end
+
+-- The code of the memory warpgroup: wait until a slot is consumed, refill it.
+function WS:memory(ins, a)
+  local depth, nsteps, grid = self.depth, self.nsteps, self.grid
+  local st = self.state
+  -- without a state the pipeline starts with free slots and drains at the end
+  st = st or (M.PipelineState.START + M.PipelineState.STOP)
+  local not_start = L.eq(L.rem(st, 2), 0)
+  local drains = L.lt(1, st)
+  wgmma.set_max_registers(self.memory_registers, { action = "decrease" })
+  local function consumed(i) return a.consumed[self.manual_consumed and i or 1] end
+  local function ready(i) return a.ready[self.manual_ready and i or 1] end
+  local function wait_slot(c, slot, step)     -- the slot's previous use is over
+    local need = L.either(L.lt(depth - 1, step), not_start)
+    if need == true then barrier.barrier_wait(c:at(slot))
+    elseif need ~= false then ops.when(need, function() barrier.barrier_wait(c:at(slot)) end) end
+  end
+  L.fori(0, nsteps, {}, function(step, carry)
+    local slot = L.rem(L.add(self.offset, step), depth)
+    local idx = L.unravel(step, grid)
+    for i, pl in ipairs(ins) do
+      if i == 1 or self.manual_consumed then wait_slot(consumed(i), slot, step) end
+      copy.copy_gmem_to_smem(pl:view(pl:indices(idx)), a.ins[i]:at(slot), ready(i):at(slot),
+                             { collective_axes = pl.spec.collective_axes })
+    end
+    return carry
+  end, self.what)
+  local function drain()   -- wait out the last uses so every completion is awaited
+    L.fori(L.max(L.sub(nsteps, depth), 0), nsteps, {}, function(step, carry)
+      local slot = L.rem(L.add(self.offset, step), depth)
+      for i = 1, #a.consumed do barrier.barrier_wait(a.consumed[i]:at(slot)) end
+      return carry
+    end, self.what)
+  end
+  if drains == true then drain() elseif drains ~= false then ops.when(drains, drain) end
+end
+
+-- The code of a compute warpgroup: wait for a slot, run the body, release it.
+function WS:compute(ins, outs, a)
+  local depth, nsteps, grid, delay = self.depth, self.nsteps, self.grid, self.delay
+  wgmma.set_max_registers(M.compute_registers(self.memory_registers, self.num_compute_wgs), { action = "increase" })
+  local ran = false
+  local function run(init_carry)
+    if ran then fail("%s: the pipeline can run only once in compute_context", self.what) end
+    ran = true
+    local has_carry = self.compute_context ~= nil
+    local oslot = {}
+    for o = 1, #outs do oslot[o] = 0 end
+    local final = L.fori(0, nsteps, { c = init_carry, o = oslot }, function(step, st)
+      local slot = L.rem(L.add(self.offset, step), depth)
+      local idx = L.unravel(step, grid)
+      if not self.manual_ready then barrier.barrier_wait(a.ready[1]:at(slot)) end
+      if #outs > 0 then copy.wait_smem_to_gmem(depth - 1, { wait_read_only = true }) end
+      local args = { idx }
+      for i = 1, #ins do args[#args + 1] = a.ins[i]:at(slot) end
+      for o = 1, #outs do args[#args + 1] = a.outs[o]:at(st.o[o]) end
+      if self.manual_ready then for i = 1, #ins do args[#args + 1] = a.ready[i]:at(slot) end end
+      if self.manual_consumed then for i = 1, #ins do args[#args + 1] = a.consumed[i]:at(slot) end end
+      if has_carry then args[#args + 1] = st.c end
+      local nc = self.body(compat.unpack(args, 1, #args))
+      if not has_carry then nc = nil end
+      if not self.manual_consumed then
+        local rel = L.sub(step, delay)
+        local function arrive() barrier.barrier_arrive(a.consumed[1]:at(L.rem(L.add(self.offset, rel), depth))) end
+        local ok = L.lt(delay - 1, step)
+        if ok == true then arrive() elseif ok ~= false then ops.when(ok, arrive) end
+      end
+      local no = {}
+      if #outs > 0 then   -- one compute warpgroup: it stores its outputs itself
+        copy.commit_smem()
+        local last = L.eq(step, L.sub(nsteps, 1))
+        local nidx = L.unravel(L.add(step, 1), grid)
+        for o, pl in ipairs(outs) do
+          local changed = L.either(last, block_changes(pl, idx, nidx))
+          local function store()
+            copy.copy_smem_to_gmem(a.outs[o]:at(st.o[o]), pl:view(pl:indices(idx)), { commit_group = false })
+          end
+          if changed == true then store(); no[o] = L.rem(L.add(st.o[o], 1), depth)
+          elseif changed == false then no[o] = st.o[o]
+          else
+            ops.when(changed, store)
+            no[o] = ops.select(changed, L.rem(L.add(trace.lift(st.o[o]), 1), depth), trace.lift(st.o[o]))
+          end
+        end
+        copy.commit_smem_to_gmem_group()
+      end
+      return { c = nc, o = no }
+    end, self.what)
+    if not self.manual_consumed and delay > 0 then
+      wgmma.wgmma_wait(0)   -- the delayed slots are free only once their wgmmas are done
+      for k = delay, 1, -1 do
+        local rel = L.sub(nsteps, k)
+        local function arrive() barrier.barrier_arrive(a.consumed[1]:at(L.rem(L.add(self.offset, rel), depth))) end
+        local ok = L.lt(-1, rel)
+        if ok == true then arrive() elseif ok ~= false then ops.when(ok, arrive) end
+      end
+    end
+    if #outs > 0 then copy.wait_smem_to_gmem(0) end
+    return final.c
+  end
+  if self.compute_context then
+    self.compute_context(run)
+    if not ran then fail("%s: compute_context must call the pipeline function it is given", self.what) end
+  else
+    run(nil)
+  end
+end
+
+--- pipeline(refs..., { allocations = ... }): inputs then outputs (GMEM
+--- refs).  Without allocations the pipeline allocates its SMEM and barriers
+--- for its own duration.
+function WS:__call(...)
+  local refs = compat.pack(...)
+  local popts = {}
+  if refs.n > 0 and type(refs[refs.n]) == "table" and not trace.is_ref(refs[refs.n]) then
+    popts = refs[refs.n]
+    refs.n = refs.n - 1
+    check_keys(popts, { allocations = true }, self.what .. " call")
+  end
+  local list = {}
+  for i = 1, refs.n do list[i] = refs[i] end
+  local ins, outs = plans(self, list)
+  local spec = trace.tr().spec
+  if spec.thread_name ~= self.wg_axis then
+    fail("%s: wg_axis '%s' is not the kernel's thread axis (thread_name = %s)", self.what, self.wg_axis,
+         tostring(spec.thread_name))
+  end
+  if spec.num_threads ~= self.num_compute_wgs + 1 then
+    fail("%s: the kernel has num_threads = %d but the pipeline needs num_compute_wgs + 1 = %d", self.what,
+         spec.num_threads, self.num_compute_wgs + 1)
+  end
+  local mem = self.memory_thread_idx == nil and self.num_compute_wgs or
+              compat.int(self.memory_thread_idx, self.what .. ": memory_thread_idx")
+  if mem < 0 or mem >= spec.num_threads then
+    fail("%s: memory_thread_idx = %d is outside the kernel's %d threads", self.what, mem, spec.num_threads)
+  end
+  if self.state ~= nil and popts.allocations == nil then
+    fail("%s: pipeline_state needs allocations (pipeline:get_allocations(...) passed through mgpu.run_scoped)", self.what)
+  end
+  local function go(a)
+    local wg = ops.axis_index(self.wg_axis)
+    ops.cond(ops.eq(wg, mem), function() self:memory(ins, a) end, function() self:compute(ins, outs, a) end)
+  end
+  if popts.allocations ~= nil then
+    local a = popts.allocations
+    if type(a) ~= "table" or type(a.ins) ~= "table" or type(a.ready) ~= "table" or type(a.consumed) ~= "table" then
+      fail("%s: allocations must be what mgpu.run_scoped gives for pipeline:get_allocations(...)", self.what)
+    end
+    go(a)
+  else
+    smem.run_scoped(self:get_allocations(compat.unpack(list, 1, #list)), go)
+  end
+end
+
+return M
