@@ -6,17 +6,22 @@ stores.  The same kernel written with pallas_call is a grid plus
 BlockSpecs, with the row axis marked "sequential".  Compared with the
 plain GMEM-load version (examples/add.lua) on large inputs.
 
-  mgpu examples/pipeline_add.lua [rows] [cols] [dtype]   (16384x8192 f32 on a GPU; 64x512 interpreted)
+  mgpu examples/pipeline_add.lua [rows] [cols] [dtype] [rows=16] [depth=4] [per_sm=1]
+  (16384x8192 f32 on a GPU; 64x512 interpreted; rows: rows per block, per_sm: blocks per SM)
 ]]
 local mgpu = require "mgpu"
-local args = { ... }
+local args, opt = {}, {}
+for _, a in ipairs({ ... }) do
+  local k, v = a:match("^([%w_]+)=(.+)$")
+  if k then opt[k] = tonumber(v) else args[#args + 1] = a end
+end
 local small = mgpu.interpreting()
 local R = tonumber(args[1]) or (small and 64 or 16384)
 local C = tonumber(args[2]) or (small and 512 or 8192)
 local dtype = args[3] or "f32"
-local br, bc = 16, 256               -- one block: 16 rows x 256 columns (16 KiB of f32)
-local depth = 4
-local sms = mgpu.device().sm_count
+local br, bc = opt.rows or 16, 256   -- one block: 16 rows x 256 columns (16 KiB of f32)
+local depth = opt.depth or 4
+local sms = mgpu.device().sm_count * (opt.per_sm or 1)
 
 -- emit_pipeline inside a persistent kernel: block p takes row blocks p, p + P, ...
 local row_blocks, col_blocks = mgpu.cdiv(R, br), mgpu.cdiv(C, bc)

@@ -285,7 +285,6 @@ function M.emit_pipeline_warp_specialized(body, opts)
     elseif not trace.is_value(st) then
       fail("%s: pipeline_state must be mgpu.PipelineState.START/STEADY/STOP or a traced i32", what)
     end
-    if p.delay > 0 then fail("%s: pipeline_state cannot be combined with delay_release", what) end
     if type(p.nsteps) ~= "number" then fail("%s: pipeline_state needs a grid known at trace time", what) end
     if p.nsteps < p.depth then
       fail("%s: pipeline_state needs at least max_concurrent_steps = %d steps, the grid has %d", what, p.depth, p.nsteps)
