@@ -146,6 +146,10 @@ local K = tonumber(pos[3]) or (small and 320 or M)
 cfg.dtype = pos[4] or cfg.dtype or "bf16"
 local reps = cfg.reps or 20
 cfg.reps = nil
+-- a problem narrower than the block's tile takes narrower tiles (a TMA box may not exceed the array)
+local tn = cfg.tile_n or lib.defaults.tile_n
+while tn > 64 and N < tn * ((cfg.wg_dim or lib.defaults.wg_dim) == "N" and 2 or 1) do tn = tn / 2 end
+cfg.tile_n = tn
 local matmul = lib.build(cfg)
 
 local a = mgpu.random.normal({ M, K }, cfg.dtype)

@@ -1,0 +1,399 @@
+-- Pipelines and persistent loops (emit_pipeline, emit_pipeline_warp_specialized,
+-- nd_loop, planar_snake, pallas_call, BlockSpec): results in the interpreter
+-- on fresh random inputs against plain Lua, and the errors for misuse.
+local mgpu = require "mgpu"
+
+local function err_of(fn, ...)
+  local ok, err = pcall(fn, ...)
+  assert(not ok, "expected an error")
+  return tostring(err)
+end
+
+local function maxdiff(got, want)
+  local d = 0
+  for i = 1, #want do d = math.max(d, math.abs(got[i] - want[i])) end
+  assert(#got == #want, "lengths differ")
+  return d
+end
+
+local function spec1(n) return mgpu.BlockSpec{ { n }, function(i) return i end } end
+
+describe("emit_pipeline", function()
+  for depth = 1, 4 do
+    it("maps blocks through " .. depth .. " slot(s), the last block partial", function()
+      local n, b = 1000, 128                    -- 8 steps; the last block is clipped
+      local k = mgpu.kernel{
+        out_shape = mgpu.shape({ n }, "f32"),
+        body = function(x, o)
+          mgpu.emit_pipeline(function(_, xs, os) os:store(xs:load() * 2.0 + 1.0) end,
+            { grid = { mgpu.cdiv(n, b) }, max_concurrent_steps = depth, in_specs = { spec1(b) }, out_specs = { spec1(b) } })(x, o)
+        end,
+      }
+      local x = mgpu.random.normal(n, "f32")
+      local want = {}
+      for i, v in ipairs(x:to_table()) do want[i] = v * 2 + 1 end
+      assert.is_true(maxdiff(k(x):to_table(), want) < 1e-5)
+    end)
+  end
+
+  it("carries values across steps and returns the final carry", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 256 }, "f32"),
+      body = function(x, o)
+        local pipe = mgpu.emit_pipeline(function(idx, xs, acc)
+          return { sum = acc.sum + xs:load(), steps = acc.steps + 1, tag = acc.tag }
+        end, { grid = { 6 }, max_concurrent_steps = 2, in_specs = { mgpu.BlockSpec{ { 256 }, function(i) return i end } },
+               init_carry = { sum = mgpu.broadcast(0.0, { 256 }), steps = 0, tag = "rows" } })
+        local final = pipe(x)
+        assert(final.tag == "rows", "a carry entry that is not a value comes back as it was")
+        o:store(final.sum + final.steps:astype("f32"))
+      end,
+    }
+    local x = mgpu.random.normal(6 * 256, "f32")
+    local xt, want = x:to_table(), {}
+    for j = 1, 256 do
+      local s = 0
+      for i = 0, 5 do s = s + xt[i * 256 + j] end
+      want[j] = s + 6
+    end
+    assert.is_true(maxdiff(k(x):to_table(), want) < 1e-4)
+  end)
+
+  it("stores an output whose block does not change once, when it changes (row sums over a sequential axis)", function()
+    local R, C, br, bc = 32, 1024, 8, 256
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ R, bc }, "f32"),
+      body = function(x, o)
+        mgpu.emit_pipeline(function(idx, xs, os)
+          mgpu.cond(mgpu.eq(idx[2], 0), function() os:store(xs:load()) end,
+                    function() os:store(os:load() + xs:load()) end)
+        end, { grid = { R / br, C / bc }, max_concurrent_steps = 3,
+               in_specs = { mgpu.BlockSpec{ { br, bc }, function(i, j) return i, j end } },
+               out_specs = { mgpu.BlockSpec{ { br, bc }, function(i, j) return i, 0 end } } })(x, o)
+      end,
+    }
+    local x = mgpu.random.normal({ R, C }, "f32")
+    local xt, want = x:to_table(), {}
+    for r = 0, R - 1 do
+      for c = 0, bc - 1 do
+        local s = 0
+        for j = 0, C / bc - 1 do s = s + xt[r * C + j * bc + c + 1] end
+        want[r * bc + c + 1] = s
+      end
+    end
+    assert.is_true(maxdiff(k(x):to_table(), want) < 1e-4)
+  end)
+
+  it("squeezes dims and indexes Element dims by offset", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 4, 512 }, "f32"),
+      body = function(x, o)
+        mgpu.emit_pipeline(function(_, xs, os) os:store(xs:load() - 3.0) end, {
+          grid = { 4, 2 }, max_concurrent_steps = 2,
+          in_specs = { mgpu.BlockSpec{ { mgpu.squeezed, mgpu.Element(256) }, function(r, c) return r, c * 256 end } },
+          out_specs = { mgpu.BlockSpec{ { nil, 256 }, function(r, c) return r, c end } },
+        })(x, o)
+      end,
+    }
+    local x = mgpu.random.normal({ 4, 512 }, "f32")
+    local want = {}
+    for i, v in ipairs(x:to_table()) do want[i] = v - 3 end
+    assert.is_true(maxdiff(k(x):to_table(), want) < 1e-5)
+  end)
+
+  it("honours delay_release (inputs refilled one step later)", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 2048 }, "f32"),
+      body = function(x, y, o)
+        mgpu.emit_pipeline(function(_, xs, ys, os) os:store(xs:load() * ys:load()) end, {
+          grid = { 8 }, max_concurrent_steps = 3,
+          in_specs = { mgpu.BlockSpec{ { 256 }, function(i) return i end, delay_release = 1 },
+                       mgpu.BlockSpec{ { 256 }, function(i) return i end, delay_release = 2 } },
+          out_specs = { spec1(256) },
+        })(x, y, o)
+      end,
+    }
+    local x, y = mgpu.random.normal(2048, "f32"), mgpu.random.normal(2048, "f32")
+    local xt, yt, want = x:to_table(), y:to_table(), {}
+    for i = 1, 2048 do want[i] = xt[i] * yt[i] end
+    assert.is_true(maxdiff(k(x, y):to_table(), want) < 1e-5)
+  end)
+
+  it("runs nothing for a traced grid of zero steps", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 512 }, "f32"),
+      body = function(n, x, o)
+        o:store(-1.0)
+        mgpu.emit_pipeline(function(_, xs, os) os:store(xs:load()) end, {
+          grid = { n }, max_concurrent_steps = 2, in_specs = { spec1(256) }, out_specs = { spec1(256) } })(x, o)
+      end,
+    }
+    local x = mgpu.random.normal(512, "f32")
+    assert.are.same({ -1, -1 }, { k(0, x):get(1), k(0, x):get(512) })
+    assert.are.equal(x:get(300), k(2, x):get(300))
+  end)
+end)
+
+-- -- Warp-specialized pipelines --------------------------------------------------------
+
+-- out[b] = sum over the K steps of x blocks, computed by `ncomp` compute warpgroups that
+-- each take a half (or all) of the rows; opts tweak the pipeline.
+local function ws_sum(ncomp, opts)
+  opts = opts or {}
+  local steps, rows, cols = 5, 64 * ncomp, 64
+  local k = mgpu.kernel{
+    out_shape = mgpu.shape({ rows, cols }, "f32"), num_threads = ncomp + 1, thread_name = "wg",
+    body = function(x, o)
+      local wg = mgpu.axis_index("wg")
+      local mine = mgpu.ds(wg * 64, 64)
+      local function body(_, xs, ...)
+        local rest = { ... }
+        local carry = rest[#rest]
+        if opts.manual_ready then mgpu.barrier_wait(rest[1]) end
+        local nxt = carry + xs:at(mine, mgpu.all):load()
+        if opts.manual_consumed then
+          mgpu.barrier_arrive(rest[opts.manual_ready and 2 or 1])
+        end
+        return nxt
+      end
+      mgpu.emit_pipeline_warp_specialized(body, {
+        grid = { steps }, memory_registers = 40, num_compute_wgs = ncomp, wg_axis = "wg",
+        max_concurrent_steps = opts.depth or 2, manual_ready_barriers = opts.manual_ready,
+        manual_consumed_barriers = opts.manual_consumed,
+        in_specs = { mgpu.BlockSpec{ { rows, cols }, function(s) return s, 0 end } },
+        compute_context = function(run)
+          local total = run(mgpu.broadcast(0.0, { 64, cols }))
+          o:at(mine, mgpu.all):store(total)
+        end,
+      })(x)
+    end,
+  }
+  local x = mgpu.random.normal({ steps * rows, cols }, "f32")
+  local xt, want = x:to_table(), {}
+  for i = 1, rows * cols do
+    local s = 0
+    for st = 0, steps - 1 do s = s + xt[st * rows * cols + i] end
+    want[i] = s
+  end
+  return maxdiff(k(x):to_table(), want)
+end
+
+describe("emit_pipeline_warp_specialized", function()
+  it("sums blocks with one compute warpgroup", function() assert.is_true(ws_sum(1) < 1e-4) end)
+  it("sums blocks with two compute warpgroups and 3 slots", function() assert.is_true(ws_sum(2, { depth = 3 }) < 1e-4) end)
+  it("hands manual consumed barriers to the body", function()
+    assert.is_true(ws_sum(2, { manual_consumed = true }) < 1e-4)
+  end)
+  it("hands manual ready and consumed barriers to the body", function()
+    assert.is_true(ws_sum(1, { manual_ready = true, manual_consumed = true }) < 1e-4)
+  end)
+
+  it("runs START, STEADY and STOP pipelines on one allocation", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 3, 64, 64 }, "f32"), num_threads = 2, thread_name = "wg",
+      body = function(x, o)
+        local function pipe(t, state)
+          return mgpu.emit_pipeline_warp_specialized(function(_, xs, acc) return acc + xs:load() end, {
+            grid = { 4 }, memory_registers = 40, num_compute_wgs = 1, wg_axis = "wg", max_concurrent_steps = 2,
+            pipeline_state = state, step_offset = t * 4,
+            in_specs = { mgpu.BlockSpec{ { 64, 64 }, function(s) return t * 4 + s, 0 end } },
+            compute_context = function(run) o:at(t):store(run(mgpu.broadcast(0.0, { 64, 64 }))) end,
+          })
+        end
+        local S = mgpu.PipelineState
+        mgpu.run_scoped({ p = pipe(0, S.START):get_allocations(x) }, function(s)
+          for t, state in ipairs({ S.START, S.STEADY, S.STOP }) do pipe(t - 1, state)(x, { allocations = s.p }) end
+        end)
+      end,
+    }
+    local x = mgpu.random.normal({ 12 * 64, 64 }, "f32")
+    local xt, want = x:to_table(), {}
+    for t = 0, 2 do
+      for i = 1, 4096 do
+        local s = 0
+        for st = 0, 3 do s = s + xt[(t * 4 + st) * 4096 + i] end
+        want[t * 4096 + i] = s
+      end
+    end
+    assert.is_true(maxdiff(k(x):to_table(), want) < 1e-4)
+  end)
+
+  it("reports a deadlock when the body never releases its slots", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 64, 64 }, "f32"), num_threads = 2, thread_name = "wg",
+      body = function(x, o)
+        mgpu.emit_pipeline_warp_specialized(function(_, xs) o:store(xs:load()) end, {
+          grid = { 4 }, memory_registers = 40, num_compute_wgs = 1, wg_axis = "wg", manual_consumed_barriers = true,
+          in_specs = { mgpu.BlockSpec{ { 64, 64 }, function(s) return s, 0 end } },
+        })(x)
+      end,
+    }
+    assert.matches("deadlock", err_of(k, mgpu.random.normal({ 256, 64 }, "f32")))
+  end)
+end)
+
+-- -- Loops -----------------------------------------------------------------------------
+
+describe("nd_loop", function()
+  it("splits a grid round robin over the blocks of an axis and carries a count", function()
+    local k = mgpu.kernel{
+      grid = { 4 }, grid_names = { "w" },
+      out_shape = { mgpu.shape({ 2, 3 }, "i32"), mgpu.shape({ 4 }, "i32") },
+      body = function(owner, count)
+        local n = mgpu.nd_loop({ 2, 3 }, { collective_axes = "w", init_carry = 0 }, function(info, c)
+          owner:at(info.index[1], info.index[2]):store(mgpu.axis_index("w") * 10 + info.local_index)
+          return c + 1
+        end)
+        count:at(mgpu.program_id(0)):store(n)
+      end,
+    }
+    local owner, count = k()
+    -- points in row-major order 0..5 go to blocks 0,1,2,3,0,1 at local steps 0,0,0,0,1,1
+    assert.are.same({ 0, 10, 20, 30, 1, 11 }, owner:to_table())
+    assert.are.same({ 2, 2, 1, 1 }, count:to_table())
+  end)
+
+  it("walks a tiled grid tile by tile", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 4, 4 }, "i32"),
+      body = function(order)
+        mgpu.nd_loop({ 4, 4 }, { tiling = { 2, 2 } }, function(info)
+          order:at(info.index[1], info.index[2]):store(info.local_index)
+        end)
+      end,
+    }
+    assert.are.same({ 0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15 }, k():to_table())
+  end)
+end)
+
+describe("planar_snake", function()
+  local function table_of(shape, minor, width)
+    local n = shape[1] * shape[2]
+    local k = mgpu.kernel{
+      grid = { n }, out_shape = mgpu.shape({ n, 2 }, "i32"),
+      body = function(o)
+        local l = mgpu.program_id(0)
+        local i, j = mgpu.planar_snake(l, shape, minor, width)
+        o:at(l, 0):store(i)
+        o:at(l, 1):store(j)
+      end,
+    }
+    local t, out = k():to_table(), {}
+    for l = 0, n - 1 do out[l + 1] = { t[2 * l + 1], t[2 * l + 2] } end
+    return out
+  end
+
+  it("matches the documented 8x8 order (minor dim 0, width 2)", function()
+    local want = { { 0, 0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7 } }
+    local t = table_of({ 8, 8 }, 0, 2)
+    -- linear indices 0..15 fill rows 0 and 1 column by column; 16..31 come back along rows 2 and 3
+    local rank = {}
+    for l, ij in ipairs(t) do rank[ij[1] * 8 + ij[2]] = l - 1 end
+    assert.are.same({ 0, 2, 4, 6, 8, 10, 12, 14 }, { rank[0], rank[1], rank[2], rank[3], rank[4], rank[5], rank[6], rank[7] })
+    assert.are.same({ 30, 28, 26, 24, 22, 20, 18, 16 }, { rank[16], rank[17], rank[18], rank[19], rank[20], rank[21], rank[22], rank[23] })
+    assert.are.same({ 63, 61, 59, 57, 55, 53, 51, 49 }, { rank[56], rank[57], rank[58], rank[59], rank[60], rank[61], rank[62], rank[63] })
+    assert.is_table(want)
+  end)
+
+  it("covers a partial last strip", function()
+    assert.are.same({ { 0, 0 }, { 1, 0 }, { 0, 1 }, { 1, 1 }, { 0, 2 }, { 1, 2 }, { 2, 2 }, { 3, 2 }, { 2, 1 }, { 3, 1 },
+                      { 2, 0 }, { 3, 0 }, { 4, 0 }, { 4, 1 }, { 4, 2 } }, table_of({ 5, 3 }, 0, 2))
+  end)
+
+  it("works with minor dim 1 and at trace time", function()
+    local i, j = mgpu.planar_snake(5, { 3, 4 }, 1, 2)
+    assert.are.same({ 2, 1 }, { i, j })   -- strip 0 is columns 0-1: (0,0) (0,1) (1,0) (1,1) (2,0) (2,1)
+  end)
+end)
+
+describe("pallas_call", function()
+  for _, order in ipairs({ "parallel-first", "sequential-first" }) do
+    it("turns the sequential axis into a pipeline (" .. order .. ")", function()
+      local R, C, br, bc = 16, 1024, 8, 256
+      local pf = order == "parallel-first"
+      local function im(a, b) if pf then return a, b end return b, a end
+      local k = mgpu.pallas_call{
+        grid = pf and { R / br, C / bc } or { C / bc, R / br },
+        in_specs = { mgpu.BlockSpec{ { br, bc }, function(a, b) local i, j = im(a, b); return i, j end } },
+        out_specs = mgpu.BlockSpec{ { br, bc }, function(a, b) local i = im(a, b); return i, 0 end },
+        out_shape = mgpu.shape({ R, bc }, "f32"),
+        compiler_params = mgpu.CompilerParams{ dimension_semantics = pf and { "parallel", "sequential" } or { "sequential", "parallel" },
+                                               max_concurrent_steps = 2 },
+        body = function(xs, os)
+          local j = mgpu.program_id(pf and 1 or 0)
+          mgpu.cond(mgpu.eq(j, 0), function() os:store(xs:load()) end, function() os:store(os:load() + xs:load()) end)
+        end,
+      }
+      local x = mgpu.random.normal({ R, C }, "f32")
+      local xt, want = x:to_table(), {}
+      for r = 0, R - 1 do
+        for c = 0, bc - 1 do
+          local s = 0
+          for j = 0, C / bc - 1 do s = s + xt[r * C + j * bc + c + 1] end
+          want[r * bc + c + 1] = s
+        end
+      end
+      assert.is_true(maxdiff(k(x):to_table(), want) < 1e-4)
+    end)
+  end
+end)
+
+describe("pipeline errors", function()
+  local function run_body(body, opts)
+    local spec = { out_shape = mgpu.shape({ 256 }, "f32"), body = body }
+    for k, v in pairs(opts or {}) do spec[k] = v end
+    return err_of(mgpu.kernel(spec), mgpu.zeros(256, "f32"))
+  end
+  local here = "pipeline_spec.lua:%d+: "
+
+  it("refuses delay_release >= max_concurrent_steps", function()
+    assert.matches(here .. "emit_pipeline: input 1 has delay_release = 2, which must be less than max_concurrent_steps = 2",
+      err_of(mgpu.emit_pipeline, function() end, { grid = { 4 }, max_concurrent_steps = 2,
+        in_specs = { mgpu.BlockSpec{ { 64 }, function(i) return i end, delay_release = 2 } } }))
+  end)
+  it("refuses grid dims below 1", function()
+    assert.matches(here .. "emit_pipeline grid%[1%] must be at least 1, got 0",
+      err_of(mgpu.emit_pipeline, function() end, { grid = { 0 } }))
+  end)
+  it("refuses a block shape of another rank than the array", function()
+    assert.matches(here .. "emit_pipeline input 1: block_shape has 2 dims but the array %[256%] has 1", run_body(function(x)
+      mgpu.emit_pipeline(function() end, { grid = { 2 }, in_specs = { mgpu.BlockSpec{ { 8, 128 } } } })(x)
+    end))
+  end)
+  it("refuses an index map of the wrong arity", function()
+    assert.matches(here .. "emit_pipeline input 1: index_map takes 2 arguments but the grid has 1 axes", run_body(function(x)
+      mgpu.emit_pipeline(function() end, { grid = { 2 }, in_specs = { mgpu.BlockSpec{ { 128 }, function(i, j) return i end } } })(x)
+    end))
+  end)
+  it("refuses an index map returning the wrong count, at the map's line", function()
+    assert.matches(here .. "emit_pipeline input 1: index_map returned 2 values, expected 1", run_body(function(x)
+      mgpu.emit_pipeline(function() end, { grid = { 2 }, in_specs = { mgpu.BlockSpec{ { 128 }, function(i) return i, 0 end } } })(x)
+    end))
+  end)
+  local function ws(opts, threads, call)
+    return run_body(function(x)
+      local o = { grid = { 2 }, memory_registers = 40, num_compute_wgs = 1, wg_axis = "wg",
+                  in_specs = { mgpu.BlockSpec{ { 128 }, function(i) return i end } } }
+      for k, v in pairs(opts) do o[k] = v end
+      local p = mgpu.emit_pipeline_warp_specialized(function() end, o)
+      if call then p(x) end
+    end, { num_threads = threads, thread_name = "wg" })
+  end
+  it("refuses a memory_thread_idx outside the threads", function()
+    assert.matches(here .. "emit_pipeline_warp_specialized: memory_thread_idx = 5 is outside the kernel's 2 threads",
+      ws({ memory_thread_idx = 5 }, 2, true))
+  end)
+  it("refuses num_threads other than num_compute_wgs + 1", function()
+    assert.matches(here .. "emit_pipeline_warp_specialized: the kernel has num_threads = 3 but the pipeline needs num_compute_wgs %+ 1 = 2",
+      ws({}, 3, true))
+  end)
+  it("refuses pipeline_state without allocations", function()
+    assert.matches(here .. "emit_pipeline_warp_specialized: pipeline_state needs allocations",
+      ws({ pipeline_state = mgpu.PipelineState.START }, 2, true))
+  end)
+  it("refuses unknown BlockSpec and CompilerParams options", function()
+    assert.matches(here .. "BlockSpec: unknown option 'delay'", err_of(mgpu.BlockSpec, { delay = 1 }))
+    assert.matches(here .. "CompilerParams: dimension_semantics%[2%] must be \"parallel\" or \"sequential\", got wrong",
+      err_of(mgpu.CompilerParams, { dimension_semantics = { "parallel", "wrong" } }))
+  end)
+end)
