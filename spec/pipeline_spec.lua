@@ -397,3 +397,34 @@ describe("pipeline errors", function()
       err_of(mgpu.CompilerParams, { dimension_semantics = { "parallel", "wrong" } }))
   end)
 end)
+
+describe("GMEM atomics", function()
+  local function body_err(body, dt)
+    local k = mgpu.kernel{ out_shape = mgpu.shape({ 4 }, dt or "i32"), body = body }
+    return err_of(k)
+  end
+  it("hand every warpgroup the old value (one read-modify-write each)", function()
+    local k = mgpu.kernel{
+      grid = { 3 }, num_threads = 2, thread_name = "wg", out_shape = { mgpu.shape({ 1 }, "u32"), mgpu.shape({ 3, 2 }, "u32") },
+      body = function(c, got)
+        got:at(mgpu.program_id(0), mgpu.axis_index("wg")):store(mgpu.atomic_add(c:at(0), 10))
+      end,
+    }
+    local c, got = mgpu.zeros({ 1 }, "u32"), mgpu.zeros({ 3, 2 }, "u32")
+    k:call_into({ c, got })
+    local t = got:to_table()
+    table.sort(t)
+    assert.are.same({ 0, 10, 20, 30, 40, 50 }, t)
+    assert.are.equal(60, c:get(1))
+  end)
+  it("refuse a ref of more than one element, at the script line", function()
+    assert.matches("pipeline_spec.lua:%d+: atomic_add: the ref must be one element %(index every dim%), not &gmem i32%[4%]",
+      body_err(function(c) mgpu.atomic_add(c, 1) end))
+  end)
+  it("refuse unsupported dtypes and options", function()
+    assert.matches("atomic_max: f32 is not supported", body_err(function(c) mgpu.atomic_max(c:at(0), 1.5) end, "f32"))
+    assert.matches("pipeline_spec.lua:%d+: atomic_add: sem must be relaxed, acquire, release or acq_rel, got seq",
+      body_err(function(c) mgpu.atomic_add(c:at(0), 1, { sem = "seq" }) end))
+    assert.matches("atomic_cas: expected 2 values after the ref", body_err(function(c) mgpu.atomic_cas(c:at(0), 1) end))
+  end)
+end)

@@ -155,6 +155,48 @@ function M.astype(x, dtype)
   return lift(x):astype(dtype)
 end
 
+-- -- Atomics on GMEM ---------------------------------------------------------------
+
+local sems = { relaxed = 0, acquire = 1, release = 2, acq_rel = 3 }
+local scopes = { cta = 0, cluster = 1, gpu = 2, sys = 3 }
+
+local function atomic(name, code, operands)
+  return function(ref, ...)
+    local what = "atomic_" .. name
+    if not trace.is_ref(ref) then fail("%s: the first argument must be a GMEM ref (one element)", what) end
+    local args = compat.pack(...)
+    local opts = args[operands + 1] or {}
+    if type(opts) ~= "table" then fail("%s: options must be a table such as { sem = \"acq_rel\", scope = \"gpu\" }", what) end
+    for k in pairs(opts) do
+      if k ~= "sem" and k ~= "scope" then fail("%s: unknown option '%s'", what, tostring(k)) end
+    end
+    local sem, scope = sems[opts.sem or "acq_rel"], scopes[opts.scope or "gpu"]
+    if not sem then fail("%s: sem must be relaxed, acquire, release or acq_rel, got %s", what, tostring(opts.sem)) end
+    if not scope then fail("%s: scope must be cta, cluster, gpu or sys, got %s", what, tostring(opts.scope)) end
+    local ops_ = { ref }
+    for i = 1, operands do
+      if args[i] == nil then fail("%s: expected %d value%s after the ref", what, operands, operands == 1 and "" or "s") end
+      ops_[i + 1] = lift(args[i], ref)
+    end
+    return op("atomic", ops_, { code, sem, scope })
+  end
+end
+
+--- mgpu.atomic_add(ref, v, { sem, scope }) and exchange, max, min, and,
+--- or, xor: a read-modify-write of one GMEM element, done once per
+--- warpgroup; returns the old value to every thread.  sem: relaxed,
+--- acquire, release, acq_rel (default); scope: cta, cluster, gpu
+--- (default), sys.  mgpu.atomic_cas(ref, expected, new, opts) stores new
+--- where the element holds expected.
+M.atomic_add = atomic("add", 0, 1)
+M.atomic_exchange = atomic("exchange", 1, 1)
+M.atomic_cas = atomic("cas", 2, 2)
+M.atomic_max = atomic("max", 3, 1)
+M.atomic_min = atomic("min", 4, 1)
+M.atomic_and = atomic("and", 5, 1)
+M.atomic_or = atomic("or", 6, 1)
+M.atomic_xor = atomic("xor", 7, 1)
+
 -- -- Control flow -------------------------------------------------------------
 
 --- Run fn() on the device only where the scalar `cond` is true.  A Lua

@@ -957,4 +957,30 @@ add("setmaxnreg-roles", function(mgpu)
   return compare(mgpu, k(x), round(mgpu, ref, "f32")), 1e-7
 end)
 
+add("atomics/claims-and-rmw", function(mgpu)
+  -- 64 blocks x 2 warpgroups each claim one ticket: every ticket 0..127 exactly once; max, cas, exchange, xor
+  local k = mgpu.kernel{
+    name = "atomics", grid = { 64 }, num_threads = 2, thread_name = "wg",
+    out_shape = { mgpu.shape({ 5 }, "i32"), mgpu.shape({ 128 }, "i32"), mgpu.shape({ 1 }, "f32") },
+    body = function(c, seen, fsum)
+      local b, wg = mgpu.program_id(0), mgpu.axis_index("wg")
+      local t = mgpu.atomic_add(c:at(0), 1)
+      mgpu.atomic_add(seen:at(t), 1, { sem = "relaxed" })
+      mgpu.atomic_max(c:at(1), b * 2 + wg, { sem = "relaxed" })
+      mgpu.atomic_cas(c:at(2), 0, 7)
+      mgpu.atomic_exchange(c:at(3), 5, { scope = "sys" })
+      mgpu.atomic_xor(c:at(4), mgpu.const(1, "i32"))
+      mgpu.atomic_add(fsum:at(0), 0.5)
+    end,
+  }
+  local c, seen, fsum = mgpu.zeros({ 5 }, "i32"), mgpu.zeros({ 128 }, "i32"), mgpu.zeros({ 1 }, "f32")
+  k:call_into({ c, seen, fsum })
+  local want = { 128, 127, 7, 5, 0 }
+  local bad = 0
+  for i, v in ipairs(c:to_table()) do if v ~= want[i] then bad = bad + 1 end end
+  for _, v in ipairs(seen:to_table()) do if v ~= 1 then bad = bad + 1 end end
+  if fsum:get(1) ~= 64 then bad = bad + 1 end
+  return bad, 0
+end)
+
 return cases

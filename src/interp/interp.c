@@ -69,6 +69,40 @@ static void do_load(interp *I, iagent *a, const ir_op *op) {
   }
 }
 
+/* One read-modify-write per warpgroup; every thread sees the old value.
+** The interpreter runs one warpgroup at a time, so it is atomic. */
+static void do_atomic(interp *I, iagent *a, const ir_op *op) {
+  const uint32_t *o = ir_opds(I->k, op);
+  const int64_t *at = ir_ints(I->k, op);
+  const iref *r = a->slots[o[0]].ref;
+  const ir_type *t = ir_vtype(I->k, o[0]);
+  ival *out = val(a, op->res);
+  unsigned char *q = interp_elem(I, op, r, t->shape, 0, a->block);
+  if (!q) { out->i = 0; return; }   /* outside the array: nothing happens and 0 is read, as on the GPU */
+  int dt = t->dtype;
+  const ival *v = val(a, o[1]);
+  if (dt == MGPU_F32) {
+    double old = dt_load(dt, q);
+    out->f = old;
+    dt_store(dt, q, at[0] == IR_ATOM_ADD ? old + v->f : v->f);
+    return;
+  }
+  int64_t old = dt_load_int(dt, q), x = v->i, nv = old;
+  bool uns = dt == MGPU_U32 || dt == MGPU_U64;
+  switch (at[0]) {
+  case IR_ATOM_ADD: nv = old + x; break;
+  case IR_ATOM_EXCH: nv = x; break;
+  case IR_ATOM_CAS: if (old == x) nv = val(a, o[2])->i; break;
+  case IR_ATOM_MAX: nv = uns ? ((uint64_t)x > (uint64_t)old ? x : old) : (x > old ? x : old); break;
+  case IR_ATOM_MIN: nv = uns ? ((uint64_t)x < (uint64_t)old ? x : old) : (x < old ? x : old); break;
+  case IR_ATOM_AND: nv = old & x; break;
+  case IR_ATOM_OR: nv = old | x; break;
+  default: nv = old ^ x; break;
+  }
+  out->i = old;
+  dt_store_int(dt, q, dt_wrap_int(dt, nv));
+}
+
 static void do_store(interp *I, iagent *a, const ir_op *op) {
   const uint32_t *o = ir_opds(I->k, op);
   const iref *r = a->slots[o[0]].ref;
@@ -288,6 +322,7 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_TMALOAD: interp_tma_load(I, a, op); break;
   case IRC_TMASTORE: interp_tma_store(I, a, op); break;
   case IRC_WGMMA: interp_wgmma(I, a, op); break;
+  case IRC_ATOMIC: do_atomic(I, a, op); break;
   case IRC_SYNC:
     if (op->code == IR_commit_group) a->group++;
     else if (op->code == IR_wait_group) interp_wait_group(I, a, at[0]);

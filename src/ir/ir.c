@@ -7,6 +7,9 @@
 #include "ir.h"
 
 const char *const ir_red_names[IR_RED_XOR + 1] = { "none", "add", "min", "max", "inc", "dec", "and", "or", "xor" };
+const char *const ir_atom_names[IR_ATOM_XOR + 1] = { "add", "exch", "cas", "max", "min", "and", "or", "xor" };
+const char *const ir_sem_names[IR_SEM_ACQ_REL + 1] = { "relaxed", "acquire", "release", "acq_rel" };
+const char *const ir_scope_names[IR_SCOPE_SYS + 1] = { "cta", "cluster", "gpu", "sys" };
 
 const ir_opinfo ir_optab[IR__COUNT] = {
 #define IR_INFO(name, cls, fl) { #name, IRC_##cls, IRF_##fl },

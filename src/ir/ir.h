@@ -76,6 +76,7 @@
   _(wgmma, WGMMA, M)             /* (acc ref, a: smem ref or array, b: smem ref): acc += a @ b, asynchronously */ \
   _(wgmma_wait, SYNC, M)         /* ints=n: at most n wgmma groups in flight */ \
   _(set_max_registers, SYNC, M)  /* ints=n, increase (1) or decrease (0): setmaxnreg */ \
+  _(atomic, ATOMIC, M)           /* (one-element GMEM ref, value[, new]) ints=op, sem, scope -> the old value; once per warpgroup */ \
   /* structured control flow */ \
   _(for,   FOR,   R)             /* (lo, hi, step, inits...) -> carried results; args: iv, carried */ \
   _(if,    IF,    R)             /* (cond) -> results; regions: then, else */ \
@@ -93,7 +94,7 @@ typedef enum ir_opclass {
   IRC_CONST, IRC_GRIDIDX, IRC_THREADIDX, IRC_UNARY, IRC_BINARY, IRC_COMPARE,
   IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_BCASTDIM, IRC_RESHAPE, IRC_IOTA, IRC_LAYOUTCAST, IRC_REDUCE,
   IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_ALLOC, IRC_CLUSTERIDX,
-  IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA,
+  IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC,
   IRC_FOR, IRC_IF, IRC_SCOPED, IRC_YIELD
 } ir_opclass;
 
@@ -121,6 +122,16 @@ typedef struct ir_type {
 /* reduction_op of tma_store.  ORDER RED: ir_red_names. */
 enum { IR_RED_NONE, IR_RED_ADD, IR_RED_MIN, IR_RED_MAX, IR_RED_INC, IR_RED_DEC, IR_RED_AND, IR_RED_OR, IR_RED_XOR };
 extern const char *const ir_red_names[IR_RED_XOR + 1];
+
+/* The read-modify-write of an atomic op, its memory order and scope.
+** ORDER ATOM: ir_atom_names; ORDER SEM: ir_sem_names; ORDER SCOPE: ir_scope_names.
+** cas(ref, expected, new) stores new where the ref holds expected. */
+enum { IR_ATOM_ADD, IR_ATOM_EXCH, IR_ATOM_CAS, IR_ATOM_MAX, IR_ATOM_MIN, IR_ATOM_AND, IR_ATOM_OR, IR_ATOM_XOR };
+enum { IR_SEM_RELAXED, IR_SEM_ACQUIRE, IR_SEM_RELEASE, IR_SEM_ACQ_REL };
+enum { IR_SCOPE_CTA, IR_SCOPE_CLUSTER, IR_SCOPE_GPU, IR_SCOPE_SYS };
+extern const char *const ir_atom_names[IR_ATOM_XOR + 1];
+extern const char *const ir_sem_names[IR_SEM_ACQ_REL + 1];
+extern const char *const ir_scope_names[IR_SCOPE_SYS + 1];
 
 /* View index kinds (ints of a view op, 3 per index: kind, start, size). */
 enum { IR_IDX_INT = 0, IR_IDX_DS = 1, IR_IDX_ALL = 2 };

@@ -504,6 +504,32 @@ static mgpu_status acc_type(ir_builder *b, const int64_t *ints, uint32_t nints, 
 
 static bool is_f8(int dt) { return dt == MGPU_F8E4M3 || dt == MGPU_F8E5M2; }
 
+/* atomic (ref, value[, new]) ints = op, sem, scope: one element of GMEM,
+** a value of its dtype; compare-and-swap takes the expected and the new value. */
+static mgpu_status atomic_check(ir_builder *b, const uint32_t *opds, uint32_t nopd, const int64_t *ints, uint32_t nints) {
+  mgpu_status s;
+  if (nints != 3 || ints[0] < IR_ATOM_ADD || ints[0] > IR_ATOM_XOR || ints[1] < IR_SEM_RELAXED || ints[1] > IR_SEM_ACQ_REL ||
+      ints[2] < IR_SCOPE_CTA || ints[2] > IR_SCOPE_SYS)
+    return failf(b, "atomic: expected (op, sem, scope) codes");
+  const char *op = ir_atom_names[ints[0]];
+  bool cas = ints[0] == IR_ATOM_CAS;
+  if ((s = want_count(b, "atomic", nopd, cas ? 3 : 2, cas ? 3 : 2))) return s;
+  if ((s = want_space(b, "atomic", opds, 0, MGPU_SPACE_GMEM, "a GMEM ref"))) return s;
+  const ir_type *r = ir_vtype(b->k, opds[0]);
+  char x[96];
+  if (r->rank != 0) return failf(b, "atomic_%s: the ref must be one element (index every dim), not %s", op, TS(r, x));
+  int dt = r->dtype;
+  bool wide = dt == MGPU_I32 || dt == MGPU_U32 || dt == MGPU_I64 || dt == MGPU_U64;
+  if (!wide && !(dt == MGPU_F32 && (ints[0] == IR_ATOM_ADD || ints[0] == IR_ATOM_EXCH)))
+    return failf(b, "atomic_%s: %s is not supported (i32, u32, i64, u64; f32 for add and exchange)", op, dt_name(dt));
+  for (uint32_t i = 1; i < nopd; i++) {
+    const ir_type *v = ir_vtype(b->k, opds[i]);
+    if (v->kind != MGPU_VALUE_SCALAR) return failf(b, "atomic_%s: operand %u must be a scalar, not %s", op, i + 1, TS(v, x));
+    if (v->dtype != dt) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), "atomic", dt_name(dt), dt_name(v->dtype));
+  }
+  return MGPU_OK;
+}
+
 /* wgmma (acc, a, b): acc (M, N) += a (M, K) @ b (K, N). */
 static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
   const char *op = "wgmma";
@@ -814,6 +840,12 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     if ((s = want_count(b, name, nopd, 3, 3))) return s;
     if ((s = wgmma_check(b, opds))) return s;
     nrt = 0;
+    break;
+  case IRC_ATOMIC:
+    if ((s = atomic_check(b, opds, nopd, ints, nints))) return s;
+    memset(&rt[0], 0, sizeof rt[0]);
+    rt[0].kind = MGPU_VALUE_SCALAR;
+    rt[0].dtype = ir_vtype(k, opds[0])->dtype;
     break;
   case IRC_FOR: {
     if ((s = want_count(b, name, nopd, 3, 3 + IR_MAXRES - 1))) return s;

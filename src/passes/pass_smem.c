@@ -91,8 +91,10 @@ mgpu_status pass_smem(const ir_kernel *k, kinfo *ki, int64_t limit, diag *d) {
   int32_t red_op = -1;
   for (uint32_t i = 0; i < k->ops.n; i++) {
     const ir_op *op = &k->ops.v[i];
-    if (ir_optab[op->code].cls != IRC_REDUCE) continue;
-    int64_t need = red_scratch(k, ki, op);
+    int64_t need;
+    if (op->code == IR_atomic) need = 8;   /* the old value, handed from the leader to its warpgroup */
+    else if (ir_optab[op->code].cls == IRC_REDUCE) need = red_scratch(k, ki, op);
+    else continue;
     if (need > red) { red = need; red_op = (int32_t)i; }
   }
   int64_t wgs = k->opts.num_threads > 0 ? k->opts.num_threads : 1;

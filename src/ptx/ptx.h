@@ -143,6 +143,7 @@ void ptx_param_ref(pe *e, uint32_t v, uint32_t param);
 void ptx_view(pe *e, const ir_op *op);
 void ptx_load(pe *e, const ir_op *op);
 void ptx_store(pe *e, const ir_op *op);
+void ptx_atomic(pe *e, const ir_op *op);
 
 /* ptx_smem.c: SMEM allocations, transposed views, loads and stores */
 /* The transforms of an SMEM allocation (the smem_alloc result `alloc`). */

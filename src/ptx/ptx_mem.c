@@ -464,6 +464,43 @@ static void access_op(pe *e, uint32_t refv, uint32_t valv, bool store) {
   pe_label_here(e, l_done);
 }
 
+/* atomic: the warpgroup's leader thread does the read-modify-write, then
+** hands the old value to the other threads through the warpgroup's
+** scratch slice (a store, two warpgroup barriers around the load). */
+void ptx_atomic(pe *e, const ir_op *op) {
+  const uint32_t *o = ir_opds(e->k, op);
+  const int64_t *at = ir_ints(e->k, op);
+  access a;
+  plan(e, o[0], o[1], &a);
+  int dt = a.dtype, bytes = a.bytes;
+  preg pred = pe_leader(e);
+  preg inb = a.maybe_oob && !a.static_oob ? inside(e, &a) : 0;
+  if (a.static_oob) pe_ins(e, "setp.ne.u32", 3, R(pred), R(e->lane), R(e->lane));   /* never */
+  else if (inb) pe_ins(e, "and.pred", 3, R(pred), R(pred), R(inb));
+  preg old = e->vreg[op->res];
+  pe_zero(e, dt, old, 1);
+  const char *ty;
+  bool bitwise = at[0] == IR_ATOM_EXCH || at[0] == IR_ATOM_CAS || at[0] >= IR_ATOM_AND;
+  if (dt == MGPU_F32) ty = at[0] == IR_ATOM_ADD ? "f32" : "b32";
+  else if (bitwise) ty = bytes == 8 ? "b64" : "b32";
+  else if (dt == MGPU_I32) ty = "s32";
+  else if (dt == MGPU_I64) ty = at[0] == IR_ATOM_ADD ? "u64" : "s64";
+  else ty = bytes == 8 ? "u64" : "u32";
+  char opc[96];
+  snprintf(opc, sizeof opc, "atom.%s.%s.global.%s.%s", ir_sem_names[at[1]], ir_scope_names[at[2]], ir_atom_names[at[0]], ty);
+  if (at[0] == IR_ATOM_CAS)
+    pe_pins(e, pred, false, opc, 4, R(old), ADDR(a.base, 0), R(pe_vreg(e, o[1])), R(pe_vreg(e, o[2])));
+  else
+    pe_pins(e, pred, false, opc, 3, R(old), ADDR(a.base, 0), R(pe_vreg(e, o[1])));
+  preg slot = pe_reg(e, PR_R);
+  pe_ins(e, "mad.lo.u32", 4, R(slot), R(e->wg), I(e->ki->red_bytes), R(e->smem));
+  if (e->ki->red_offset) pe_ins(e, "add.u32", 3, R(slot), R(slot), I(e->ki->red_offset));
+  pe_pins(e, pred, false, bytes == 8 ? "st.shared.b64" : "st.shared.b32", 2, ADDR(slot, 0), R(old));
+  pe_wg_barrier(e);
+  pe_ins(e, bytes == 8 ? "ld.shared.b64" : "ld.shared.b32", 2, R(old), ADDR(slot, 0));
+  pe_wg_barrier(e);
+}
+
 void ptx_load(pe *e, const ir_op *op) {
   uint32_t r = ir_opds(e->k, op)[0];
   if (e->refs[r].space == MGPU_SPACE_SMEM) ptx_smem_access(e, r, op->res, false);
