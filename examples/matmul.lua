@@ -16,6 +16,7 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
 
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
     keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) reps
+          act=relu|gelu_tanh (a fused epilogue: C = act(A @ B) before the cast)
   (4096^3 bf16 on a GPU; 256x384x320 interpreted)
 
 Shapes need not divide the tiles: edge tiles are zero-filled when loaded
@@ -146,6 +147,18 @@ local K = tonumber(pos[3]) or (small and 320 or M)
 cfg.dtype = pos[4] or cfg.dtype or "bf16"
 local reps = cfg.reps or 20
 cfg.reps = nil
+-- fused epilogues: functions of the f32 tile on the device, and the same on the f64 reference
+local acts = {
+  relu = { function(t) return mgpu.max(t, 0.0) end, function(h) return h:max(0) end },
+  gelu_tanh = {
+    function(t) local u = (t + t * t * t * 0.044715) * 0.7978845608; return t * 0.5 * (mgpu.tanh(u) + 1.0) end,
+    function(h) local u = (h + h * h * h * 0.044715) * 0.7978845608; return h * 0.5 * (u:tanh() + 1) end },
+}
+local act_name = cfg.act
+local act = cfg.act and acts[cfg.act]
+if cfg.act and not act then io.stderr:write("matmul: act must be relu or gelu_tanh\n"); os.exit(2) end
+cfg.act = nil
+if act then cfg.epilogue = act[1] end
 -- a problem narrower than the block's tile takes narrower tiles (a TMA box may not exceed the array)
 local tn = cfg.tile_n or lib.defaults.tile_n
 while tn > 64 and N < tn * ((cfg.wg_dim or lib.defaults.wg_dim) == "N" and 2 or 1) do tn = tn / 2 end
@@ -163,10 +176,12 @@ local band = small and M or math.min(M, 64)
 local err = 0
 for _, r0 in ipairs({ 0, M - band }) do
   local ref = H.matmul(H.from(a):rows(r0, band), H.from(b))
+  if act then ref = act[2](ref) end
   err = math.max(err, H.relerr(H.from(c):rows(r0, band), ref))
 end
 local mode = mgpu.interpreting() and "interpreted" or mgpu.device().name
-print(string.format("matmul %s %dx%dx%d (%s): relative error %.2e", cfg.dtype, M, N, K, mode, err))
+print(string.format("matmul %s %dx%dx%d%s (%s): relative error %.2e", cfg.dtype, M, N, K,
+                    act_name and (" + " .. act_name) or "", mode, err))
 assert(err <= 1e-2, "matmul: result differs from the reference")
 
 if not mgpu.interpreting() then
