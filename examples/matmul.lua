@@ -16,7 +16,7 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
 
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
     keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) reps
-          act=relu|gelu_tanh (a fused epilogue: C = act(A @ B) before the cast)
+          act=relu|gelu (a fused epilogue, GELU in its tanh form: C = act(A @ B) before the cast)
   (4096^3 bf16 on a GPU; 256x384x320 interpreted)
 
 Shapes need not divide the tiles: edge tiles are zero-filled when loaded
@@ -150,13 +150,13 @@ cfg.reps = nil
 -- fused epilogues: functions of the f32 tile on the device, and the same on the f64 reference
 local acts = {
   relu = { function(t) return mgpu.max(t, 0.0) end, function(h) return h:max(0) end },
-  gelu_tanh = {
+  gelu = {
     function(t) local u = (t + t * t * t * 0.044715) * 0.7978845608; return t * 0.5 * (mgpu.tanh(u) + 1.0) end,
     function(h) local u = (h + h * h * h * 0.044715) * 0.7978845608; return h * 0.5 * (u:tanh() + 1) end },
 }
 local act_name = cfg.act
 local act = cfg.act and acts[cfg.act]
-if cfg.act and not act then io.stderr:write("matmul: act must be relu or gelu_tanh\n"); os.exit(2) end
+if cfg.act and not act then io.stderr:write("matmul: act must be relu or gelu\n"); os.exit(2) end
 cfg.act = nil
 if act then cfg.epilogue = act[1] end
 -- a problem narrower than the block's tile takes narrower tiles (a TMA box may not exceed the array)
