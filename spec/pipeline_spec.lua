@@ -18,6 +18,19 @@ end
 
 local function spec1(n) return mgpu.BlockSpec{ { n }, function(i) return i end } end
 
+-- out[r][c] = sum over j of x[r][j * bc + c]: the row blocks of x summed (x is R x C).
+local function block_row_sums(x, R, C, bc)
+  local xt, want = x:to_table(), {}
+  for r = 0, R - 1 do
+    for c = 0, bc - 1 do
+      local s = 0
+      for j = 0, C / bc - 1 do s = s + xt[r * C + j * bc + c + 1] end
+      want[r * bc + c + 1] = s
+    end
+  end
+  return want
+end
+
 describe("emit_pipeline", function()
   for depth = 1, 4 do
     it("maps blocks through " .. depth .. " slot(s), the last block partial", function()
@@ -73,15 +86,7 @@ describe("emit_pipeline", function()
       end,
     }
     local x = mgpu.random.normal({ R, C }, "f32")
-    local xt, want = x:to_table(), {}
-    for r = 0, R - 1 do
-      for c = 0, bc - 1 do
-        local s = 0
-        for j = 0, C / bc - 1 do s = s + xt[r * C + j * bc + c + 1] end
-        want[r * bc + c + 1] = s
-      end
-    end
-    assert.is_true(maxdiff(k(x):to_table(), want) < 1e-4)
+    assert.is_true(maxdiff(k(x):to_table(), block_row_sums(x, R, C, bc)) < 1e-4)
   end)
 
   it("squeezes dims and indexes Element dims by offset", function()
@@ -186,6 +191,22 @@ describe("emit_pipeline_warp_specialized", function()
   end)
   it("hands manual ready and consumed barriers to the body", function()
     assert.is_true(ws_sum(1, { manual_ready = true, manual_consumed = true }) < 1e-4)
+  end)
+
+  it("stores outputs from its one compute warpgroup", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 6 * 64, 64 }, "f32"), num_threads = 2, thread_name = "wg",
+      body = function(x, o)
+        local spec = mgpu.BlockSpec{ { 64, 64 }, function(s) return s, 0 end }
+        mgpu.emit_pipeline_warp_specialized(function(_, xs, os) os:store(xs:load() * 3.0) end, {
+          grid = { 6 }, memory_registers = 40, num_compute_wgs = 1, wg_axis = "wg", max_concurrent_steps = 3,
+          in_specs = { spec }, out_specs = { spec } })(x, o)
+      end,
+    }
+    local x = mgpu.random.normal({ 6 * 64, 64 }, "f32")
+    local want = {}
+    for i, v in ipairs(x:to_table()) do want[i] = 3 * v end
+    assert.is_true(maxdiff(k(x):to_table(), want) < 1e-5)
   end)
 
   it("runs START, STEADY and STOP pipelines on one allocation", function()
@@ -325,15 +346,7 @@ describe("pallas_call", function()
         end,
       }
       local x = mgpu.random.normal({ R, C }, "f32")
-      local xt, want = x:to_table(), {}
-      for r = 0, R - 1 do
-        for c = 0, bc - 1 do
-          local s = 0
-          for j = 0, C / bc - 1 do s = s + xt[r * C + j * bc + c + 1] end
-          want[r * bc + c + 1] = s
-        end
-      end
-      assert.is_true(maxdiff(k(x):to_table(), want) < 1e-4)
+      assert.is_true(maxdiff(k(x):to_table(), block_row_sums(x, R, C, bc)) < 1e-4)
     end)
   end
 end)

@@ -105,6 +105,35 @@ local function block_changes(plan, a, b)
   return changed
 end
 
+-- Store the SMEM outputs (list of { plan, buffer }) whose block changes
+-- after `step` (every one at the last step) into one group of copies.
+-- slots[o] is output o's current slot; returns the slots for the next step.
+local function store_outputs(outputs, slots, idx, step, nsteps, grid, depth)
+  local last = L.eq(step, L.sub(nsteps, 1))
+  local nidx = L.unravel(L.add(step, 1), grid)
+  local any, nxt, order = false, {}, {}
+  for o in pairs(outputs) do order[#order + 1] = o end
+  table.sort(order)                            -- a deterministic trace
+  for _, o in ipairs(order) do
+    local out = outputs[o]
+    local pl, cur = out.plan, slots[o]
+    local changed = L.either(last, block_changes(pl, idx, nidx))
+    local function store()
+      copy.copy_smem_to_gmem(out.buf:at(cur), pl:view(pl:indices(idx)), { commit_group = false })
+    end
+    if changed == true then store(); nxt[o] = L.rem(L.add(cur, 1), depth)
+    elseif changed == false then nxt[o] = cur
+    else
+      ops.when(changed, store)
+      nxt[o] = ops.select(changed, L.rem(L.add(trace.lift(cur), 1), depth), trace.lift(cur))
+    end
+    any = L.either(any, changed)
+  end
+  if any == true then copy.commit_smem_to_gmem_group()
+  elseif any ~= false then ops.when(any, copy.commit_smem_to_gmem_group) end
+  return nxt
+end
+
 --- mgpu.emit_pipeline(body, { grid, in_specs, out_specs,
 --- max_concurrent_steps = 1, init_carry, delay_release }) -> pipeline(refs...).
 --- body(indices, in_smem..., out_smem..., carry) -> carry, where indices is
@@ -174,25 +203,9 @@ function M.emit_pipeline(body, opts)
         local nc = p.body(compat.unpack(args, 1, #args))
         if init_carry == nil then nc = nil end
         if #smem_in + #smem_out > 0 then copy.commit_smem() end   -- body's SMEM reads/writes before TMA
-        local last = L.eq(step, L.sub(nsteps, 1))
-        local nidx = L.unravel(L.add(step, 1), grid)
-        local any, no = false, {}
-        for _, o in ipairs(smem_out) do
-          local pl = outs[o]
-          local changed = L.either(last, block_changes(pl, idx, nidx))
-          local store = function()
-            copy.copy_smem_to_gmem(outbuf[o]:at(st.o[o]), pl:view(pl:indices(idx)), { commit_group = false })
-          end
-          if changed == true then store(); no[o] = L.rem(L.add(st.o[o], 1), depth)
-          elseif changed == false then no[o] = st.o[o]
-          else
-            ops.when(changed, store)
-            no[o] = ops.select(changed, L.rem(L.add(trace.lift(st.o[o]), 1), depth), trace.lift(st.o[o]))
-          end
-          any = L.either(any, changed)
-        end
-        if any == true then copy.commit_smem_to_gmem_group()
-        elseif any ~= false then ops.when(any, copy.commit_smem_to_gmem_group) end
+        local outputs = {}
+        for _, o in ipairs(smem_out) do outputs[o] = { plan = outs[o], buf = outbuf[o] } end
+        local no = store_outputs(outputs, st.o, idx, step, nsteps, grid, depth)
         for _, i in ipairs(smem_in) do
           local t = L.add(step, depth - delay_of(p.in_specs[i], default_delay))
           guarded(t, function() fetch(i, t) end)
@@ -393,21 +406,9 @@ function WS:compute(ins, outs, a)
       local no = {}
       if #outs > 0 then   -- one compute warpgroup: it stores its outputs itself
         copy.commit_smem()
-        local last = L.eq(step, L.sub(nsteps, 1))
-        local nidx = L.unravel(L.add(step, 1), grid)
-        for o, pl in ipairs(outs) do
-          local changed = L.either(last, block_changes(pl, idx, nidx))
-          local function store()
-            copy.copy_smem_to_gmem(a.outs[o]:at(st.o[o]), pl:view(pl:indices(idx)), { commit_group = false })
-          end
-          if changed == true then store(); no[o] = L.rem(L.add(st.o[o], 1), depth)
-          elseif changed == false then no[o] = st.o[o]
-          else
-            ops.when(changed, store)
-            no[o] = ops.select(changed, L.rem(L.add(trace.lift(st.o[o]), 1), depth), trace.lift(st.o[o]))
-          end
-        end
-        copy.commit_smem_to_gmem_group()
+        local outputs = {}
+        for o, pl in ipairs(outs) do outputs[o] = { plan = pl, buf = a.outs[o] } end
+        no = store_outputs(outputs, st.o, idx, step, nsteps, grid, depth)
       end
       return { c = nc, o = no }
     end, self.what)
