@@ -15,7 +15,7 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
 - an optional fused epilogue: a Lua function of the f32 tile.
 
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
-    keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) reps
+    keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) nobar (0|1) reps
           act=relu|gelu (a fused epilogue, GELU in its tanh form: C = act(A @ B) before the cast)
   (4096^3 bf16 on a GPU; 256x384x320 interpreted)
 
@@ -30,7 +30,7 @@ local lib = {}
 
 --- The default configuration (Pallas' TuningConfig fields).
 lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 3, snake = 8, wg_dim = "M", cluster = 1,
-                 delay = 0, dtype = "bf16" }
+                 delay = 0, nobar = 0, dtype = "bf16" }
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
 --- the f32 accumulator tile of one compute warpgroup before the cast.
@@ -58,6 +58,9 @@ function lib.build(cfg)
       return { math.max(1, math.floor(math.min(sms, tiles) / c.cluster)) }   -- clusters: one block per SM
     end,
     grid_names = { "sm" }, cluster = { c.cluster }, cluster_names = { "c" },
+    -- nobar=1: no automatic warpgroup barriers (the SMEM traffic here is ordered by
+    -- wait_smem_to_gmem, commit_smem and wgmma_wait, which synchronise the warpgroup themselves)
+    compiler_params = mgpu.CompilerParams{ unsafe_no_auto_barriers = c.nobar == 1 },
     num_threads = 3, thread_name = "wg",
     scratch_shapes = { mgpu.SMEM({ 2, tm, tn }, c.dtype, { transforms = oxf }) },
     body = function(a, b, out, out_smem)
