@@ -116,6 +116,15 @@ function M.list(specs, what)
   return out
 end
 
+--- An error unless index map `fn` takes `ngrid` arguments (vararg maps pass).
+function M.check_arity(fn, ngrid, what)
+  local info = debug.getinfo(fn, "u")
+  if info and info.nparams and not info.isvararg and info.nparams ~= ngrid then
+    fail("%s: index_map takes %d argument%s but the grid has %d axes", what, info.nparams,
+         info.nparams == 1 and "" or "s", ngrid)
+  end
+end
+
 -- -- Plans: a spec applied to one array -------------------------------------------
 
 local Plan = {}
@@ -147,13 +156,7 @@ function M.plan(spec, ref, ngrid, what)
   end
   if #block == 0 then fail("%s: every dim of the block is squeezed; keep at least one", what) end
   local imap = spec.index_map
-  if imap then
-    local info = debug.getinfo(imap, "u")
-    if info and info.nparams and not info.isvararg and info.nparams ~= ngrid then
-      fail("%s: index_map takes %d argument%s but the grid has %d axes", what, info.nparams,
-           info.nparams == 1 and "" or "s", ngrid)
-    end
-  end
+  if imap then M.check_arity(imap, ngrid, what) end
   return setmetatable({ spec = spec, ref = ref, dims = dims, block = block, index_map = imap, what = what,
                         space = spec.memory_space }, Plan)
 end

@@ -91,6 +91,8 @@ function M.CompilerParams(opts)
                         delay_release = dr }, CompilerParams)
 end
 
+function M.is_params(x) return getmetatable(x) == CompilerParams end
+
 -- -- Defining -----------------------------------------------------------------
 
 local Kernel = {}
@@ -108,7 +110,7 @@ end
 
 local known_spec = { body = true, out_shape = true, out_type = true, scratch_shapes = true, scratch_types = true, grid = true,
                      grid_names = true, num_threads = true, thread_name = true, interpret = true,
-                     name = true, compiler_params = true, cluster = true, cluster_names = true, pallas_grid = true }
+                     name = true, compiler_params = true, cluster = true, cluster_names = true }
 
 --- mgpu.kernel{ body = fn(in_refs..., out_refs..., scratch_refs...),
 --- out_shape = shape or {shapes}, scratch_shapes = {mgpu.SMEM(...), ...},
@@ -155,14 +157,14 @@ function M.kernel(spec)
   if csize > 8 then fail("a cluster may hold at most 8 blocks, got %d", csize) end
   local cluster_names = check_names(spec.cluster_names, #cluster, "cluster_names")
   local cp = spec.compiler_params
-  if cp ~= nil and getmetatable(cp) ~= CompilerParams then
+  if cp ~= nil and not M.is_params(cp) then
     fail("compiler_params must come from mgpu.CompilerParams{...}")
   end
   local k = setmetatable({
     name = name, body = spec.body, out = out, scratch = scratch, grid = spec.grid or {}, grid_names = spec.grid_names,
     num_threads = nt, thread_name = spec.thread_name, interpret = spec.interpret and true or false,
     cluster = cluster, cluster_names = cluster_names,
-    params = cp or M.CompilerParams(), cache = {}, where = compat.where(), pallas_grid = spec.pallas_grid,
+    params = cp or M.CompilerParams(), cache = {}, where = compat.where(),
   }, Kernel)
   return k
 end

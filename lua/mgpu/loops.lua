@@ -47,14 +47,11 @@ function M.rem(a, b)
   if b == 1 then return 0 end
   return ops.rem(a, b)
 end
-function M.min(a, b) if known(a) and known(b) then return math.min(a, b) end return ops.min(a, b) end
 function M.max(a, b) if known(a) and known(b) then return math.max(a, b) end return ops.max(a, b) end
 --- a < b: a Lua boolean when both are known, else a traced pred.
 function M.lt(a, b) if known(a) and known(b) then return a < b end return ops.lt(a, b) end
 function M.eq(a, b) if known(a) and known(b) then return a == b end return ops.eq(a, b) end
 function M.ne(a, b) if known(a) and known(b) then return a ~= b end return ops.ne(a, b) end
---- not c on a condition (a Lua boolean or a traced pred).
-function M.negate(c) if type(c) == "boolean" then return not c end return c["not"](c) end
 --- a or b on conditions (Lua booleans or traced preds).
 function M.either(a, b)
   if a == true or b == true then return true end
@@ -180,21 +177,14 @@ end
 
 -- -- Persistent loops ---------------------------------------------------------------
 
--- The flat index and size of the named grid axes (row-major over them).
+-- The flat index and size of the named axes (row-major over them).
 local function collective(axes, what)
   if type(axes) == "string" then axes = { axes } end
   if type(axes) ~= "table" or #axes == 0 then fail("%s: collective_axes must name grid axes", what) end
-  local spec = trace.tr().spec
   local idx, size = 0, 1
   for _, name in ipairs(axes) do
-    local axis
-    for i, n in ipairs(spec.grid_names or {}) do if n == name then axis = i - 1 end end
-    if not axis then
-      fail("%s: '%s' is not a grid axis (grid_names: %s)", what, tostring(name),
-           table.concat(spec.grid_names or {}, ", ") ~= "" and table.concat(spec.grid_names, ", ") or "none")
-    end
-    local n = ops.num_programs(axis)
-    idx = M.add(M.mul(idx, n), ops.program_id(axis))
+    local n = ops.axis_size(name)
+    idx = M.add(M.mul(idx, n), ops.axis_index(name))
     size = M.mul(size, n)
   end
   return idx, size

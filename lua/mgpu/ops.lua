@@ -27,30 +27,47 @@ end
 --- Number of blocks along grid axis `axis`.
 function M.num_programs(axis)
   axis = compat.int(axis, "num_programs axis")
-  local t = trace.tr()
-  if t.spec.pallas_grid then
-    local g = t.spec.pallas_grid
+  local g = trace.tr().pallas_grid              -- inside a pallas_call: its whole grid
+  if g then
     if axis < 0 or axis >= #g then fail("num_programs: axis %d is outside the grid's %d axes", axis, #g) end
     return trace.const(g[axis + 1])
   end
   return op("num_programs", nil, { axis })
 end
 
---- Index along a named axis: a grid axis (grid_names) or the warpgroup
---- axis (thread_name).
-function M.axis_index(name)
+-- Which axis `name` is: "grid", "thread" or "cluster", and its 0-based index.
+local function find_axis(name)
   local spec = trace.tr().spec
   for i, n in ipairs(spec.grid_names or {}) do
-    if n == name then return M.program_id(i - 1) end
+    if n == name then return "grid", i - 1 end
   end
-  if spec.thread_name and spec.thread_name == name then return op("thread_id") end
+  if spec.thread_name and spec.thread_name == name then return "thread", 0 end
   for i, n in ipairs(spec.cluster_names or {}) do
-    if n == name then return op("cluster_idx", {}, { i - 1 }) end
+    if n == name then return "cluster", i - 1 end
   end
   local names = table.concat(spec.grid_names or {}, ", ")
   local cnames = table.concat(spec.cluster_names or {}, ", ")
   fail("unknown axis name '%s' (grid axes: %s; cluster axes: %s; thread axis: %s)", tostring(name),
        names ~= "" and names or "none", cnames ~= "" and cnames or "none", spec.thread_name or "none")
+end
+
+--- Index along a named axis: a grid axis (grid_names), the warpgroup axis
+--- (thread_name) or a cluster axis (cluster_names).
+function M.axis_index(name)
+  local kind, i = find_axis(name)
+  if kind == "grid" then return M.program_id(i) end
+  if kind == "thread" then return op("thread_id") end
+  return op("cluster_idx", {}, { i })
+end
+
+--- Size of a named axis: a traced scalar for grid axes, a number for the
+--- warpgroup and cluster axes.
+function M.axis_size(name)
+  local kind, i = find_axis(name)
+  local spec = trace.tr().spec
+  if kind == "grid" then return M.num_programs(i) end
+  if kind == "thread" then return spec.num_threads end
+  return spec.cluster[i + 1]
 end
 
 -- -- Elementwise --------------------------------------------------------------

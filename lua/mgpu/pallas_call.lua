@@ -22,6 +22,7 @@ local trace = require "mgpu.trace"
 local kernel = require "mgpu.kernel"
 local blockspec = require "mgpu.blockspec"
 local pipeline = require "mgpu.pipeline"
+local loops = require "mgpu.loops"
 
 local M = {}
 local fail = compat.fail
@@ -35,11 +36,7 @@ local function wrap_spec(spec, full, what)
   local s = setmetatable({}, getmetatable(spec))
   for k, v in pairs(spec) do s[k] = v end
   if spec.index_map then
-    local info = debug.getinfo(spec.index_map, "u")
-    if info and info.nparams and not info.isvararg and info.nparams ~= #full.grid then
-      fail("%s: index_map takes %d argument%s but the grid has %d axes", what, info.nparams,
-           info.nparams == 1 and "" or "s", #full.grid)
-    end
+    blockspec.check_arity(spec.index_map, #full.grid, what)
     s.index_map = function(...) return spec.index_map(compat.unpack(full.point({ ... }), 1, #full.grid)) end
   end
   return s
@@ -54,17 +51,9 @@ function M.pallas_call(spec)
     if not known[k] then fail("pallas_call: unknown option '%s'", tostring(k)) end
   end
   if type(spec.body) ~= "function" then fail("pallas_call: body must be a function") end
-  local grid = spec.grid or {}
-  if type(grid) == "number" then grid = { grid } end
-  if type(grid) ~= "table" then fail("pallas_call: grid must be a table of sizes") end
-  for i = 1, #grid do
-    grid[i] = compat.int(grid[i], "pallas_call: grid[" .. i .. "]")
-    if grid[i] < 1 then fail("pallas_call: grid[%d] must be at least 1, got %d", i, grid[i]) end
-  end
+  local grid = loops.grid(spec.grid or {}, "pallas_call grid")
   local cp = spec.compiler_params or kernel.CompilerParams()
-  if getmetatable(cp) ~= getmetatable(kernel.CompilerParams()) then
-    fail("pallas_call: compiler_params must come from mgpu.CompilerParams{...}")
-  end
+  if not kernel.is_params(cp) then fail("pallas_call: compiler_params must come from mgpu.CompilerParams{...}") end
   local sem = cp.dimension_semantics or {}
   if #sem ~= 0 and #sem ~= #grid then
     fail("pallas_call: dimension_semantics has %d entries but the grid has %d axes", #sem, #grid)
@@ -87,10 +76,11 @@ function M.pallas_call(spec)
 
   return kernel.kernel{
     name = spec.name or "pallas_call", out_shape = spec.out_shape, grid = launch, interpret = spec.interpret,
-    compiler_params = cp, scratch_shapes = scratch, pallas_grid = grid,
+    compiler_params = cp, scratch_shapes = scratch,
     body = function(...)
       local refs = { ... }
       local t = trace.tr()
+      t.pallas_grid = grid                       -- mgpu.num_programs sees the whole grid
       local pids = {}
       for j, i in ipairs(par) do pids[i] = trace.op("program_id", nil, { j - 1 }) end
       local full = { grid = grid }

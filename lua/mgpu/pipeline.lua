@@ -129,8 +129,7 @@ local function store_outputs(outputs, slots, idx, step, nsteps, grid, depth)
     end
     any = L.either(any, changed)
   end
-  if any == true then copy.commit_smem_to_gmem_group()
-  elseif any ~= false then ops.when(any, copy.commit_smem_to_gmem_group) end
+  ops.when(any, copy.commit_smem_to_gmem_group)
   return nxt
 end
 
@@ -177,16 +176,13 @@ function M.emit_pipeline(body, opts)
         local slot = L.rem(step, depth)
         copy.copy_gmem_to_smem(pl:view(pl:indices(L.unravel(step, grid))), inbuf[i]:at(slot), bars:at(slot))
       end
-      local function guarded(step, fn)   -- fn() for a step that exists
-        local c = L.lt(step, nsteps)
-        if c == true then fn() elseif c ~= false then ops.when(c, fn) end
-      end
+      local function guarded(step, fn) ops.when(L.lt(step, nsteps), fn) end   -- fn() for a step that exists
       for _, i in ipairs(smem_in) do
         local d = delay_of(p.in_specs[i], default_delay)
         for s = 0, depth - d - 1 do guarded(s, function() fetch(i, s) end) end
       end
-      local oslots = {}
-      for _, o in ipairs(smem_out) do oslots[o] = 0 end
+      local oslots, outputs = {}, {}
+      for _, o in ipairs(smem_out) do oslots[o], outputs[o] = 0, { plan = outs[o], buf = outbuf[o] } end
       local carry = L.fori(0, nsteps, { c = init_carry, o = oslots }, function(step, st)
         local slot = L.rem(step, depth)
         local idx = L.unravel(step, grid)
@@ -203,8 +199,6 @@ function M.emit_pipeline(body, opts)
         local nc = p.body(compat.unpack(args, 1, #args))
         if init_carry == nil then nc = nil end
         if #smem_in + #smem_out > 0 then copy.commit_smem() end   -- body's SMEM reads/writes before TMA
-        local outputs = {}
-        for _, o in ipairs(smem_out) do outputs[o] = { plan = outs[o], buf = outbuf[o] } end
         local no = store_outputs(outputs, st.o, idx, step, nsteps, grid, depth)
         for _, i in ipairs(smem_in) do
           local t = L.add(step, depth - delay_of(p.in_specs[i], default_delay))
@@ -231,9 +225,9 @@ local known_ws = { grid = true, memory_registers = true, in_specs = true, out_sp
 local WS = {}
 WS.__index = WS
 
---- Registers per thread of each compute warpgroup next to a memory
---- warpgroup holding `memory_registers`.
-function M.compute_registers(memory_registers, num_compute_wgs)
+-- Registers per thread of each compute warpgroup next to a memory
+-- warpgroup holding `memory_registers`.
+local function compute_registers(memory_registers, num_compute_wgs)
   local n = math.min(256, (512 - memory_registers) / num_compute_wgs)
   return math.floor(n / 8) * 8
 end
@@ -278,10 +272,12 @@ function M.emit_pipeline_warp_specialized(body, opts)
   for i, s in ipairs(p.in_specs) do
     if delay_of(s) ~= p.delay then fail("%s: every input must have the same delay_release (input %d differs)", what, i) end
     if s.collective_axes ~= nil then
-      if p.mcast ~= nil and tostring(p.mcast) ~= tostring(s.collective_axes) and type(s.collective_axes) ~= "table" then
+      local axes = s.collective_axes
+      local key = type(axes) == "table" and table.concat(axes, ",") or tostring(axes)
+      if p.mcast_key ~= nil and p.mcast_key ~= key then
         fail("%s: every multicast input must use the same collective_axes", what)
       end
-      p.mcast = s.collective_axes   -- a multicast slot is free once every block of the group is done with it
+      p.mcast, p.mcast_key = axes, key   -- a multicast slot is free once every block of the group is done with it
     end
     if s.memory_space ~= "SMEM" then fail("%s: input %d must be in SMEM", what, i) end
   end
@@ -310,6 +306,9 @@ function M.emit_pipeline_warp_specialized(body, opts)
   elseif not trace.is_value(p.offset) then fail("%s: step_offset must be an integer or a traced scalar", what) end
   return p
 end
+
+-- The slot of `step` (slots keep rotating across pipelines sharing an allocation).
+function WS:slot(step) return L.rem(L.add(self.offset, step), self.depth) end
 
 --- The SMEM and barriers the pipeline uses for these refs, as a table for
 --- mgpu.run_scoped; pass what run_scoped hands back as
@@ -349,12 +348,10 @@ function WS:memory(ins, a)
   local function consumed(i) return a.consumed[self.manual_consumed and i or 1] end
   local function ready(i) return a.ready[self.manual_ready and i or 1] end
   local function wait_slot(c, slot, step)     -- the slot's previous use is over
-    local need = L.either(L.lt(depth - 1, step), not_start)
-    if need == true then barrier.barrier_wait(c:at(slot))
-    elseif need ~= false then ops.when(need, function() barrier.barrier_wait(c:at(slot)) end) end
+    ops.when(L.either(L.lt(depth - 1, step), not_start), function() barrier.barrier_wait(c:at(slot)) end)
   end
   L.fori(0, nsteps, {}, function(step, carry)
-    local slot = L.rem(L.add(self.offset, step), depth)
+    local slot = self:slot(step)
     local idx = L.unravel(step, grid)
     for i, pl in ipairs(ins) do
       if i == 1 or self.manual_consumed then wait_slot(consumed(i), slot, step) end
@@ -365,18 +362,19 @@ function WS:memory(ins, a)
   end, self.what)
   local function drain()   -- wait out the last uses so every completion is awaited
     L.fori(L.max(L.sub(nsteps, depth), 0), nsteps, {}, function(step, carry)
-      local slot = L.rem(L.add(self.offset, step), depth)
-      for i = 1, #a.consumed do barrier.barrier_wait(a.consumed[i]:at(slot)) end
+      for i = 1, #a.consumed do barrier.barrier_wait(a.consumed[i]:at(self:slot(step))) end
       return carry
     end, self.what)
   end
-  if drains == true then drain() elseif drains ~= false then ops.when(drains, drain) end
+  ops.when(drains, drain)
 end
 
 -- The code of a compute warpgroup: wait for a slot, run the body, release it.
 function WS:compute(ins, outs, a)
   local depth, nsteps, grid, delay = self.depth, self.nsteps, self.grid, self.delay
-  wgmma.set_max_registers(M.compute_registers(self.memory_registers, self.num_compute_wgs), { action = "increase" })
+  local function arrive(step) barrier.barrier_arrive(a.consumed[1]:at(self:slot(step))) end   -- step's slot is free
+  local function release(step) ops.when(L.lt(-1, step), function() arrive(step) end) end      -- (no step before 0)
+  wgmma.set_max_registers(compute_registers(self.memory_registers, self.num_compute_wgs), { action = "increase" })
   local ran = false
   local function run(init_carry)
     if ran then fail("%s: the pipeline can run only once in compute_context", self.what) end
@@ -385,7 +383,7 @@ function WS:compute(ins, outs, a)
     local oslot = {}
     for o = 1, #outs do oslot[o] = 0 end
     local final = L.fori(0, nsteps, { c = init_carry, o = oslot }, function(step, st)
-      local slot = L.rem(L.add(self.offset, step), depth)
+      local slot = self:slot(step)
       local idx = L.unravel(step, grid)
       if not self.manual_ready then barrier.barrier_wait(a.ready[1]:at(slot)) end
       if #outs > 0 then copy.wait_smem_to_gmem(depth - 1, { wait_read_only = true }) end
@@ -398,10 +396,7 @@ function WS:compute(ins, outs, a)
       local nc = self.body(compat.unpack(args, 1, #args))
       if not has_carry then nc = nil end
       if not self.manual_consumed then
-        local rel = L.sub(step, delay)
-        local function arrive() barrier.barrier_arrive(a.consumed[1]:at(L.rem(L.add(self.offset, rel), depth))) end
-        local ok = L.lt(delay - 1, step)
-        if ok == true then arrive() elseif ok ~= false then ops.when(ok, arrive) end
+        if delay == 0 then arrive(step) else release(L.sub(step, delay)) end
       end
       local no = {}
       if #outs > 0 then   -- one compute warpgroup: it stores its outputs itself
@@ -414,12 +409,7 @@ function WS:compute(ins, outs, a)
     end, self.what)
     if not self.manual_consumed and delay > 0 then
       wgmma.wgmma_wait(0)   -- the delayed slots are free only once their wgmmas are done
-      for k = delay, 1, -1 do
-        local rel = L.sub(nsteps, k)
-        local function arrive() barrier.barrier_arrive(a.consumed[1]:at(L.rem(L.add(self.offset, rel), depth))) end
-        local ok = L.lt(-1, rel)
-        if ok == true then arrive() elseif ok ~= false then ops.when(ok, arrive) end
-      end
+      for k = delay, 1, -1 do release(L.sub(nsteps, k)) end
     end
     if #outs > 0 then copy.wait_smem_to_gmem(0) end
     return final.c

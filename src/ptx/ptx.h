@@ -121,6 +121,9 @@ void ptx_iota(pe *e, const ir_op *op);
 void ptx_same_regs(pe *e, const ir_op *op);
 /* Warpgroup barrier (named barrier 1 + warpgroup). */
 void pe_wg_barrier(pe *e);
+/* u32 register: the start of this warpgroup's slice of the scratch that
+** reductions and atomics pass values through (pass_smem sizes it). */
+preg pe_wg_scratch(pe *e);
 
 /* ptx_arith.c */
 /* d = a op b for one element of a binary op or a reduction combine. */

@@ -85,6 +85,13 @@ void pe_wg_barrier(pe *e) {
   pe_ins(e, "bar.sync", 2, R(id), I(128));
 }
 
+preg pe_wg_scratch(pe *e) {
+  preg base = pe_reg(e, PR_R);
+  pe_ins(e, "mad.lo.u32", 4, R(base), R(e->wg), I(e->ki->red_bytes), R(e->smem));
+  if (e->ki->red_offset) pe_ins(e, "add.u32", 3, R(base), R(base), I(e->ki->red_offset));
+  return base;
+}
+
 /* The register element of fit g whose constant coordinates are C (dims of
 ** g), or -1. */
 static int64_t slot_of(const lay_fit *g, const int64_t *C) {
@@ -214,9 +221,7 @@ void ptx_reduce(pe *e, const ir_op *op) {
     char sto[32], ldo[32];
     snprintf(sto, sizeof sto, "st.shared.%s", ty);
     snprintf(ldo, sizeof ldo, "ld.shared.%s", ty);
-    preg base = pe_reg(e, PR_R), mine = pe_reg(e, PR_R);
-    pe_ins(e, "mad.lo.u32", 4, R(base), R(e->wg), I(e->ki->red_bytes), R(e->smem));
-    if (e->ki->red_offset) pe_ins(e, "add.u32", 3, R(base), R(base), I(e->ki->red_offset));
+    preg base = pe_wg_scratch(e), mine = pe_reg(e, PR_R);
     pe_ins(e, "mad.lo.u32", 4, R(mine), R(e->lane), I(nslots * ab), R(base));
     pe_wg_barrier(e);
     for (int64_t s = 0; s < nslots; s++) pe_ins(e, sto, 2, ADDR(mine, s * ab), R(acc + (uint32_t)s));

@@ -492,9 +492,7 @@ void ptx_atomic(pe *e, const ir_op *op) {
     pe_pins(e, pred, false, opc, 4, R(old), ADDR(a.base, 0), R(pe_vreg(e, o[1])), R(pe_vreg(e, o[2])));
   else
     pe_pins(e, pred, false, opc, 3, R(old), ADDR(a.base, 0), R(pe_vreg(e, o[1])));
-  preg slot = pe_reg(e, PR_R);
-  pe_ins(e, "mad.lo.u32", 4, R(slot), R(e->wg), I(e->ki->red_bytes), R(e->smem));
-  if (e->ki->red_offset) pe_ins(e, "add.u32", 3, R(slot), R(slot), I(e->ki->red_offset));
+  preg slot = pe_wg_scratch(e);
   pe_pins(e, pred, false, bytes == 8 ? "st.shared.b64" : "st.shared.b32", 2, ADDR(slot, 0), R(old));
   pe_wg_barrier(e);
   pe_ins(e, bytes == 8 ? "ld.shared.b64" : "ld.shared.b32", 2, R(old), ADDR(slot, 0));
