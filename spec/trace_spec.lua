@@ -71,6 +71,29 @@ describe("tracing", function()
                    err_of(k2, mgpu.zeros(128)))
   end)
 
+  it("checks while_loop's functions and carried values", function()
+    local function run(cond, body, ...)
+      local inits = table.pack(...)
+      return err_of(mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 4 }, "i32"),
+        body = function(o) mgpu.while_loop(cond, body, table.unpack(inits, 1, inits.n)) end })
+    end
+    local lt = function(n) return mgpu.lt(n, 3) end
+    assert.matches("trace_spec.lua:%d+: while_loop: the first argument %(cond_fn%) must be a function", run(nil, lt, 0))
+    assert.matches("trace_spec.lua:%d+: while_loop: cond_fn returned a Lua boolean", run(function() return true end, lt, 0))
+    assert.matches("trace_spec.lua:%d+: while_loop: the condition must return one pred scalar %(a comparison result%), got 1 value: i32",
+                   run(function(n) return n + 1 end, function(n) return n end, 0))
+    assert.matches("trace_spec.lua:%d+: while_loop: body_fn returned 2 values but 1 are carried",
+                   run(lt, function(n) return n, n end, 0))
+    assert.matches("trace_spec.lua:%d+: loop body: yielded f32 as value 1, which must match i32",
+                   run(lt, function(n) return n:astype("f32") end, 0))
+    local leaked = err_of(mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 4 }, "i32"), body = function(o)
+      local inner
+      mgpu.while_loop(function(n) inner = n * 2; return mgpu.lt(n, 3) end, function(n) return n + 1 end, 0)
+      o:at(0):store(inner)
+    end })
+    assert.matches("trace_spec.lua:%d+: store: value %%%d+ was defined inside a loop or branch that has ended", leaked)
+  end)
+
   it("reports unknown axis names and axes", function()
     local k = mgpu.kernel{ grid = { 2 }, grid_names = { "x" }, out_shape = mgpu.shape({ 4 }, "f32"),
       body = function(o) mgpu.axis_index("y") end }

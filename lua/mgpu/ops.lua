@@ -259,6 +259,29 @@ function M.fori(lo, hi, fn, ...)
   return op("yield", values_of(r, inits.n, carried, "fori body"))
 end
 
+--- A loop on the device that runs while cond_fn(carried...) is true:
+--- body_fn(carried...) returns the next carried values, and while_loop
+--- returns the final ones.  Carried values are scalars or arrays (Lua
+--- numbers become scalars of the matching kind).
+function M.while_loop(cond_fn, body_fn, ...)
+  if type(cond_fn) ~= "function" then fail("while_loop: the first argument (cond_fn) must be a function") end
+  if type(body_fn) ~= "function" then fail("while_loop: the second argument (body_fn) must be a function") end
+  local inits = compat.pack(...)
+  local operands = {}
+  for i = 1, inits.n do
+    if trace.is_ref(inits[i]) then fail("while_loop: carried value %d is a ref; only scalars and arrays can be carried", i) end
+    operands[i] = lift(inits[i])
+  end
+  local args = compat.pack(op("while", operands))
+  local c = cond_fn(compat.unpack(args, 1, args.n))
+  if type(c) == "boolean" then fail("while_loop: cond_fn returned a Lua boolean; it must return a traced comparison") end
+  if not is_value(c) then fail("while_loop: cond_fn must return a traced comparison, got %s", type(c)) end
+  op("yield", { c })
+  local r = compat.pack(body_fn(compat.unpack(args, 1, args.n)))
+  if r.n ~= inits.n then fail("while_loop: body_fn returned %d values but %d are carried", r.n, inits.n) end
+  return op("yield", values_of(r, inits.n, args, "while_loop body"))
+end
+
 --- Device-side if/else producing values: both branches must return the
 --- same number of values of the same types.
 function M.cond(c, ftrue, ffalse)

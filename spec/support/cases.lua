@@ -398,6 +398,34 @@ add("fori-carry-arrays", function(mgpu)
   return math.max(compare(mgpu, o, ref), compare(mgpu, count, { 10 })), 1e-6
 end)
 
+add("while-loop", function(mgpu)
+  -- Collatz steps of each block's start value: a trip count known only on the device,
+  -- with an array carried alongside (doubled every step) and a loop that runs zero times
+  local starts = { 1, 6, 27, 97 }
+  local k = mgpu.kernel{
+    name = "while", grid = { 4 }, out_shape = { mgpu.shape({ 4, 128 }, "f32"), mgpu.shape({ 4 }, "i32") },
+    body = function(x, n0, o, steps)
+      local i = mgpu.program_id(0)
+      local _, count, v = mgpu.while_loop(function(n) return mgpu.ne(n, 1) end, function(n, c, v)
+        local half = n / 2
+        return mgpu.select(mgpu.eq(n % 2, 0), half, n * 3 + 1), c + 1, v * 1.5
+      end, n0:at(i):load(), 0, x:at(i):load())
+      o:at(i):store(v)
+      steps:at(i):store(count)
+    end,
+  }
+  local x = mgpu.random.normal({ 4, 128 }, "f32")
+  local o, steps = k(x, mgpu.from_table(starts, "i32"))
+  local want_steps, ref, xt = {}, {}, x:to_table()
+  for b = 1, 4 do
+    local n, c = starts[b], 0
+    while n ~= 1 do n = n % 2 == 0 and math.floor(n / 2) or 3 * n + 1; c = c + 1 end
+    want_steps[b] = c
+    for j = 1, 128 do ref[(b - 1) * 128 + j] = xt[(b - 1) * 128 + j] * 1.5 ^ c end
+  end
+  return math.max(compare(mgpu, o, ref), compare(mgpu, steps, want_steps)), 1e-6
+end)
+
 add("cond-when", function(mgpu)
   local k = mgpu.kernel{
     name = "cond", grid = { 4 }, out_shape = mgpu.shape({ 4, 128 }, "f32"),
@@ -760,14 +788,19 @@ local tma_cfgs = {
   { "swz64", "bf16", function(T) return { T.tiling{ 8, 32 }, T.swizzle(64) } end, 32, 64 },
   { "swz32", "f16", function(T) return { T.tiling{ 8, 16 }, T.swizzle(32) } end, 16, 48 },
   { "f32-swz128", "f32", function(T) return { T.tiling{ 8, 32 }, T.swizzle(128) } end, 64, 64 },
+  -- rows and columns that no tile divides: 8-row tiles next to each other, one column tile per copy
+  { "ragged", "bf16", function(T) return { T.tiling{ 8, 64 }, T.swizzle(128) } end, 64, 64, 100, 72 },
+  -- two column tiles, ordered outermost so that the 8-row tiles stay next to each other
+  { "ragged-rows-transposed", "bf16",
+    function(T) return { T.tiling{ 8, 64 }, T.transpose{ 1, 0, 2, 3 }, T.swizzle(128) } end, 64, 128, 100, 256 },
 }
 for _, cfg in ipairs(tma_cfgs) do
   add("tma/roundtrip/" .. cfg[1], function(mgpu)
     local dt, tr, tc = cfg[2], cfg[4], cfg[5]
     local xf = type(cfg[3]) == "function" and cfg[3](mgpu.transforms) or cfg[3]
-    local R, C = 200, 2 * tc                    -- 200 rows: the last row tile is partial
+    local R, C = cfg[6] or 200, cfg[7] or 2 * tc   -- 200 rows: the last row tile is partial
     local k = mgpu.kernel{
-      name = "tma_rt", grid = { math.floor((R + tr - 1) / tr), 2 }, out_shape = mgpu.shape({ R, C }, dt),
+      name = "tma_rt", grid = { math.floor((R + tr - 1) / tr), math.floor((C + tc - 1) / tc) }, out_shape = mgpu.shape({ R, C }, dt),
       scratch_shapes = { mgpu.SMEM({ tr, tc }, dt, { transforms = xf }), mgpu.Barrier{} },
       body = function(x, o, s, bar)
         local i, j = mgpu.program_id(0), mgpu.program_id(1)

@@ -368,6 +368,11 @@ static bool run_agent(interp *I, iagent *a) {
       a->pc = pc + 1;
       break;
     }
+    case IR_while:
+      copy_vals(I, a, o, op->arg, op->narg);
+      push(I, a, (iframe){ pc, 0, 0, 0, 0 });
+      a->pc = pc + 1;
+      break;
     case IR_scoped:
       push(I, a, (iframe){ pc, 0, 0, 0, 0 });
       a->pc = pc + 1;
@@ -386,6 +391,25 @@ static bool run_agent(interp *I, iagent *a) {
     case IR_yield: {
       iframe *f = &a->stack.v[a->stack.n - 1];
       const ir_op *rop = &k->ops.v[f->op];
+      if (rop->code == IR_while) {
+        if (f->region == 1) {   /* the body's next carried values; test the condition again */
+          copy_vals(I, a, o, rop->arg, op->nopd);
+          f->region = 0;
+          a->pc = f->op + 1;
+          break;
+        }
+        if (val(a, o[0])->i) {
+          f->region = 1;
+          a->pc = f->op + 1 + rop->body[0];
+          break;
+        }
+        uint32_t ids[IR_MAXRES];   /* done: the results are the carried values */
+        for (uint32_t j = 0; j < rop->narg; j++) ids[j] = rop->arg + j;
+        copy_vals(I, a, ids, rop->res, rop->nres);
+        a->pc = f->op + ir_extent(k, f->op);
+        a->stack.n--;
+        break;
+      }
       if (rop->code == IR_for) {
         f->iv += f->step;
         if (f->iv < f->hi) {

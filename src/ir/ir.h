@@ -80,6 +80,7 @@
   /* structured control flow */ \
   _(for,   FOR,   R)             /* (lo, hi, step, inits...) -> carried results; args: iv, carried */ \
   _(if,    IF,    R)             /* (cond) -> results; regions: then, else */ \
+  _(while, WHILE, R)             /* (inits...) -> final carried; regions: cond (yields a pred), body (yields the next carried); both see the carried values as args */ \
   _(scoped, SCOPED, R)           /* () -> results; one region whose SMEM allocations end with it (run_scoped) */ \
   _(yield, YIELD, T)             /* (values...) ends a region */
 
@@ -95,7 +96,7 @@ typedef enum ir_opclass {
   IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_BCASTDIM, IRC_RESHAPE, IRC_IOTA, IRC_LAYOUTCAST, IRC_REDUCE,
   IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_ALLOC, IRC_CLUSTERIDX,
   IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC,
-  IRC_FOR, IRC_IF, IRC_SCOPED, IRC_YIELD
+  IRC_FOR, IRC_IF, IRC_WHILE, IRC_SCOPED, IRC_YIELD
 } ir_opclass;
 
 enum { IRF_P = 1, IRF_R = 2, IRF_T = 4, IRF_M = 8 };

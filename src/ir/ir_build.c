@@ -273,6 +273,27 @@ static void close_scope(ir_builder *b) {
   b->scope_open.v[f->scope] = 0;
 }
 
+/* The yield of a while's condition: one pred scalar.  Closes the condition
+** and opens the body, where the carried values (the op's args) stay visible. */
+static mgpu_status end_while_cond(ir_builder *b, const uint32_t *opds, uint32_t nopd, uint32_t *nres) {
+  ir_kernel *k = b->k;
+  ir_frame f = b->frames.v[b->frames.n - 1];
+  char x[96];
+  if (nopd != 1 || ir_vtype(k, opds[0])->kind != MGPU_VALUE_SCALAR || ir_vtype(k, opds[0])->dtype != MGPU_PRED)
+    return failf(b, "while_loop: the condition must return one pred scalar (a comparison result), got %u value%s%s%s",
+                 nopd, nopd == 1 ? "" : "s", nopd == 1 ? ": " : "", nopd == 1 ? TS(ir_vtype(k, opds[0]), x) : "");
+  if (append_op(b, IR_yield, opds, nopd, NULL, 0, 0, 0) < 0) return diag_set(b->d, ERR_NOMEM, "");
+  k->ops.v[f.op].body[0] = k->ops.n - f.start;
+  close_scope(b);
+  b->frames.n--;
+  mgpu_status s = open_region(b, f.op, 1);
+  if (s) return s;
+  const ir_op *op = &k->ops.v[f.op];
+  for (uint32_t i = 0; i < op->narg; i++) b->val_scope.v[op->arg + i] = cur_scope(b);
+  *nres = 0;
+  return MGPU_OK;
+}
+
 /* yield: close the innermost region. */
 static mgpu_status do_yield(ir_builder *b, const uint32_t *opds, uint32_t nopd, uint32_t *res, uint32_t maxres, uint32_t *nres) {
   ir_kernel *k = b->k;
@@ -283,9 +304,11 @@ static mgpu_status do_yield(ir_builder *b, const uint32_t *opds, uint32_t nopd, 
   memset(want, 0, sizeof want);
   uint32_t nwant = 0;
   mgpu_status s;
-  if (op->code == IR_for) {
-    nwant = op->narg - 1;
-    for (uint32_t i = 0; i < nwant; i++) want[i] = *ir_vtype(k, op->arg + 1 + i);
+  if (op->code == IR_while && f.region == 0) return end_while_cond(b, opds, nopd, nres);
+  if (op->code == IR_for || op->code == IR_while) {
+    uint32_t first = op->code == IR_for;   /* a for's first arg is its induction variable */
+    nwant = op->narg - first;
+    for (uint32_t i = 0; i < nwant; i++) want[i] = *ir_vtype(k, op->arg + first + i);
     if ((s = check_yield_types(b, "loop body: yielded", opds, nopd, want, nwant))) return s;
   } else if (op->code == IR_scoped) {
     if (nopd > IR_MAXRES) return failf(b, "run_scoped can return at most %d values", IR_MAXRES);
@@ -312,7 +335,7 @@ static mgpu_status do_yield(ir_builder *b, const uint32_t *opds, uint32_t nopd, 
   close_scope(b);
   b->frames.n--;
   *nres = 0;
-  if (op->code == IR_for) {
+  if (op->code == IR_for || op->code == IR_while) {
     for (uint32_t i = 0; i < op->nres; i++) res[i] = op->res + i;
     *nres = op->nres;
   } else if ((f.region == 1 || op->code == IR_scoped) && nwant) {
@@ -858,6 +881,14 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     nrt = nopd - 3;
     break;
   }
+  case IRC_WHILE:
+    if ((s = want_count(b, name, nopd, 0, IR_MAXRES))) return s;
+    for (uint32_t i = 0; i < nopd; i++) {
+      if ((s = want_data(b, name, opds, (int)i))) return s;
+      rt[i] = *ir_vtype(k, opds[i]);
+    }
+    nrt = nopd;
+    break;
   case IRC_IF:
     if ((s = want_count(b, name, nopd, 1, 1))) return s;
     if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_SCALAR))) return s;
@@ -887,6 +918,21 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     if (1 + nrt > maxres) return diag_set(b->d, ERR_RESULTS, LOC(b), name, (int)(1 + nrt), (int)maxres);
     for (uint32_t r = 0; r <= nrt; r++) res[r] = v + r;
     *nres = 1 + nrt;
+    return MGPU_OK;
+  }
+  if (info->cls == IRC_WHILE) {
+    /* results belong to the enclosing scope; the carried args to both regions */
+    if ((s = add_results(b, i, rt, nrt))) return s;
+    if ((s = open_region(b, (uint32_t)i, 0))) return s;
+    for (uint32_t r = 0; r < nrt; r++) {
+      uint32_t v = new_value(b, &rt[r], i, (uint16_t)r, IRV_ARG);
+      if (!v) return diag_set(b->d, ERR_NOMEM, "");
+      if (r == 0) k->ops.v[i].arg = v;
+    }
+    k->ops.v[i].narg = nrt;
+    if (nrt > maxres) return diag_set(b->d, ERR_RESULTS, LOC(b), name, (int)nrt, (int)maxres);
+    for (uint32_t r = 0; r < nrt; r++) res[r] = k->ops.v[i].arg + r;
+    *nres = nrt;
     return MGPU_OK;
   }
   if (info->cls == IRC_IF || info->cls == IRC_SCOPED) return open_region(b, (uint32_t)i, 0);

@@ -106,9 +106,9 @@ static void print_region(strbuf *sb, const ir_kernel *k, uint32_t i, uint32_t en
     if (info->flags & IRF_R) {
       uint32_t b0 = i + 1, b1 = b0 + op->body[0];
       print_region(sb, k, b0, b1, depth + 1, locs);
-      if (op->code == IR_if && op->body[1]) {
+      if ((op->code == IR_if || op->code == IR_while) && op->body[1]) {
         indent(sb, depth);
-        sb_puts(sb, "} else {\n");
+        sb_puts(sb, op->code == IR_if ? "} else {\n" : "} do {\n");
         print_region(sb, k, b1, b1 + op->body[1], depth + 1, locs);
       }
       indent(sb, depth);

@@ -269,8 +269,13 @@ mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
       for (uint32_t j = 0; j < op->nres; j++)
         if (is_array(k, op->res + j)) { unite(x.parent, op->res + j, o[3 + j]); unite(x.parent, op->res + j, op->arg + 1 + j); }
       break;
+    case IRC_WHILE:
+      for (uint32_t j = 0; j < op->nres; j++)
+        if (is_array(k, op->res + j)) { unite(x.parent, op->res + j, o[j]); unite(x.parent, op->res + j, op->arg + j); }
+      break;
     case IRC_YIELD: {
       const ir_op *r = &k->ops.v[par[i]];
+      if (r->code == IR_while && k->ops.v[i].code == IR_yield && i == (uint32_t)par[i] + r->body[0]) break;   /* the condition */
       for (uint32_t m = 0; m < op->nopd && m < r->nres; m++)
         if (is_array(k, o[m])) unite(x.parent, r->res + m, o[m]);
       break;

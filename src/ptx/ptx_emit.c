@@ -255,6 +255,33 @@ static void emit_for(pe *e, uint32_t i) {
     if (k->ops.v[j].code == IR_wgmma) { pe_ins(e, "wgmma.wait_group.sync.aligned", 1, I(0)); break; }
 }
 
+/* head: condition; leave when false; body; next carried; back to head.
+** The carried registers double as the loop's results. */
+static void emit_while(pe *e, uint32_t i) {
+  const ir_kernel *k = e->k;
+  const ir_op *op = &k->ops.v[i];
+  const uint32_t *o = ir_opds(k, op);
+  for (uint32_t j = 0; j < op->nres; j++) {
+    define(e, op->res + j);
+    e->vreg[op->arg + j] = e->vreg[op->res + j];
+    ptx_move(e, ir_vtype(k, o[j])->dtype, e->vreg[op->res + j], e->vreg[o[j]], pe_nregs(e, op->res + j),
+             ir_vtype(k, o[j])->kind == MGPU_VALUE_SCALAR);
+  }
+  uint32_t head = pe_label(e), done = pe_label(e);
+  uint32_t b0 = i + 1, y0 = b0 + op->body[0] - 1, b1 = y0 + 1, y1 = b1 + op->body[1] - 1;
+  pe_label_here(e, head);
+  emit_region(e, b0, y0);
+  e->op = &k->ops.v[y0];
+  pe_pins(e, e->vreg[ir_opds(k, &k->ops.v[y0])[0]], true, "bra.uni", 1, LBL(done));
+  emit_region(e, b1, y1);
+  e->op = &k->ops.v[y1];
+  move_yield(e, &k->ops.v[y1], op->arg);
+  pe_ins(e, "bra.uni", 1, LBL(head));
+  pe_label_here(e, done);
+  for (uint32_t j = i + 1; j < i + ir_extent(k, i); j++)   /* as for loops: finish wgmma groups at the exit */
+    if (k->ops.v[j].code == IR_wgmma) { pe_ins(e, "wgmma.wait_group.sync.aligned", 1, I(0)); break; }
+}
+
 static void emit_if(pe *e, uint32_t i) {
   const ir_kernel *k = e->k;
   const ir_op *op = &k->ops.v[i];
@@ -298,6 +325,7 @@ static void emit_region(pe *e, uint32_t i, uint32_t end) {
     switch (ir_optab[op->code].cls) {
     case IRC_FOR: emit_for(e, i); break;
     case IRC_IF: emit_if(e, i); break;
+    case IRC_WHILE: emit_while(e, i); break;
     case IRC_CONST: define(e, op->res); ptx_const(e, op); break;
     case IRC_GRIDIDX: {
       define(e, op->res);
