@@ -47,7 +47,9 @@ function lib.build(cfg)
   local swz = mgpu.find_swizzle(tk * bits)
   local xf = { T.tiling{ 8, swz * 8 / bits }, T.swizzle(swz) }
   local oswz = mgpu.find_swizzle(tn * bits)
-  local oxf = { T.tiling{ 8, oswz * 8 / bits }, T.swizzle(oswz) }
+  -- the output tile's column tiles outermost: its rows then form one TMA dim, which the copy engine
+  -- clips at any M (tiles of 8 rows next to other tiles would need M to be a multiple of 8)
+  local oxf = { T.tiling{ 8, oswz * 8 / bits }, T.transpose{ 0, 2, 1, 3, 4 }, T.swizzle(oswz) }
   local sms = mgpu.device().sm_count
 
   return mgpu.kernel{
@@ -168,8 +170,21 @@ while tn > 64 and N < tn * ((cfg.wg_dim or lib.defaults.wg_dim) == "N" and 2 or 
 cfg.tile_n = tn
 local matmul = lib.build(cfg)
 
-local a = mgpu.random.normal({ M, K }, cfg.dtype)
+-- TMA reads rows that start on 16-byte boundaries: when K is not a multiple of 8, A and B are
+-- stored with K padded to one (the leading dimension a BLAS call would take), with B's padding
+-- rows zero so that A's padding columns add nothing.  The kernel sees the padded K; its last
+-- K tile, past the arrays' end, is zero-filled by the copy engine.
+local Kp = math.ceil(K / 8) * 8
+local a = mgpu.random.normal({ M, Kp }, cfg.dtype)
 local b = mgpu.random.normal({ K, N }, cfg.dtype)
+if Kp > K then
+  b = mgpu.kernel{ name = "pad_rows", grid = { Kp }, out_shape = mgpu.shape({ Kp, N }, cfg.dtype),
+    body = function(src, dst)
+      local r = mgpu.program_id(0)
+      local row = src:at(mgpu.min(r, K - 1), mgpu.all):load()
+      dst:at(r, mgpu.all):store(mgpu.select(mgpu.lt(r, K), row, 0))
+    end }(b)
+end
 local c = matmul(a, b)
 if mgpu.compile_only() then return end
 
@@ -183,8 +198,8 @@ for _, r0 in ipairs({ 0, M - band }) do
   err = math.max(err, H.relerr(H.from(c):rows(r0, band), ref))
 end
 local mode = mgpu.interpreting() and "interpreted" or mgpu.device().name
-print(string.format("matmul %s %dx%dx%d%s (%s): relative error %.2e", cfg.dtype, M, N, K,
-                    act_name and (" + " .. act_name) or "", mode, err))
+print(string.format("matmul %s %dx%dx%d%s%s (%s): relative error %.2e", cfg.dtype, M, N, K,
+                    Kp > K and (" (K stored as " .. Kp .. ")") or "", act_name and (" + " .. act_name) or "", mode, err))
 assert(err <= 1e-2, "matmul: result differs from the reference")
 
 if not mgpu.interpreting() then

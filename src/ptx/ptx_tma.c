@@ -5,10 +5,12 @@
 ** The copy engine writes one box into SMEM row-major (dims innermost
 ** last), swizzled like the SMEM transforms.  So the GMEM array is described
 ** to it through the SMEM side's tiling: a tiled dim d of tile t becomes two
-** dims, (N/t tiles of stride t*S) and (t rows of stride S), and dims the
-** view indexes with an integer become box-1 dims.  Box-1 dims then move
+** dims, (N/t tiles of stride t*S) and (t rows of stride S), taken in the
+** allocation's physical order (transposes included), and dims the view
+** indexes with an integer become box-1 dims.  Box-1 dims then move
 ** outermost and neighbours that are really one dim merge, which keeps the
-** rank at most 5.  Before any PTX is written the plan is checked element by
+** rank at most 5.  A merged tiled dim, or one the copy spans with a single
+** tile, may have any size: the engine zero-fills and clips past its end.  Before any PTX is written the plan is checked element by
 ** element: the address the engine will write each box element to must be
 ** the address the SMEM transforms give that element.
 **
@@ -28,6 +30,9 @@ typedef struct tdim {
   int64_t size, stride, box;     /* elements */
   preg reg;                      /* coordinate = reg + c (reg an s32 register or 0) */
   int64_t c;
+  int64_t ragged;                /* tile counts of a dim that tiles do not divide: its size (else 0) */
+  int gd;                        /* the GMEM dim, for messages */
+  int64_t tile;
 } tdim;
 
 typedef struct tplan {
@@ -54,51 +59,89 @@ static preg dyn_coord(pe *e, const pref *r, int d, int64_t div) {
 
 static void add_dim(pe *e, tplan *p, int64_t size, int64_t stride, int64_t box, preg reg, int64_t c) {
   if (p->n == TMA_MAXDIM) pe_failf(e, "%s: too many dimensions for one TMA copy", p->what);
-  p->d[p->n++] = (tdim){ size, stride, box, reg, c };
+  p->d[p->n++] = (tdim){ size, stride, box, reg, c, 0, -1, 1 };
 }
 
-/* The tile size of every root dim of the SMEM allocation (1 = untiled). */
-static void tiles_of(pe *e, const tplan *p, int64_t *tile) {
+/* Where each physical dim of the SMEM allocation comes from: a root dim,
+** whole or split by the tiling into tile counts and in-tile positions. */
+enum { PART_WHOLE, PART_COUNT, PART_INNER };
+typedef struct tsrc { int root, part; } tsrc;
+
+/* The physical dims' sources, outermost first (returns their number), and
+** the tile size of every root dim (1 = untiled). */
+static int physical_dims(pe *e, const tplan *p, tsrc *src, int64_t *tile) {
   const xf_map *m = &p->m;
-  for (int d = 0; d < m->rank; d++) tile[d] = 1;
+  int r = m->rank;
+  for (int d = 0; d < r; d++) { src[d] = (tsrc){ d, PART_WHOLE }; tile[d] = 1; }
   bool tiled = false;
   for (int i = 0; i < m->c.n; i++) {
     const xf_step *s = &m->c.s[i];
-    if (s->kind == XF_TRANSPOSE)
-      pe_failf(e, "%s: the copy engine cannot write a transposed SMEM layout; copy into an untransposed buffer and "
-            "read it through transpose_ref", p->what);
+    if (s->kind == XF_TRANSPOSE) {
+      tsrc t[XF_MAXRANK];
+      for (int j = 0; j < r; j++) t[j] = src[s->v[j]];
+      memcpy(src, t, sizeof(tsrc) * (size_t)r);
+    }
     if (s->kind != XF_TILING) continue;
     if (tiled) pe_failf(e, "%s: the copy engine writes one level of tiling, this SMEM ref has more", p->what);
     tiled = true;
-    for (int j = 0; j < s->n; j++) tile[m->rank - s->n + j] = s->v[j];
+    for (int j = 0; j < s->n; j++) {
+      tsrc *w = &src[r - s->n + j];
+      if (w->part != PART_WHOLE) pe_failf(e, "%s: the SMEM tiling splits a transposed dim; the copy engine cannot write that", p->what);
+      tile[w->root] = s->v[j];
+      src[r + j] = (tsrc){ w->root, PART_INNER };
+      w->part = PART_COUNT;
+    }
+    r += s->n;
   }
+  return r;
 }
 
+/* The copy as TMA dims in the SMEM allocation's physical order.  A tiled
+** dim becomes (tile counts, in-tile positions); when the copy spans one
+** tile along it, the in-tile dim alone takes the whole GMEM extent, so any
+** size and start work there.  Tile counts of a dim that the tiles do not
+** divide are marked ragged: simplify() must merge them with their in-tile
+** dim for the copy engine to clip the last tile. */
 static void build(pe *e, tplan *p) {
   const pref *g = p->g, *s = p->s;
   int r = p->vt->rank;
   int64_t tile[XF_MAXRANK];
-  tiles_of(e, p, tile);
+  tsrc src[XF_MAXRANK];
+  int pr = physical_dims(e, p, src, tile);
   bool in_view[IR_MAXRANK] = { false };
-  for (int i = 0; i < r; i++) in_view[g->dim[i]] = true;
+  int view_of[XF_MAXRANK];
+  for (int d = 0; d < XF_MAXRANK; d++) view_of[d] = -1;
+  for (int i = 0; i < r; i++) {
+    in_view[g->dim[i]] = true;
+    view_of[s->dim[i]] = i;
+    int64_t B = p->vt->shape[i], N = p->N[g->dim[i]], t = tile[s->dim[i]];
+    if (B > N) pe_failf(e, "%s: the tile (%lld) is larger than dimension %d of the GMEM array (%lld)", p->what,
+                     (long long)B, g->dim[i], (long long)N);
+    if (B % t) pe_failf(e, "%s: the copy spans %lld elements of dimension %d, not whole SMEM tiles of %lld", p->what,
+                     (long long)B, g->dim[i], (long long)t);
+  }
   for (int d = 0; d < p->gr; d++)   /* integer-indexed GMEM dims: box 1 */
     if (!in_view[d]) add_dim(e, p, p->N[d], p->S[d], 1, dyn_coord(e, g, d, 1), g->soff[d]);
-  for (int pass = 0; pass < 3; pass++)   /* untiled dims, then tile counts, then tiles */
-    for (int i = 0; i < r; i++) {
-      int gd = g->dim[i];
-      int64_t t = tile[s->dim[i]], B = p->vt->shape[i], N = p->N[gd];
-      if (B > N) pe_failf(e, "%s: the tile (%lld) is larger than dimension %d of the GMEM array (%lld)", p->what,
-                       (long long)B, gd, (long long)N);
-      if (pass == 0 && t == 1) add_dim(e, p, N, p->S[gd], B, dyn_coord(e, g, gd, 1), g->soff[gd]);
-      if (t == 1 || pass == 0) continue;
-      if (N % t)
-        pe_failf(e, "%s: dimension %d of the GMEM array has size %lld, not a multiple of the SMEM tiling (%lld): the copy "
-              "engine moves whole tiles (pad the array, or use tiles that divide it)", p->what, gd, (long long)N, (long long)t);
+  for (int q = 0; q < pr; q++) {
+    int i = view_of[src[q].root];
+    if (i < 0) continue;   /* an SMEM dim the ref indexes: part of its origin */
+    int gd = g->dim[i];
+    int64_t t = tile[src[q].root], B = p->vt->shape[i], N = p->N[gd];
+    bool one_tile = B == t;
+    if (src[q].part == PART_WHOLE || (src[q].part == PART_INNER && one_tile)) {
+      add_dim(e, p, N, p->S[gd], B, dyn_coord(e, g, gd, 1), g->soff[gd]);
+    } else if (src[q].part == PART_INNER) {
+      add_dim(e, p, t, p->S[gd], t, 0, 0);
+    } else if (!one_tile) {
       if (g->soff[gd] % t || (g->doff[gd] && pass_gcd(g->ddiv[gd], t) != t))
         pe_failf(e, "%s: the GMEM start along dimension %d must be a multiple of the SMEM tiling (%lld)", p->what, gd, (long long)t);
-      if (pass == 1) add_dim(e, p, N / t, t * p->S[gd], B / t, dyn_coord(e, g, gd, t), g->soff[gd] / t);
-      else add_dim(e, p, t, p->S[gd], t, 0, 0);
+      add_dim(e, p, (N + t - 1) / t, t * p->S[gd], B / t, dyn_coord(e, g, gd, t), g->soff[gd] / t);
+      tdim *d = &p->d[p->n - 1];
+      d->ragged = N % t ? N : 0;
+      d->gd = gd;
+      d->tile = t;
     }
+  }
 }
 
 /* Box-1 dims outermost (they add no extent), then merge neighbours that
@@ -114,20 +157,28 @@ static void simplify(pe *e, tplan *p) {
     tdim *o = p->n ? &p->d[p->n - 1] : NULL;
     const tdim *in = &out[i];
     bool innermost = i == n - 1;   /* kept apart: the swizzle and the 16-byte rule apply to it alone */
-    if (o && !innermost && o->box > 1 && o->stride == in->size * in->stride && in->box == in->size && !in->reg && in->c == 0) {
+    if (o && !innermost && o->box > 1 && o->stride == in->size * in->stride && in->box == in->size && !in->reg && in->c == 0 &&
+        (!o->ragged || in->size == o->tile)) {
       if (o->reg) {
         preg x = pe_reg(e, PR_R);
         pe_ins(e, "mul.lo.s32", 3, R(x), R(o->reg), I(in->size));
         o->reg = x;
       }
       o->c *= in->size;
-      o->size *= in->size;
+      o->size = o->ragged ? o->ragged : o->size * in->size;
+      o->ragged = 0;
       o->stride = in->stride;
       o->box *= in->box;
       continue;
     }
     p->d[p->n++] = *in;
   }
+  for (int i = 0; i < p->n; i++)
+    if (p->d[i].ragged)
+      pe_failf(e, "%s: dimension %d of the GMEM array has size %lld, not a multiple of the SMEM tiling (%lld), and the "
+            "copy's tiles along it are not adjacent in SMEM (pad the array, use tiles that divide it, or order the SMEM "
+            "tiles so that this dim's are outermost with transforms.transpose)", p->what, p->d[i].gd,
+            (long long)p->d[i].ragged, (long long)p->d[i].tile);
 }
 
 static void check_limits(pe *e, const tplan *p, int swizzle) {
