@@ -3,7 +3,9 @@ A Hopper matmul, C = A @ B (bf16 or f16 in, f32 accumulation, same dtype
 out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
 
 - persistent: one block (or one cluster) per SM walks output tiles with
-  nd_loop, in planar-snake order so neighbouring blocks share A and B in L2;
+  nd_loop (or, with sched=dynamic, claims them from a GMEM counter with
+  dynamic_scheduling_loop), in planar-snake order so neighbouring blocks
+  share A and B in L2;
 - warp specialized: a memory warpgroup streams A and B tiles through
   `depth` SMEM slots with TMA; two compute warpgroups each own half of the
   block's tile and multiply with wgmma into a register accumulator;
@@ -16,11 +18,14 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
 
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
     keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) nobar (0|1) reps
+          sched=static|dynamic (tiles dealt round robin, or claimed at run time from a GMEM counter)
           act=relu|gelu (a fused epilogue, GELU in its tanh form: C = act(A @ B) before the cast)
   (4096^3 bf16 on a GPU; 256x384x320 interpreted)
 
 Shapes need not divide the tiles: edge tiles are zero-filled when loaded
-and clipped when stored by the copy engine.  Loaded with
+and clipped when stored by the copy engine.  N must be a multiple of 64
+(the output's column tiles) and K of 8 (TMA reads 16-byte aligned rows;
+the script stores other K padded with zeros).  Loaded with
 `loadfile("examples/matmul.lua")("--lib")` it returns { build = ... } for
 tools and specs.
 ]]
@@ -30,7 +35,7 @@ local lib = {}
 
 --- The default configuration (Pallas' TuningConfig fields).
 lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 3, snake = 8, wg_dim = "M", cluster = 1,
-                 delay = 0, nobar = 0, dtype = "bf16" }
+                 delay = 0, nobar = 0, sched = "static", dtype = "bf16" }
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
 --- the f32 accumulator tile of one compute warpgroup before the cast.
@@ -41,6 +46,9 @@ function lib.build(cfg)
   local tm, tn, tk, depth = c.tile_m, c.tile_n, c.tile_k, c.depth
   assert(c.wg_dim == "M" or c.wg_dim == "N", "wg_dim must be M or N")
   assert(c.cluster == 1 or c.cluster == 2, "cluster must be 1 or 2")
+  assert(c.sched == "static" or c.sched == "dynamic", "sched must be static or dynamic")
+  assert(c.sched == "static" or c.cluster == 1, "sched=dynamic claims tiles per block: use cluster=1")
+  local dynamic = c.sched == "dynamic"
   local cta_m = c.wg_dim == "M" and 2 * tm or tm          -- the block's tile: two warpgroups' tiles
   local cta_n = c.wg_dim == "N" and 2 * tn or tn
   local bits = c.dtype == "f32" and 32 or 16
@@ -65,7 +73,11 @@ function lib.build(cfg)
     compiler_params = mgpu.CompilerParams{ unsafe_no_auto_barriers = c.nobar == 1 },
     num_threads = 3, thread_name = "wg",
     scratch_shapes = { mgpu.SMEM({ 2, tm, tn }, c.dtype, { transforms = oxf }) },
-    body = function(a, b, out, out_smem)
+    -- sched=dynamic takes a third input: the work counter (i32[2], zero; left zero)
+    body = function(a, b, ...)
+      local rest = { ... }
+      local counter = dynamic and table.remove(rest, 1) or nil
+      local out, out_smem = rest[1], rest[2]
       local M, K, N = a.shape[1], a.shape[2], b.shape[2]
       if b.shape[1] ~= K then error(string.format("matmul: A is %dx%d but B is %dx%d", M, K, b.shape[1], N), 0) end
       local m_iters, n_iters, k_iters = mgpu.cdiv(M, cta_m), mgpu.cdiv(N, cta_n), mgpu.cdiv(K, tk)
@@ -115,19 +127,24 @@ function lib.build(cfg)
       local shared = k_iters >= depth
       local proto = pipe_for(0, 0, shared and mgpu.PipelineState.START or nil)
       mgpu.run_scoped({ p = proto:get_allocations(a, b) }, function(s)
-        mgpu.nd_loop({ pm * pn }, { collective_axes = "sm", tiling = nil }, function(info)
+        local function tile(info)
           local lm, ln = mgpu.planar_snake(info.index[1], { pm, pn }, 1, c.snake)
           local mi, ni = lm * cm + (cm == 2 and cidx or 0), ln * cn + (cn == 2 and cidx or 0)
           local state, offset
           if shared then
             offset = info.local_index * k_iters
             local first = mgpu.eq(info.local_index, 0)
-            local last = mgpu.eq(info.local_index, info.num_local_steps - 1)
+            local last = info.is_last or mgpu.eq(info.local_index, info.num_local_steps - 1)
             state = mgpu.select(first, mgpu.PipelineState.START, mgpu.PipelineState.STEADY)
                   + mgpu.select(last, mgpu.PipelineState.STOP, 0)
           end
           pipe_for(mi, ni, state, offset)(a, b, { allocations = s.p })
-        end)
+        end
+        if dynamic then
+          mgpu.dynamic_scheduling_loop("sm", { counter = counter, grid = { pm * pn }, thread_axis = "wg" }, tile)
+        else
+          mgpu.nd_loop({ pm * pn }, { collective_axes = "sm" }, tile)
+        end
       end)
       mgpu.when(mgpu.lt(wg, 2), function() mgpu.wait_smem_to_gmem(0) end)
     end,
@@ -185,7 +202,9 @@ if Kp > K then
       dst:at(r, mgpu.all):store(mgpu.select(mgpu.lt(r, K), row, 0))
     end }(b)
 end
-local c = matmul(a, b)
+local counter = cfg.sched == "dynamic" and mgpu.zeros({ 2 }, "i32") or nil
+local function inputs() if counter then return a, b, counter end return a, b end
+local c = matmul(inputs())
 if mgpu.compile_only() then return end
 
 -- float64 reference on the first and the last rows (every row when small)
@@ -203,6 +222,6 @@ print(string.format("matmul %s %dx%dx%d%s%s (%s): relative error %.2e", cfg.dtyp
 assert(err <= 1e-2, "matmul: result differs from the reference")
 
 if not mgpu.interpreting() then
-  local ms = mgpu.bench(function() matmul:call_into(c, a, b) end, { reps = reps })
+  local ms = mgpu.bench(function() matmul:call_into(c, inputs()) end, { reps = reps })
   print(string.format("matmul: %.4f ms, %.1f TFLOP/s", ms, 2 * M * N * K / ms / 1e9))
 end

@@ -441,3 +441,64 @@ describe("GMEM atomics", function()
     assert.matches("atomic_cas: expected 2 values after the ref", body_err(function(c) mgpu.atomic_cas(c:at(0), 1) end))
   end)
 end)
+
+describe("dynamic_scheduling_loop", function()
+  -- every item's visit count (atomically), its last local index and is_last, per launch
+  local function scheduler(opts)
+    local nt, items, workers = opts.nt or 1, opts.items, opts.workers
+    return mgpu.kernel{
+      name = "dyn", grid = { workers }, grid_names = { "b" }, num_threads = nt, thread_name = nt > 1 and "wg" or nil,
+      out_shape = { mgpu.shape({ items }, "i32"), mgpu.shape({ items }, "i32"), mgpu.shape({ workers }, "i32") },
+      body = function(counter, visits, last, per_block)
+        local n = mgpu.dynamic_scheduling_loop("b", { counter = counter, grid = opts.pallas_form and nil or { items },
+                                                     thread_axis = nt > 1 and "wg" or nil, init_carry = 0 },
+          function(info, count)
+            local first_wg = nt == 1 or mgpu.eq(mgpu.axis_index("wg"), 0)
+            mgpu.when(first_wg, function()
+              mgpu.atomic_add(visits:at(info.index[1]), 1)
+              last:at(info.index[1]):store(mgpu.select(info.is_last, 1, 0))
+            end)
+            return count + 1
+          end)
+        mgpu.when(nt == 1 or mgpu.eq(mgpu.axis_index("wg"), 0), function() per_block:at(mgpu.program_id(0)):store(n) end)
+      end,
+    }
+  end
+  local function check(opts)
+    local k, counter = scheduler(opts), mgpu.zeros({ 2 }, "i32")
+    for _ = 1, 2 do   -- the loop leaves the counter at zero for the next launch
+      local visits, last, per_block = mgpu.zeros({ opts.items }, "i32"), mgpu.zeros({ opts.items }, "i32"),
+                                      mgpu.zeros({ opts.workers }, "i32")
+      k:call_into({ visits, last, per_block }, counter)
+      for _, v in ipairs(visits:to_table()) do assert.are.equal(1, v) end
+      local sum, lasts = 0, 0
+      for _, v in ipairs(per_block:to_table()) do sum = sum + v; if v > 0 then lasts = lasts + 1 end end
+      assert.are.equal(opts.items, sum)
+      for _, v in ipairs(last:to_table()) do lasts = lasts - v end
+      assert.are.equal(0, lasts)   -- one last item per block that ran any
+      assert.are.same({ 0, 0 }, counter:to_table())
+    end
+  end
+  it("claims every item exactly once with one warpgroup", function() check({ items = 37, workers = 5 }) end)
+  it("claims for the block on the last warpgroup and publishes through SMEM", function()
+    check({ items = 23, workers = 3, nt = 3 })
+  end)
+  it("takes the launch grid as the work without grid (blocks that find none exit)", function()
+    check({ items = 6, workers = 6, pallas_form = true, nt = 2 })
+  end)
+  it("leaves blocks without items when there are more blocks than items", function() check({ items = 1, workers = 4 }) end)
+  it("explains what Hopper needs and refuses bad options", function()
+    local function body_err(opts, nt)
+      local k = mgpu.kernel{ grid = { 2 }, grid_names = { "b" }, num_threads = nt or 1, thread_name = nt and "wg" or nil,
+        out_shape = mgpu.shape({ 4 }, "i32"),
+        body = function(c, o) mgpu.dynamic_scheduling_loop("b", opts(c, o), function() end) end }
+      return err_of(k, mgpu.zeros({ 2 }, "i32"))
+    end
+    assert.matches("pipeline_spec.lua:%d+: dynamic_scheduling_loop: Hopper has no cluster launch control: pass counter",
+      body_err(function() return {} end))
+    assert.matches("counter must be a GMEM i32 ref of shape {n}, n >= 2", body_err(function(_, o) return { counter = o:at(mgpu.ds(0, 1)) } end))
+    assert.matches("unknown option 'thread'", body_err(function(c) return { counter = c, thread = "wg" } end))
+    assert.matches("cluster_axes needs cluster launch control", body_err(function(c) return { counter = c, cluster_axes = "x" } end))
+    assert.matches("the kernel has 2 warpgroups: give thread_axis", body_err(function(c) return { counter = c } end, 2))
+  end)
+end)

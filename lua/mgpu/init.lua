@@ -59,7 +59,7 @@ local mgpu = {
   BlockSpec = blockspec.BlockSpec, Element = blockspec.Element, squeezed = blockspec.squeezed, GMEM = blockspec.GMEM,
   MemorySpace = blockspec.MemorySpace,
   emit_pipeline = pipeline.emit_pipeline, emit_pipeline_warp_specialized = pipeline.emit_pipeline_warp_specialized,
-  PipelineState = pipeline.PipelineState, nd_loop = loops.nd_loop, planar_snake = loops.planar_snake,
+  PipelineState = pipeline.PipelineState, nd_loop = loops.nd_loop, dynamic_scheduling_loop = loops.dynamic_scheduling_loop, planar_snake = loops.planar_snake,
   pallas_call = pallas_call.pallas_call,
 }
 

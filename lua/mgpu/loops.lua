@@ -238,6 +238,151 @@ function M.nd_loop(grid, opts, body)
   if has_carry then return final end
 end
 
+--- while_loop with a carry of any shape: cond(carry) -> pred,
+--- body(carry) -> carry.  Returns the final carry.
+function M.while_(cond, body, init, what)
+  local leaves = {}
+  local tmpl = flatten(init, leaves)
+  local res = compat.pack(ops.while_loop(function(...) return cond(unflatten(tmpl, { ... })) end, function(...)
+    local nxt = body(unflatten(tmpl, { ... }))
+    local out = {}
+    leaves_like(tmpl, nxt, out, what)
+    for j = 1, #out do
+      if not is_value(out[j]) then out[j] = trace.lift(out[j], leaves[j]) end
+    end
+    return compat.unpack(out, 1, #leaves)
+  end, compat.unpack(leaves, 1, #leaves)))
+  return unflatten(tmpl, res)
+end
+
+--- mgpu.dynamic_scheduling_loop(grid_names, { counter, grid, thread_axis,
+--- init_carry }, body): work items handed out at run time, so that blocks
+--- that finish early take more.  On Hopper (no cluster launch control)
+--- every block claims items from a GMEM counter with atomics:
+---   counter: a GMEM i32 ref of at least 2 elements, zero before the
+---     first launch; the last block to finish sets it back to zero, so
+---     launches can follow each other (not run concurrently) with one counter.
+---   grid_names: the launch-grid axes (all of them); without `grid` their
+---     sizes are the work (Pallas' form: blocks that find no work left
+---     exit), with `grid` (sizes, an mgpu extension) the blocks are
+---     persistent workers and `grid` is the work.
+---   thread_axis: with several warpgroups, the last one along it claims
+---     for the block and publishes each item through SMEM (two slots, so
+---     the claim of the next item overlaps the current one).
+--- body(info, carry) -> carry with info = { index = {...} (row-major over
+--- the work, 0-based), local_index (the block's count of items so far),
+--- is_last (a traced pred: no further item for this block) }.  Returns the
+--- final carry.
+function M.dynamic_scheduling_loop(grid_names, opts, body)
+  local what = "dynamic_scheduling_loop"
+  if type(opts) == "function" and body == nil then opts, body = {}, opts end
+  if type(opts) ~= "table" then fail("%s: options must be a table such as { counter = ref, thread_axis = \"wg\" }", what) end
+  if type(body) ~= "function" then fail("%s: the body must be a function", what) end
+  for k in pairs(opts) do
+    if k ~= "counter" and k ~= "grid" and k ~= "thread_axis" and k ~= "init_carry" and k ~= "cluster_axes" then
+      fail("%s: unknown option '%s'", what, tostring(k))
+    end
+  end
+  if opts.cluster_axes ~= nil then fail("%s: cluster_axes needs cluster launch control, which Hopper does not have", what) end
+  local counter = opts.counter
+  if counter == nil then
+    fail("%s: Hopper has no cluster launch control: pass counter = a GMEM i32 array of 2 elements, zero before the first launch (mgpu.zeros({ 2 }, \"i32\"))", what)
+  end
+  if not trace.is_ref(counter) or counter.dtype ~= "i32" or #counter.shape ~= 1 or counter.shape[1] < 2 then
+    fail("%s: counter must be a GMEM i32 ref of shape {n}, n >= 2", what)
+  end
+  if type(grid_names) == "string" then grid_names = { grid_names } end
+  if type(grid_names) ~= "table" or #grid_names == 0 then fail("%s: grid_names must name the launch grid's axes", what) end
+  local spec = trace.tr().spec
+  local named = {}
+  for _, n in ipairs(grid_names) do named[n] = true end
+  for i, n in ipairs(spec.grid_names or {}) do
+    if not named[n] then fail("%s: grid axis '%s' (axis %d) is not in grid_names; every block must take part", what, n, i - 1) end
+  end
+  local workers = 1
+  local sizes = {}
+  for i, n in ipairs(grid_names) do
+    sizes[i] = ops.axis_size(n)
+    workers = M.mul(workers, sizes[i])
+  end
+  local work, total = sizes, workers
+  if opts.grid ~= nil then work, total = M.grid(opts.grid, what .. " grid") end
+  local nthreads = spec.num_threads or 1
+  local has_carry = opts.init_carry ~= nil
+  local c_next, c_done = counter:at(0), counter:at(1)
+  local function claim() return ops.atomic_add(c_next, 1) end
+  local function finish()   -- the last block out resets the counter for the next launch
+    local done = ops.atomic_add(c_done, 1)
+    ops.when(ops.eq(done, M.sub(workers, 1)), function()
+      ops.atomic_exchange(c_next, 0)
+      ops.atomic_exchange(c_done, 0)
+    end)
+  end
+  local function step(j, cur, nxt, carry)
+    local info = { index = M.unravel(cur, work), local_index = j, is_last = ops.le(total, nxt) }
+    if has_carry then return body(info, carry) end
+    body(info)
+    return carry
+  end
+  local function loop(first, next_of)
+    local init = { j = 0, cur = first, c = has_carry and opts.init_carry or {} }
+    local final = M.while_(function(s) return ops.lt(s.cur, total) end, function(s)
+      local nxt = next_of(s.j)
+      return { j = s.j + 1, cur = nxt, c = step(s.j, s.cur, nxt, s.c) }
+    end, init, what)
+    return final.c
+  end
+  if nthreads == 1 then
+    local final = loop(claim(), function() return claim() end)
+    finish()
+    if has_carry then return final end
+    return
+  end
+  if opts.thread_axis == nil then
+    fail("%s: the kernel has %d warpgroups: give thread_axis (the kernel's thread_name) so that one claims for all", what, nthreads)
+  end
+  if opts.thread_axis ~= spec.thread_name then
+    fail("%s: thread_axis '%s' is not the kernel's thread axis (thread_name = %s)", what, tostring(opts.thread_axis),
+         tostring(spec.thread_name))
+  end
+  local smem, barrier = require "mgpu.smem", require "mgpu.barrier"
+  local wg = ops.axis_index(opts.thread_axis)
+  local claimer = ops.eq(wg, nthreads - 1)
+  local r = compat.pack(smem.run_scoped({
+    ids = smem.SMEM({ 2 }, "i32"),
+    claimed = barrier.Barrier{ num_barriers = 2 },
+    used = barrier.Barrier{ num_barriers = 2, num_arrivals = nthreads - 1 },
+  }, function(s)
+    -- item n sits in slot n % 2; the claimer rewrites a slot once the others have read it
+    local function publish(n)
+      local slot = M.rem(n, 2)
+      ops.when(M.lt(1, n), function() barrier.barrier_wait(s.used:at(slot)) end)
+      local id = claim()
+      s.ids:at(slot):store(id)
+      barrier.barrier_arrive(s.claimed:at(slot))
+      return id
+    end
+    local function read(n)
+      local slot = M.rem(n, 2)
+      barrier.barrier_wait(s.claimed:at(slot))
+      local id = s.ids:at(slot):load()
+      barrier.barrier_arrive(s.used:at(slot))
+      return id
+    end
+    local function item(n) return ops.cond(claimer, function() return publish(n) end, function() return read(n) end) end
+    local final = loop(item(0), function(j) return item(M.add(j, 1)) end)
+    ops.when(claimer, finish)
+    if has_carry then
+      local leaves = M.pack_carry(final)
+      return compat.unpack(leaves, 1, #leaves)
+    end
+  end))
+  if has_carry then
+    local _, tmpl = M.pack_carry(opts.init_carry)
+    return M.unpack_carry(tmpl, r)
+  end
+end
+
 --- mgpu.planar_snake(lin, {m, n}, minor_dim, tile_width) -> i, j: a linear
 --- index mapped into an (m, n) grid so that neighbours share rows and
 --- columns: the minor dim (0 or 1) is cut into strips of tile_width, each

@@ -426,6 +426,28 @@ add("while-loop", function(mgpu)
   return math.max(compare(mgpu, o, ref), compare(mgpu, steps, want_steps)), 1e-6
 end)
 
+add("dynamic-scheduling", function(mgpu)
+  -- 3 warpgroups per block, the last claims; every item visited once, the counter left at zero
+  local items, workers = 1000, 40
+  local k = mgpu.kernel{
+    name = "dyn", grid = { workers }, grid_names = { "b" }, num_threads = 3, thread_name = "wg",
+    out_shape = mgpu.shape({ items }, "i32"),
+    body = function(counter, visits)
+      mgpu.dynamic_scheduling_loop("b", { counter = counter, grid = { items }, thread_axis = "wg" }, function(info)
+        mgpu.when(mgpu.eq(mgpu.axis_index("wg"), 1), function() mgpu.atomic_add(visits:at(info.index[1]), 1) end)
+      end)
+    end,
+  }
+  local counter, bad = mgpu.zeros({ 2 }, "i32"), 0
+  for _ = 1, 3 do
+    local visits = mgpu.zeros({ items }, "i32")
+    k:call_into(visits, counter)
+    for _, v in ipairs(visits:to_table()) do if v ~= 1 then bad = bad + 1 end end
+    for _, v in ipairs(counter:to_table()) do if v ~= 0 then bad = bad + 1 end end
+  end
+  return bad, 0
+end)
+
 add("cond-when", function(mgpu)
   local k = mgpu.kernel{
     name = "cond", grid = { 4 }, out_shape = mgpu.shape({ 4, 128 }, "f32"),
