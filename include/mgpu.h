@@ -222,6 +222,13 @@ mgpu_status mgpu_device_query(mgpu_ctx *ctx, mgpu_device_info *out);
 mgpu_status mgpu_synchronize(mgpu_ctx *ctx);
 mgpu_status mgpu_timer_start(mgpu_ctx *ctx);
 mgpu_status mgpu_timer_stop(mgpu_ctx *ctx, double *ms);
+/* cuBLAS, the reference of benchmarks: c (m x n) = a (m x k) @ b (k x n), row-major, all
+** three of dtype MGPU_BF16 or MGPU_F16, f32 accumulation, on stream (0: the default stream,
+** which launches and the timer use).  cublasLt is loaded with dlopen on first use (the
+** environment variable MGPU_CUBLASLT may name the library file): MGPU_ERR_NO_DEVICE when
+** the context has no GPU, MGPU_ERR_STATE when the library is missing or unusable. */
+mgpu_status mgpu_blas_matmul(mgpu_ctx *ctx, int32_t dtype, int64_t m, int64_t n, int64_t k,
+                             mgpu_buffer *a, mgpu_buffer *b, mgpu_buffer *c, uint64_t stream);
 
 mgpu_status mgpu_buffer_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out);
 mgpu_status mgpu_buffer_wrap(mgpu_ctx *ctx, uint64_t address, uint64_t nbytes, mgpu_buffer **out);

@@ -30,4 +30,33 @@ function M.bench(fn, opts)
   return times[math.floor((reps + 1) / 2)], times
 end
 
+--- cuBLAS on the same device and stream as our kernels (timed the same way
+--- with bench): c = a @ b for row-major 2-D arrays a (M, K), b (K, N) and
+--- c (M, N) of one dtype, bf16 or f16, accumulated in f32.  Writes c and
+--- returns it.  Needs a GPU and libcublasLt (found by the loader, or named
+--- by the environment variable MGPU_CUBLASLT).
+function M.cublas_matmul(a, b, c)
+  local array = require "mgpu.array"
+  local names, xs = { "a", "b", "c" }, { a, b, c }
+  for i = 1, 3 do
+    local x = xs[i]
+    if not array.is_array(x) then compat.fail("cublas_matmul: %s must be an array, got %s", names[i], type(x)) end
+    if #x.shape ~= 2 then compat.fail("cublas_matmul: %s must be 2-D, got rank %d", names[i], #x.shape) end
+  end
+  if b.dtype ~= a.dtype or c.dtype ~= a.dtype then
+    compat.fail("cublas_matmul: a, b and c must have one dtype, got %s, %s and %s", a.dtype, b.dtype, c.dtype)
+  end
+  if a.dtype ~= "bf16" and a.dtype ~= "f16" then
+    compat.fail("cublas_matmul: the dtype must be bf16 or f16, got %s", a.dtype)
+  end
+  local m, k, n = a.shape[1], a.shape[2], b.shape[2]
+  if b.shape[1] ~= k or c.shape[1] ~= m or c.shape[2] ~= n then
+    compat.fail("cublas_matmul: shapes do not fit c = a @ b: a %dx%d, b %dx%d, c %dx%d", m, k, b.shape[1], n,
+                c.shape[1], c.shape[2])
+  end
+  local ok, err = pcall(context.core.blas_matmul, context.get(), a.dtype, m, n, k, a.buf, b.buf, c.buf)
+  if not ok then compat.fail("cublas_matmul: %s", tostring(err)) end
+  return c
+end
+
 return M

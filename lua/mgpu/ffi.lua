@@ -130,6 +130,11 @@ function M.timer_stop(ctx)
   check(lib.mgpu_timer_stop(c, ms), c)
   return ms[0]
 end
+function M.blas_matmul(ctx, dtype, m, n, k, a, b, c, stream)
+  local cx = live(ctx, "context")
+  check(lib.mgpu_blas_matmul(cx, dtype_of(dtype), m, n, k, live(a, "buffer"), live(b, "buffer"), live(c, "buffer"),
+                             stream or 0), cx)
+end
 
 -- -- Buffers ---------------------------------------------------------------------------
 

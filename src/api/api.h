@@ -25,6 +25,7 @@ struct mgpu_ctx {
   drv *drv;                     /* NULL unless mode is GPU */
   CUevent ev[2];
   double timer_start;           /* host clock when not on a GPU */
+  struct blas *blas;            /* cuBLAS, loaded by the first mgpu_blas_matmul (api_blas.c) */
 };
 
 struct mgpu_buffer {
@@ -62,6 +63,9 @@ struct mgpu_kernel {
 
 /* api_buffer.c: a buffer record over existing memory (one reference). */
 mgpu_status api_buffer_new(mgpu_ctx *ctx, uint64_t n, uint64_t addr, bool owned, mgpu_buffer **out);
+
+/* api_blas.c: frees the context's cuBLAS state. */
+void api_blas_close(mgpu_ctx *ctx);
 
 /* api_ctx.c */
 bool api_enter(mgpu_ctx *c);

@@ -32,6 +32,7 @@ bool api_gpu(const mgpu_ctx *c) { return c->info.mode == MGPU_MODE_GPU; }
 static void ctx_destroy(mgpu_ctx *c) {
   if (c->drv) {
     for (int i = 0; i < 2; i++) if (c->ev[i]) c->drv->EventDestroy(c->ev[i]);
+    api_blas_close(c);
     drv_close(&c->alloc, c->drv);
   }
   mem_alloc a = c->alloc;

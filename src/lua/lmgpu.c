@@ -205,6 +205,16 @@ static int l_timer_stop(lua_State *L) {
   return 1;
 }
 
+/* core.blas_matmul(ctx, dtype, m, n, k, a, b, c [, stream]): cuBLAS, c = a @ b (row-major) */
+static int l_blas_matmul(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  int dt = dtype_arg(L, 2);
+  lua_Integer m = luaL_checkinteger(L, 3), n = luaL_checkinteger(L, 4), k = luaL_checkinteger(L, 5);
+  handle *a = geth(L, 6, T_BUF), *b = geth(L, 7, T_BUF), *c = geth(L, 8, T_BUF);
+  CHECK(L, u->ctx, mgpu_blas_matmul(u->ctx, dt, m, n, k, a->h, b->h, c->h, (uint64_t)luaL_optinteger(L, 9, 0)));
+  return 0;
+}
+
 /* -- Buffers ----------------------------------------------------------------------- */
 
 static int l_buffer(lua_State *L) {
@@ -594,7 +604,7 @@ static int l_host_set(lua_State *L) {
 static const luaL_Reg core_funcs[] = {
   { "version", l_version }, { "abi", l_abi }, { "dtype_size", l_dtype_size },
   { "ctx_new", l_ctx_new }, { "device", l_device }, { "sync", l_sync },
-  { "timer_start", l_timer_start }, { "timer_stop", l_timer_stop },
+  { "timer_start", l_timer_start }, { "timer_stop", l_timer_stop }, { "blas_matmul", l_blas_matmul },
   { "buffer", l_buffer }, { "buffer_size", l_buffer_size }, { "buffer_address", l_buffer_address },
   { "buffer_fill", l_buffer_fill }, { "buffer_get", l_buffer_get }, { "buffer_set", l_buffer_set },
   { "buffer_copy", l_buffer_copy },

@@ -1,0 +1,109 @@
+-- The cuBLAS reference (mgpu.bench.cublas_matmul) and tools/bench.lua without
+-- a GPU: argument checks, clear errors instead of crashes, and the benchmark's
+-- own logic (input rotation, agreement check, report) with a stand-in cuBLAS.
+local mgpu = require "mgpu"
+local bench = require "mgpu.bench"
+local context = require "mgpu.context"
+local bin = os.getenv("MGPU_BIN") or "build/mgpu"
+
+local function run(args)
+  local tmp = os.tmpname()
+  local ok, _, code = os.execute(string.format("%s %s > %s 2>&1", bin, args, tmp))
+  local f = assert(io.open(tmp)); local out = f:read("*a"); f:close()
+  os.remove(tmp)
+  if type(ok) == "number" then code = ok ~= 0 and ok / 256 or 0 end   -- Lua 5.1: the wait status
+  return out, code or (ok and 0 or 1)
+end
+
+local function fails(pattern, f, ...)
+  local ok, err = pcall(f, ...)
+  assert.is_false(ok, "expected an error matching " .. pattern)
+  assert.matches(pattern, tostring(err))
+end
+
+describe("mgpu.bench.cublas_matmul", function()
+  local a = mgpu.zeros({ 64, 32 }, "bf16")
+  local b = mgpu.zeros({ 32, 16 }, "bf16")
+  local c = mgpu.zeros({ 64, 16 }, "bf16")
+
+  it("checks shapes, dtypes and kinds and names the culprit", function()
+    fails("shapes do not fit c = a @ b: a 64x32, b 32x16, c 64x8", bench.cublas_matmul, a, b, mgpu.zeros({ 64, 8 }, "bf16"))
+    fails("shapes do not fit", bench.cublas_matmul, a, mgpu.zeros({ 16, 16 }, "bf16"), c)
+    fails("the dtype must be bf16 or f16, got f32", bench.cublas_matmul, mgpu.zeros({ 64, 32 }, "f32"),
+          mgpu.zeros({ 32, 16 }, "f32"), mgpu.zeros({ 64, 16 }, "f32"))
+    fails("one dtype, got bf16, f16 and bf16", bench.cublas_matmul, a, mgpu.zeros({ 32, 16 }, "f16"), c)
+    fails("c must be an array, got nil", bench.cublas_matmul, a, b)
+    fails("b must be 2%-D, got rank 1", bench.cublas_matmul, a, mgpu.zeros({ 32 }, "bf16"), c)
+  end)
+
+  it("says that cuBLAS needs a GPU when kernels are interpreted", function()
+    if mgpu.device().mode == "gpu" then pending("a GPU is present") return end
+    fails("cublas_matmul: no GPU: cuBLAS runs only on a GPU, and this context runs kernels in the interpreter",
+          bench.cublas_matmul, a, b, c)
+  end)
+
+  it("is checked again by the engine (buffer sizes, dtypes, extents)", function()
+    local core, ctx = context.core, context.get()
+    fails("cannot hold a 64x32, b 32x64 and c 64x64 of bf16", core.blas_matmul, ctx, "bf16", 64, 64, 32, a.buf, b.buf, c.buf)
+    fails("dtype must be bf16 or f16, not f32", core.blas_matmul, ctx, "f32", 64, 16, 32, a.buf, b.buf, c.buf)
+    fails("m, n and k must be at least 1", core.blas_matmul, ctx, "bf16", 0, 16, 32, a.buf, b.buf, c.buf)
+  end)
+end)
+
+describe("tools/bench.lua", function()
+  it("needs a GPU, says so and fails", function()
+    local out, code = run("--interpret tools/bench.lua 128x128x64")
+    assert.are.equal(1, code)
+    assert.matches("bench: tools/bench.lua needs a GPU", out)
+  end)
+
+  it("rejects unknown arguments and dtypes", function()
+    local out, code = run("--interpret tools/bench.lua 128x128")
+    assert.are.equal(2, code)
+    assert.matches("'128x128' is neither a shape MxNxK nor key=value", out)
+    out, code = run("--interpret tools/bench.lua dtype=f32")
+    assert.are.equal(2, code)
+    assert.matches("dtype must be bf16 or f16", out)
+    out, code = run("--interpret tools/bench.lua colour=blue")
+    assert.are.equal(2, code)
+    assert.matches("unknown option 'colour'", out)
+  end)
+
+  it("rotates inputs, checks against cuBLAS and reports (a host matmul stands in for cuBLAS)", function()
+    local H = mgpu.host
+    local real_device, real_blas, real_print, real_exit = mgpu.device, bench.cublas_matmul, _G.print, os.exit
+    local info = {}
+    for k, v in pairs(mgpu.device()) do info[k] = v end
+    info.mode, info.l2_bytes = "gpu", 40000               -- 3 sets of 128x64 and 64x128 bf16 exceed 2 x L2
+    local calls, seen, lines = 0, {}, {}
+    mgpu.device = function() return info end
+    bench.cublas_matmul = function(x, y, out)
+      calls = calls + 1
+      seen[x] = true
+      local r = H.matmul(H.from(x), H.from(y)):to_device(out.dtype)
+      context.core.buffer_copy(out.buf, 0, r.buf, 0, out.nbytes)
+      return out
+    end
+    _G.print = function(s) lines[#lines + 1] = s end   -- the tool prints through the global
+    os.exit = function(code) error("os.exit(" .. tostring(code) .. ")", 0) end
+    local ok, err = pcall(function()
+      assert(loadfile("tools/bench.lua"))("128x128x64", "dtype=bf16", "reps=2", "inner=2", "warmup=1", "depth=2")
+    end)
+    mgpu.device, bench.cublas_matmul, _G.print, os.exit = real_device, real_blas, real_print, real_exit
+    assert(ok, err)
+    local text = table.concat(lines, "\n")
+    assert.matches("median of 2 batches of 2 calls after 1 warm%-up calls", text)
+    local row = text:match("\n(128x128x64 [^\n]*)")
+    assert(row, text)
+    local fields = {}
+    for f in row:gmatch("%S+") do fields[#fields + 1] = f end
+    assert.are.equal("bf16", fields[2])
+    assert.is_true(tonumber(fields[3]) > 0 and tonumber(fields[5]) > 0)
+    assert.is_true(tonumber(fields[8]) < 1e-2, row)   -- rel. error against the stand-in
+    assert.are.equal("3", fields[9])                 -- input sets
+    local n = 0
+    for _ in pairs(seen) do n = n + 1 end
+    assert.are.equal(1 + 1 + 2 * 2, calls)           -- the check, the warm-up, 2 batches of 2
+    assert.are.equal(3, n)                           -- every input set was used
+  end)
+end)

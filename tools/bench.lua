@@ -1,0 +1,164 @@
+--[[
+tools/bench.lua -- examples/matmul.lua against cuBLAS in the same process:
+
+  mgpu tools/bench.lua [MxNxK ...] [dtype=bf16|f16] [reps=30] [inner=10] [warmup=10] [key=value ...]
+
+For each shape (default 4096x4096x4096 4096x8192x4096 8192x8192x8192):
+builds our kernel with loadfile("examples/matmul.lua")("--lib").build(cfg)
+(other key=value arguments are its configuration: tile_m tile_n tile_k depth
+snake wg_dim cluster delay nobar), allocates enough sets of random normal
+inputs that they exceed twice the L2 cache together (at least 2), checks that
+our result agrees with cuBLAS's (cublasLt, same inputs, same row-major
+layouts, f32 accumulation) on the first and last 64 rows, and times both
+with CUDA events: `warmup` calls, then the median over `reps` batches of
+`inner` back-to-back calls (so the host's launch latency is not timed), every
+call on the next input set.  Prints one line per shape; ratio is our TFLOP/s
+over cuBLAS's (above 1: faster than cuBLAS).  Exits 1 when a shape fails,
+and when there is no GPU.  tools/bench runs it with the torch and Pallas
+anchors (bench/anchors.py) in the same command.
+]]
+local mgpu = require "mgpu"
+local bench = require "mgpu.bench"
+local H = mgpu.host
+
+local root = (arg and arg[0] or ""):match("^(.*)tools/bench%.lua$") or ""
+
+local function usage(msg)
+  io.stderr:write("bench: " .. msg .. "\nusage: mgpu tools/bench.lua [MxNxK ...] [dtype=bf16|f16] [reps=30] "
+                  .. "[inner=10] [warmup=10] [matmul option=value ...]\n")
+  os.exit(2)
+end
+
+-- -- Arguments --------------------------------------------------------------------------
+
+local matmul_lib = assert(loadfile(root .. "examples/matmul.lua"))("--lib")
+local shapes, cfg = {}, {}
+local opts = { dtype = "bf16", reps = 30, inner = 10, warmup = 10 }
+for _, a in ipairs({ ... }) do
+  local m, n, k = a:match("^(%d+)[xX](%d+)[xX](%d+)$")
+  local key, v = a:match("^([%w_]+)=(.+)$")
+  if m then
+    shapes[#shapes + 1] = { tonumber(m), tonumber(n), tonumber(k) }
+  elseif key and opts[key] ~= nil then
+    opts[key] = key == "dtype" and v or tonumber(v) or usage(key .. " must be a number, got '" .. v .. "'")
+  elseif key and matmul_lib.defaults[key] ~= nil and key ~= "dtype" then
+    cfg[key] = tonumber(v) or v
+  elseif key then
+    usage("unknown option '" .. key .. "'")
+  else
+    usage("'" .. a .. "' is neither a shape MxNxK nor key=value")
+  end
+end
+if opts.dtype ~= "bf16" and opts.dtype ~= "f16" then usage("dtype must be bf16 or f16, got '" .. opts.dtype .. "'") end
+for _, key in ipairs({ "reps", "inner" }) do
+  if opts[key] < 1 or opts[key] ~= math.floor(opts[key]) then usage(key .. " must be a positive integer") end
+end
+if #shapes == 0 then shapes = { { 4096, 4096, 4096 }, { 4096, 8192, 4096 }, { 8192, 8192, 8192 } } end
+
+local dev = mgpu.device()
+if dev.mode ~= "gpu" then
+  local why = dev.mode == "compile" and "kernels are only compiled (--emit-ptx)"
+           or (dev.reason ~= "" and dev.reason or "interpret mode was requested")
+  io.stderr:write("bench: tools/bench.lua needs a GPU (it times kernels and cuBLAS on the device): " .. why .. "\n")
+  os.exit(1)
+end
+
+-- -- One shape --------------------------------------------------------------------------
+
+local l2 = dev.l2_bytes > 0 and dev.l2_bytes or 50 * 1000 * 1000
+local esize = 2
+
+local function tflops(M, N, K, ms) return 2 * M * N * K / ms / 1e9 end
+
+--- Relative Frobenius error of x against ref on the first and last `band` rows.
+local function band_err(x, ref, M)
+  local band = math.min(M, 64)
+  local hx, hr = H.from(x), H.from(ref)
+  local err = 0
+  for _, r0 in ipairs({ 0, M - band }) do err = math.max(err, H.relerr(hx:rows(r0, band), hr:rows(r0, band))) end
+  return err
+end
+
+local function run_shape(M, N, K)
+  local c = { dtype = opts.dtype }
+  for key, v in pairs(cfg) do c[key] = v end
+  -- as examples/matmul.lua does: a problem narrower than the block's tile takes narrower tiles
+  local tn = c.tile_n or matmul_lib.defaults.tile_n
+  while tn > 64 and N < tn * ((c.wg_dim or matmul_lib.defaults.wg_dim) == "N" and 2 or 1) do tn = tn / 2 end
+  c.tile_n = tn
+  local kernel = matmul_lib.build(c)
+
+  -- enough input sets that together they exceed twice the L2 cache
+  local set_bytes = (M * K + K * N) * esize
+  local sets = math.max(2, math.floor(2 * l2 / set_bytes) + 1)
+  local A, B = {}, {}
+  for i = 1, sets do
+    A[i] = mgpu.random.normal({ M, K }, opts.dtype)
+    B[i] = mgpu.random.normal({ K, N }, opts.dtype)
+  end
+  local c_ours = mgpu.empty({ M, N }, opts.dtype)
+  local c_blas = mgpu.empty({ M, N }, opts.dtype)
+
+  -- agreement on the first input set (a float64 reference only names the culprit when they differ)
+  kernel:call_into(c_ours, A[1], B[1])
+  local row = { shape = string.format("%dx%dx%d", M, N, K), sets = sets }
+  local blas_ok, blas_err = pcall(bench.cublas_matmul, A[1], B[1], c_blas)
+  mgpu.sync()
+  if blas_ok then
+    row.err = band_err(c_ours, c_blas, M)
+    if not (row.err <= 1e-2) then
+      local band = math.min(M, 8)
+      local ref = H.matmul(H.from(A[1]):rows(0, band), H.from(B[1]))
+      row.note = string.format("rows 0-%d vs float64: mgpu %.2e, cuBLAS %.2e", band - 1,
+                               H.relerr(H.from(c_ours):rows(0, band), ref), H.relerr(H.from(c_blas):rows(0, band), ref))
+    end
+  else
+    row.note = tostring(blas_err)
+  end
+
+  local timing = { warmup = opts.warmup, reps = opts.reps, inner = opts.inner }
+  local i = 0
+  row.ours = bench.bench(function()
+    i = i % sets + 1
+    kernel:call_into(c_ours, A[i], B[i])
+  end, timing)
+  if blas_ok then
+    i = 0
+    row.blas = bench.bench(function()
+      i = i % sets + 1
+      bench.cublas_matmul(A[i], B[i], c_blas)
+    end, timing)
+  end
+  row.ok = blas_ok and row.err <= 1e-2
+  return row
+end
+
+-- -- All shapes -------------------------------------------------------------------------
+
+print(string.format("bench: %s, %d SMs, L2 %.1f MB; %s; median of %d batches of %d calls after %d warm-up calls; "
+                    .. "ratio = mgpu TFLOP/s / cuBLAS TFLOP/s", dev.name, dev.sm_count, l2 / 1e6, opts.dtype, opts.reps,
+                    opts.inner, opts.warmup))
+local fmt = "%-16s %-5s %10s %9s %10s %9s %7s %9s %5s"
+print(string.format(fmt, "M x N x K", "dtype", "mgpu ms", "TFLOP/s", "cuBLAS ms", "TFLOP/s", "ratio", "rel.err", "sets"))
+local failed = 0
+for _, s in ipairs(shapes) do
+  local M, N, K = s[1], s[2], s[3]
+  local ok, row = pcall(run_shape, M, N, K)
+  if not ok then
+    failed = failed + 1
+    print(string.format("%-16s %-5s FAILED: %s", string.format("%dx%dx%d", M, N, K), opts.dtype, tostring(row)))
+  else
+    if not row.ok then failed = failed + 1 end
+    local function num(f, x) return x and string.format(f, x) or "-" end
+    print(string.format(fmt, row.shape, opts.dtype, num("%.4f", row.ours), num("%.1f", tflops(M, N, K, row.ours)),
+                        num("%.4f", row.blas), num("%.1f", row.blas and tflops(M, N, K, row.blas)),
+                        num("%.3f", row.blas and row.blas / row.ours), num("%.2e", row.err), tostring(row.sets)))
+    if row.note then print("  " .. row.note) end
+    if row.err and not (row.err <= 1e-2) then print("  FAILED: mgpu and cuBLAS disagree (relative error above 1e-2)") end
+  end
+  collectgarbage()   -- this shape's device arrays go before the next one's are made
+end
+if failed > 0 then
+  io.stderr:write(string.format("bench: %d of %d shape(s) failed\n", failed, #shapes))
+  os.exit(1)
+end
