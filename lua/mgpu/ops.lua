@@ -90,6 +90,72 @@ M.abs = unary("abs", math.abs)
 M.floor = unary("floor", math.floor)
 M.ceil = unary("ceil", math.ceil)
 
+-- Lua-number forms of the functions Lua's math library lacks (double precision).
+local huge = math.huge
+local function h_erf(x)
+  if x ~= x then return x end
+  local a, r = math.abs(x), 1
+  if a < 2.5 then             -- 2/sqrt(pi) sum (-1)^n a^(2n+1) / (n! (2n+1))
+    local term, sum, n = a, a, 0
+    repeat
+      n = n + 1
+      term = -term * a * a / n
+      sum = sum + term / (2 * n + 1)
+    until math.abs(term) <= 1e-17 * sum
+    r = sum * 1.1283791670955126
+  elseif a < huge then        -- 1 - erfc by its continued fraction
+    local f = 0
+    for k = 60, 1, -1 do f = (k / 2) / (a + f) end
+    r = 1 - math.exp(-a * a) / (a + f) * 0.5641895835477563
+  end
+  return x < 0 and -r or r
+end
+local function h_expm1(x)     -- (e^x - 1) x / ln(e^x): Kahan's correction
+  local u = math.exp(x)
+  if x == 0 or u == huge then return x == 0 and x or u end
+  if u == 1 then return x end
+  if u - 1 == -1 then return -1 end
+  return (u - 1) * x / math.log(u)
+end
+local function h_log1p(x)
+  local u = 1 + x
+  if u == 1 or u == huge then return u == 1 and x or u end
+  return math.log(u) * x / (u - 1)
+end
+local function h_round(x)     -- half to even
+  if x ~= x or math.abs(x) >= 2 ^ 52 then return x end
+  local f = math.floor(x)
+  local d = x - f
+  if d > 0.5 or (d == 0.5 and f % 2 == 1) then f = f + 1 end
+  return f
+end
+local function h_trunc(x) return x >= 0 and math.floor(x) or -math.floor(-x) end
+
+--- Accurate to 1 ulp by default (f32, f16, bf16; computed in f64 on the
+--- GPU); CompilerParams{ approx_math = true } uses the hardware
+--- approximations.  Bounds: see src/ptx/ptx_math.c.
+M.sin = unary("sin", math.sin)
+M.cos = unary("cos", math.cos)
+M.erf = unary("erf", h_erf)
+M.logistic = unary("logistic", function(x) return 1 / (1 + math.exp(-x)) end)   -- sigmoid
+M.expm1 = unary("expm1", h_expm1)
+M.log1p = unary("log1p", h_log1p)
+--- Exact: round (half to even), round_away (half away from zero), trunc,
+--- sign (-1, 0 or 1; floats keep +-0 and NaN; 0 or 1 for unsigned).
+M.round = unary("round", h_round)
+M.round_away = unary("round_away", function(x)
+  local t = h_trunc(x)
+  if math.abs(x - t) >= 0.5 then t = t + (x < 0 and -1 or 1) end
+  return t
+end)
+M.trunc = unary("trunc", h_trunc)
+M.sign = unary("sign", function(x) return (x ~= x or x == 0) and x or (x > 0 and 1 or -1) end)
+--- Integers: leading zeros and set bits within the dtype's width (as jax.lax.clz, population_count).
+M.clz = unary("clz")
+M.popcount = unary("popcount")
+M.population_count = M.popcount
+M.bitwise_not = unary("not")
+
 local function binary(name, host)
   return function(a, b)
     if type(a) == "number" and type(b) == "number" and host then return host(a, b) end
@@ -99,9 +165,22 @@ local function binary(name, host)
   end
 end
 
-M.max = binary("max", math.max)   -- elementwise; x:max(axes) reduces
-M.min = binary("min", math.min)
+--- Elementwise max/min: NaN when either operand is NaN (as jax.lax.max);
+--- the sign of max(-0, +0) is unspecified.  x:max(axes) reduces.
+M.max = binary("max", function(a, b) return (a ~= a or b ~= b) and 0 / 0 or math.max(a, b) end)
+M.min = binary("min", function(a, b) return (a ~= a or b ~= b) and 0 / 0 or math.min(a, b) end)
 M.maximum, M.minimum = M.max, M.min
+--- x^y for floats with C99's special cases (also x ^ y on traced values).
+M.pow = binary("pow", function(a, b) return a ^ b end)
+M.bitwise_and = binary("and")
+M.bitwise_or = binary("or")
+M.bitwise_xor = binary("xor")
+--- Shifts of integers; amounts outside [0, bits) give 0 (left, logical) or
+--- the sign (arithmetic).  shift_right_logical/arithmetic ignore whether
+--- the dtype is signed (x:shr(n) is arithmetic for signed dtypes).
+M.shift_left = binary("shl")
+function M.shift_right_logical(a, b) return lift(a, is_value(b) and b or nil):shift_right_logical(b) end
+function M.shift_right_arithmetic(a, b) return lift(a, is_value(b) and b or nil):shift_right_arithmetic(b) end
 M.lt = binary("lt")
 M.le = binary("le")
 M.gt = binary("gt")

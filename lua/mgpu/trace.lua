@@ -158,7 +158,7 @@ Value.__idiv = function(a, b)  -- Lua 5.4 //: floor for floats, like / for integ
   return q
 end
 Value.__unm = function(a) return M.op("neg", { a }) end
-Value.__pow = function() fail("^ is not supported on traced values; use mgpu.exp and mgpu.log") end
+Value.__pow = binop("pow")     -- floats: C99 pow
 Value.__concat = function() fail("traced values cannot be concatenated") end
 Value.__lt = function() fail("use mgpu.lt(a, b) or a:lt(b): Lua turns < into a boolean") end
 Value.__le = function() fail("use mgpu.le(a, b) or a:le(b): Lua turns <= into a boolean") end
@@ -221,10 +221,31 @@ function methods.reshape(a, shape)
   return M.op("reshape", { a }, compat.shape(shape, "reshape shape"))
 end
 methods["band"], methods["bor"], methods["bxor"] = methods["and"], methods["or"], methods["xor"]
-for _, name in ipairs({ "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "abs", "floor", "ceil", "neg", "not" }) do
+for _, name in ipairs({ "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "abs", "floor", "ceil", "neg", "not",
+                       "sin", "cos", "erf", "logistic", "expm1", "log1p", "round", "round_away", "trunc", "sign",
+                       "clz", "popcount" }) do
   methods[name] = function(a) return M.op(name, { a }) end
 end
-methods.bnot = methods["not"]
+methods.bnot, methods.bitwise_not = methods["not"], methods["not"]
+methods.pow = binop("pow")
+methods.bitwise_and, methods.bitwise_or, methods.bitwise_xor = methods["and"], methods["or"], methods["xor"]
+methods.shift_left = methods.shl
+
+-- Logical and arithmetic right shifts whatever the signedness: through the
+-- integer of the other signedness (bitcasts are free).
+local flip = { i8 = "u8", i16 = "u16", i32 = "u32", i64 = "u64", u8 = "i8", u16 = "i16", u32 = "i32", u64 = "i64" }
+local function shift_right(want_signed)
+  return function(a, n)
+    if getmetatable(n) ~= Value then n = M.lift(n, a) end
+    local other = flip[a.dtype]
+    if not other then fail("shift_right: %s is not an integer dtype", a.dtype) end
+    if (a.dtype:sub(1, 1) == "i") == want_signed then return binop("shr")(a, n) end
+    if n.dtype ~= a.dtype then return binop("shr")(a, n) end      -- let shr name the dtype mismatch
+    return binop("shr")(a:bitcast(other), n:bitcast(other)):bitcast(a.dtype)
+  end
+end
+methods.shift_right_logical = shift_right(false)
+methods.shift_right_arithmetic = shift_right(true)
 
 function methods.astype(a, dtype)
   if dtype == a.dtype then return a end

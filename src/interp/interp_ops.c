@@ -3,6 +3,14 @@
 ** rounded to their dtype once per op (for + - * / sqrt this is exactly the
 ** correctly rounded result the GPU computes through f32); integers wrap to
 ** their width with PTX's rules for shifts and division by zero.
+**
+** Accuracy of the transcendental functions (sin cos erf logistic expm1
+** log1p pow exp exp2 log log2 tanh): the C library's double result (within
+** an ulp of double) rounded once to the dtype, so at most 0.5 ulp of the
+** dtype plus 2^-28 ulp (double rounding), i.e. correctly rounded but for
+** rare near-ties.  round, round_away, trunc, sign, floor, ceil, max, min
+** are exact.  max/min propagate NaN (like jax.lax.max); the sign of
+** max(-0, +0) is unspecified.
 */
 #include <math.h>
 
@@ -35,8 +43,30 @@ static double funary(int code, double x) {
   case IR_tanh: return tanh(x);
   case IR_floor: return floor(x);
   case IR_ceil: return ceil(x);
+  case IR_sin: return sin(x);
+  case IR_cos: return cos(x);
+  case IR_erf: return erf(x);
+  case IR_logistic: return 1.0 / (1.0 + exp(-x));
+  case IR_expm1: return expm1(x);
+  case IR_log1p: return log1p(x);
+  case IR_round: return nearbyint(x);      /* the default rounding mode: half to even */
+  case IR_round_away: return round(x);
+  case IR_trunc: return trunc(x);
+  case IR_sign: return (isnan(x) || x == 0) ? x : copysign(1.0, x);
   default: mgpu_unreachable();
   }
+}
+
+/* Leading zeros and set bits of the dtype's `bits`-wide pattern. */
+static int64_t ibits(int code, int bits, uint64_t ux) {
+  if (bits < 64) ux &= (1ULL << bits) - 1;
+  int64_t n = 0;
+  if (code == IR_popcount) {
+    for (; ux; ux &= ux - 1) n++;
+    return n;
+  }
+  for (int b = bits - 1; b >= 0 && !((ux >> b) & 1); b--) n++;
+  return n;
 }
 
 static int64_t iunary(int code, int dtype, int64_t x) {
@@ -44,6 +74,8 @@ static int64_t iunary(int code, int dtype, int64_t x) {
   case IR_neg: return dt_wrap_int(dtype, (int64_t)(0 - (uint64_t)x));
   case IR_abs: return dt_wrap_int(dtype, x < 0 ? (int64_t)(0 - (uint64_t)x) : x);
   case IR_not: return dtype == MGPU_PRED ? !x : dt_wrap_int(dtype, ~x);
+  case IR_sign: return dt_issigned(dtype) ? (x > 0) - (x < 0) : x != 0;
+  case IR_clz: case IR_popcount: return ibits(code, dt_table[dtype].bits, (uint64_t)x);
   default: mgpu_unreachable();
   }
 }
@@ -65,6 +97,7 @@ static double fbinary(int code, int dtype, double x, double y) {
   case IR_rem: return frem(dtype, x, y);
   case IR_max: return (isnan(x) || isnan(y)) ? NAN : fmax(x, y);
   case IR_min: return (isnan(x) || isnan(y)) ? NAN : fmin(x, y);
+  case IR_pow: return pow(x, y);
   default: mgpu_unreachable();
   }
 }

@@ -38,11 +38,18 @@
   _(exp,   UNARY, P) _(exp2,  UNARY, P) _(log,   UNARY, P) _(log2,  UNARY, P) \
   _(sqrt,  UNARY, P) _(rsqrt, UNARY, P) _(tanh,  UNARY, P) \
   _(floor, UNARY, P) _(ceil,  UNARY, P) \
+  _(sin,   UNARY, P) _(cos,   UNARY, P) _(erf,   UNARY, P) _(logistic, UNARY, P) \
+  _(expm1, UNARY, P) _(log1p, UNARY, P) \
+  _(round, UNARY, P)             /* half to even */ \
+  _(round_away, UNARY, P)        /* half away from zero */ \
+  _(trunc, UNARY, P) _(sign,  UNARY, P) \
+  _(clz,   UNARY, P) _(popcount, UNARY, P) /* integers: leading zeros, set bits, within the dtype's width */ \
   /* elementwise, two operands of one dtype (a scalar broadcasts) */ \
   _(add, BINARY, P) _(sub, BINARY, P) _(mul, BINARY, P) _(div, BINARY, P) \
-  _(rem, BINARY, P) _(max, BINARY, P) _(min, BINARY, P) \
+  _(rem, BINARY, P) _(max, BINARY, P) _(min, BINARY, P) /* max/min: NaN if either operand is NaN */ \
+  _(pow, BINARY, P)              /* floats: C99 pow special cases */ \
   _(and, BINARY, P) _(or,  BINARY, P) _(xor, BINARY, P) \
-  _(shl, BINARY, P) _(shr, BINARY, P) \
+  _(shl, BINARY, P) _(shr, BINARY, P) /* shr: arithmetic for signed dtypes, logical for unsigned */ \
   /* comparisons -> pred */ \
   _(lt, COMPARE, P) _(le, COMPARE, P) _(gt, COMPARE, P) \
   _(ge, COMPARE, P) _(eq, COMPARE, P) _(ne, COMPARE, P) \

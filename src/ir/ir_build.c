@@ -184,9 +184,12 @@ static bool op_accepts(int code, int dt) {
   case IR_neg: case IR_abs: return (fl && !f8) || sg;
   case IR_not: return in || pr;
   case IR_exp: case IR_exp2: case IR_log: case IR_log2: case IR_tanh:
+  case IR_sin: case IR_cos: case IR_erf: case IR_logistic: case IR_expm1: case IR_log1p: case IR_pow:
     return fl && !f8 && dt != MGPU_F64;
-  case IR_sqrt: case IR_rsqrt: case IR_floor: case IR_ceil:
+  case IR_sqrt: case IR_rsqrt: case IR_floor: case IR_ceil: case IR_round: case IR_round_away: case IR_trunc:
     return fl && !f8;
+  case IR_sign: return (fl && !f8) || in;
+  case IR_clz: case IR_popcount: return in;
   case IR_add: case IR_sub: case IR_mul: case IR_div: case IR_rem: case IR_max: case IR_min:
   case IR_lt: case IR_le: case IR_gt: case IR_ge:
     return (fl && !f8) || in;

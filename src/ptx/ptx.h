@@ -134,6 +134,11 @@ void ptx_broadcast(pe *e, const ir_op *op);
 /* Move value `src` (scalar or array registers) into the registers at dst. */
 void ptx_move(pe *e, int dtype, preg dst, preg src, uint32_t n, bool src_scalar);
 
+/* ptx_math.c: f32 sin, cos, erf, expm1, log1p, logistic (false for other
+** codes) and pow, accurate through f64 or fast under approx_math. */
+bool ptx_math_unary(pe *e, int code, preg d, preg x, bool approx);
+void ptx_math_pow(pe *e, preg d, preg x, preg y, bool approx);
+
 /* ptx_mem.c */
 /* Move w consecutive elements between [addr+imm] in `space` ("global",
 ** "shared") and registers reg.. (reg repeated when splat), under an

@@ -2,7 +2,10 @@
 ** ptx_arith.c -- constants, elementwise math and conversions, one element
 ** at a time.  f16 and bf16 are computed in f32 and rounded once per op
 ** (exactly the interpreter's result for + - * / sqrt); accurate exp, log
-** and tanh use range reduction so approx_math=false stays within a few ulp.
+** and tanh use range reduction so approx_math=false stays within a few ulp
+** (sin, cos, erf, expm1, log1p, logistic and pow: ptx_math.c).  round,
+** round_away, trunc, sign, floor, ceil, max and min are exact; max/min
+** return NaN when either operand is NaN (max.NaN; f64 through testp).
 */
 #include <math.h>
 #include <stdio.h>
@@ -205,11 +208,48 @@ static void f32_tanh(pe *e, preg d, preg a, bool approx) {
   pe_ins(e, "selp.f32", 4, R(d), R(small), R(big), R(ps));
 }
 
+/* round half away from zero, sign (+-1, zeros and NaN kept), in f32 or f64 (exact) */
+static void round_away(pe *e, bool wide, preg d, preg x) {
+  const char *t = wide ? "f64" : "f32";
+  char opc[32];
+  int c = wide ? PR_FD : PR_F;
+  preg tr = pe_reg(e, c), df = pe_reg(e, c), one = pe_reg(e, c), far = pe_reg(e, PR_P);
+  snprintf(opc, sizeof opc, "cvt.rzi.%s.%s", t, t);
+  pe_ins(e, opc, 2, R(tr), R(x));
+  op3(e, "sub.rn", wide ? MGPU_F64 : MGPU_F32, df, x, tr);             /* exact */
+  op2(e, "abs", wide ? MGPU_F64 : MGPU_F32, df, df);
+  snprintf(opc, sizeof opc, "setp.ge.%s", t);
+  pe_ins(e, opc, 3, R(far), R(df), wide ? F64(0.5) : F32(0.5));
+  snprintf(opc, sizeof opc, "mov.%s", t);
+  pe_ins(e, opc, 2, R(one), wide ? F64(1.0) : F32(1.0));
+  op3(e, "copysign", wide ? MGPU_F64 : MGPU_F32, one, x, one);
+  op3(e, "add.rn", wide ? MGPU_F64 : MGPU_F32, one, tr, one);
+  snprintf(opc, sizeof opc, "selp.%s", t);
+  pe_ins(e, opc, 4, R(d), R(one), R(tr), R(far));
+}
+
+static void float_sign(pe *e, bool wide, preg d, preg x) {
+  const char *t = wide ? "f64" : "f32";
+  char opc[32];
+  preg one = pe_reg(e, wide ? PR_FD : PR_F), keep = pe_reg(e, PR_P);
+  snprintf(opc, sizeof opc, "mov.%s", t);
+  pe_ins(e, opc, 2, R(one), wide ? F64(1.0) : F32(1.0));
+  op3(e, "copysign", wide ? MGPU_F64 : MGPU_F32, one, x, one);
+  snprintf(opc, sizeof opc, "setp.equ.%s", t);                           /* zero or NaN */
+  pe_ins(e, opc, 3, R(keep), R(x), wide ? F64(0.0) : F32(0.0));
+  snprintf(opc, sizeof opc, "selp.%s", t);
+  pe_ins(e, opc, 4, R(d), R(x), R(one), R(keep));
+}
+
 /* -- Elementwise ops on one element ---------------------------------------------------------- */
 
 static void float_unary(pe *e, int code, int dt, preg d, preg a, bool approx) {
   if (dt == MGPU_F64) {
     switch (code) {
+    case IR_round: pe_ins(e, "cvt.rni.f64.f64", 2, R(d), R(a)); return;
+    case IR_trunc: pe_ins(e, "cvt.rzi.f64.f64", 2, R(d), R(a)); return;
+    case IR_round_away: round_away(e, true, d, a); return;
+    case IR_sign: float_sign(e, true, d, a); return;
     case IR_neg: op2(e, "neg", dt, d, a); return;
     case IR_abs: op2(e, "abs", dt, d, a); return;
     case IR_sqrt: op2(e, "sqrt.rn", dt, d, a); return;
@@ -236,7 +276,12 @@ static void float_unary(pe *e, int code, int dt, preg d, preg a, bool approx) {
   case IR_tanh: f32_tanh(e, r, x, approx); break;
   case IR_floor: pe_ins(e, "cvt.rmi.f32.f32", 2, R(r), R(x)); break;
   case IR_ceil: pe_ins(e, "cvt.rpi.f32.f32", 2, R(r), R(x)); break;
-  default: pe_fail(e, "unexpected unary op");
+  case IR_round: pe_ins(e, "cvt.rni.f32.f32", 2, R(r), R(x)); break;
+  case IR_trunc: pe_ins(e, "cvt.rzi.f32.f32", 2, R(r), R(x)); break;
+  case IR_round_away: round_away(e, false, r, x); break;
+  case IR_sign: float_sign(e, false, r, x); break;
+  default:
+    if (!ptx_math_unary(e, code, r, x, approx)) pe_fail(e, "unexpected unary op");
   }
   down(e, dt, d, r);
 }
@@ -276,6 +321,10 @@ static void float_binary(pe *e, int code, int dt, preg d, preg a, preg b, bool a
       pe_ins(e, "selp.f64", 4, R(r), R(y), R(r), R(nan));
     }
     break;
+  case IR_pow:
+    if (wide) pe_fail(e, "pow is not available for f64");
+    ptx_math_pow(e, r, x, y, approx);
+    break;
   default: pe_fail(e, "unexpected binary op");
   }
   if (!wide) down(e, dt, d, r);
@@ -304,7 +353,38 @@ static const char *int_bits(int dt) { return pe_cls(dt) == PR_RD ? "b64" : "b32"
 static void int_unary(pe *e, int code, int dt, preg d, preg a) {
   char opc[32];
   if (dt == MGPU_PRED) { pe_ins(e, "not.pred", 2, R(d), R(a)); return; }
+  bool wide = pe_cls(dt) == PR_RD;
+  int bits = dt_table[dt].bits;
   switch (code) {
+  case IR_clz: case IR_popcount: {   /* of the dtype's own bits; the count is a u32 */
+    preg v = a, n = wide ? pe_reg(e, PR_R) : d;
+    if (dt == MGPU_I8 || dt == MGPU_I16) {
+      v = pe_reg(e, PR_R);
+      pe_ins(e, "and.b32", 3, R(v), R(a), I(dt == MGPU_I8 ? 0xff : 0xffff));
+    }
+    snprintf(opc, sizeof opc, "%s.%s", code == IR_clz ? "clz" : "popc", int_bits(dt));
+    pe_ins(e, opc, 2, R(n), R(v));
+    if (code == IR_clz && bits < 32) pe_ins(e, "sub.s32", 3, R(n), R(n), I(32 - bits));
+    if (wide) pe_ins(e, "cvt.u64.u32", 2, R(d), R(n));
+    return;
+  }
+  case IR_sign: {
+    preg gt = pe_reg(e, PR_P), lt = pe_reg(e, PR_P);
+    const char *sel = wide ? "selp.b64" : "selp.b32";
+    if (!dt_issigned(dt)) {
+      snprintf(opc, sizeof opc, "setp.ne.%s", int_sfx(dt));
+      pe_ins(e, opc, 3, R(gt), R(a), I(0));
+      pe_ins(e, sel, 4, R(d), I(1), I(0), R(gt));
+      return;
+    }
+    snprintf(opc, sizeof opc, "setp.gt.%s", int_sfx(dt));
+    pe_ins(e, opc, 3, R(gt), R(a), I(0));
+    snprintf(opc, sizeof opc, "setp.lt.%s", int_sfx(dt));
+    pe_ins(e, opc, 3, R(lt), R(a), I(0));
+    pe_ins(e, sel, 4, R(d), I(1), I(0), R(gt));
+    pe_ins(e, sel, 4, R(d), I(-1), R(d), R(lt));
+    return;
+  }
   case IR_neg: snprintf(opc, sizeof opc, "neg.%s", int_sfx(dt)); break;
   case IR_abs: snprintf(opc, sizeof opc, "abs.%s", int_sfx(dt)); break;
   default: snprintf(opc, sizeof opc, "not.%s", int_bits(dt)); break;
