@@ -1,11 +1,12 @@
 --[[
-Run the op cases of spec/support/cases.lua and print a table.  On a GPU this
+Run the op cases of spec/support/cases.lua and math_cases.lua and print a table.  On a GPU this
 is the GPU check of every op's lowering; under `mgpu --emit-ptx` it only
 traces and compiles them (results are not checked then).
   mgpu tools/run_cases.lua [pattern]
 ]]
 local mgpu = require "mgpu"
 local cases = dofile("spec/support/cases.lua")
+for _, c in ipairs(dofile("spec/support/math_cases.lua")) do cases[#cases + 1] = c end
 local pattern = ...
 local bad, ran = 0, 0
 local mode = mgpu.device().mode
