@@ -269,6 +269,44 @@ add("math/specials/f32/approx_math", function(mgpu)
   return err, 1e-4
 end)
 
+-- the older functions at their special values: overflow, log 0, rsqrt 0, denormal results
+for _, ap in ipairs({ false, true }) do
+  add("math/exp-log-sqrt-tanh-specials/f32" .. (ap and "/approx_math" or ""), function(mgpu)
+    local fns = { exp = math.exp, exp2 = function(x) return 2 ^ x end, log = math.log,
+                  log2 = function(x) if x == 0 then return -huge end return math.log(x) / math.log(2) end,
+                  sqrt = math.sqrt, rsqrt = function(x) return 1 / math.sqrt(x) end,
+                  tanh = function(x)
+                    if x ~= x or x == 0 then return x end
+                    local m = ref.expm1(2 * math.abs(x))
+                    return (x < 0 and -1 or 1) * (m == huge and 1 or m / (m + 2))
+                  end }
+    local order = { "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh" }
+    local outs = {}
+    for i = 1, #order do outs[i] = mgpu.shape({ 64 }, "f32") end
+    local k = mgpu.kernel{
+      name = "m_specials" .. (ap and "_a" or ""), grid = { 1 }, out_shape = outs,
+      compiler_params = mgpu.CompilerParams{ approx_math = ap },
+      body = function(x, ...)
+        local o, v = { ... }, x:load()
+        for i, fn in ipairs(order) do o[i]:store(v[fn](v)) end
+      end,
+    }
+    local vals = { 0.0, -0.0, huge, -huge, nan, 1, -1, 88.7, 88.8, 89, 100, -87, -100, -103.9, -104, -200, 127.9,
+                   128, -149, -150, 1e-45, 1e-40, 1e-38, 3.4e38, 0.5, 2, 10, 1e-30, 0.625, 0.6, 9, 20 }
+    while #vals < 64 do vals[#vals + 1] = (#vals - 40) * 0.37 end
+    local x = mgpu.from_table(vals, "f32")
+    local xt, res = x:to_table(), { k(x) }
+    local err = 0
+    for i, fn in ipairs(order) do
+      local want = {}
+      for j = 1, #xt do want[j] = fns[fn](xt[j]) end
+      local opts = ap and { abs = 1e-30, zero_sign = false, tol = 1e-4 } or { tol = 8 }
+      err = math.max(err, ulp_error(mgpu, res[i], want, "f32", opts, xt))
+    end
+    return err, ap and 1e-4 or 8
+  end)
+end
+
 -- -- pow ------------------------------------------------------------------------------------
 
 for _, dt in ipairs({ "f32", "f16", "bf16" }) do
