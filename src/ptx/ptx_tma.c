@@ -157,7 +157,8 @@ static void simplify(pe *e, tplan *p) {
     tdim *o = p->n ? &p->d[p->n - 1] : NULL;
     const tdim *in = &out[i];
     bool innermost = i == n - 1;   /* kept apart: the swizzle and the 16-byte rule apply to it alone */
-    if (o && !innermost && o->box > 1 && o->stride == in->size * in->stride && in->box == in->size && !in->reg && in->c == 0 &&
+    if (o && !innermost && o->box > 1 && o->box * in->box <= 256 && o->stride == in->size * in->stride &&
+        in->box == in->size && !in->reg && in->c == 0 &&
         (!o->ragged || in->size == o->tile)) {
       if (o->reg) {
         preg x = pe_reg(e, PR_R);
