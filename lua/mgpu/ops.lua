@@ -251,6 +251,26 @@ function M.astype(x, dtype)
   return lift(x):astype(dtype)
 end
 
+--- Print from the device (Pallas' pl.debug_print): one {} per value ({{
+--- and }} are braces).  Scalars print one line per warpgroup; a single
+--- array prints one line per element, "{}" becoming "[i, j]: value".
+--- Floats print as %f, integers as %d / %u.  The interpreter prints the
+--- same lines, block by block, warpgroup by warpgroup.
+function M.debug_print(fmt, ...)
+  if type(fmt) ~= "string" then fail("debug_print: the first argument must be a format string, got %s", type(fmt)) end
+  local args = compat.pack(...)
+  local vals = {}
+  for i = 1, args.n do
+    local x = args[i]
+    if trace.is_ref(x) then fail("debug_print: value %d is a ref; load it first (ref:load())", i) end
+    if not is_value(x) and type(x) ~= "number" and type(x) ~= "boolean" then
+      fail("debug_print: value %d must be a traced value or a number, got %s", i, type(x))
+    end
+    vals[i] = lift(x)
+  end
+  op("debug_print", vals, nil, nil, fmt)
+end
+
 -- -- Atomics on GMEM ---------------------------------------------------------------
 
 local sems = { relaxed = 0, acquire = 1, release = 2, acq_rel = 3 }

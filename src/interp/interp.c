@@ -103,6 +103,53 @@ static void do_atomic(interp *I, iagent *a, const ir_op *op) {
   dt_store_int(dt, q, dt_wrap_int(dt, nv));
 }
 
+/* debug_print: the agent's line(s), from the printf form of the format
+** (ir_print_format) with each conversion applied to its own value, as the
+** GPU's vprintf does.  Arrays print one line per element in row-major order. */
+static void print_line(strbuf *sb, const char *fmt, const ival *const *vals, int nvals) {
+  int j = 0;
+  for (const char *p = fmt; *p; p++) {
+    if (*p != '%') { sb_putc(sb, *p); continue; }
+    if (p[1] == '%') { sb_putc(sb, '%'); p++; continue; }
+    bool wide = p[1] == 'l';   /* %lld, %llu */
+    p += wide ? 3 : 1;
+    mgpu_assert(j < nvals);
+    const ival *v = vals[j++];
+    switch (*p) {
+    case 'f': sb_printf(sb, "%f", v->f); break;
+    case 'd': if (wide) sb_printf(sb, "%lld", (long long)v->i); else sb_printf(sb, "%d", (int)v->i); break;
+    default: if (wide) sb_printf(sb, "%llu", (unsigned long long)v->i); else sb_printf(sb, "%u", (unsigned)v->i); break;
+    }
+  }
+}
+
+static void do_print(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, op);
+  strbuf fmt;
+  sb_init(&fmt, k->alloc);
+  ir_print_format(k, op, &fmt);
+  if (fmt.oom) { sb_free(&fmt); diag_throw(I->d, ERR_NOMEM, ""); }
+  const ival *vals[IR_MAXRES + IR_MAXRANK];
+  const ir_type *t = op->nopd ? ir_vtype(k, o[0]) : NULL;
+  if (t && t->kind == MGPU_VALUE_ARRAY) {
+    ival idx[IR_MAXRANK];
+    int64_t n = ir_numel(t);
+    for (int d = 0; d < t->rank; d++) vals[d] = &idx[d];
+    for (int64_t e = 0; e < n; e++) {
+      int64_t rest = e;
+      for (int d = t->rank - 1; d >= 0; d--) { idx[d].i = rest % t->shape[d]; rest /= t->shape[d]; }
+      vals[t->rank] = &val(a, o[0])[e];
+      print_line(&a->out, sb_str(&fmt), vals, t->rank + 1);
+    }
+  } else {
+    for (uint32_t i = 0; i < op->nopd; i++) vals[i] = val(a, o[i]);
+    print_line(&a->out, sb_str(&fmt), vals, (int)op->nopd);
+  }
+  sb_free(&fmt);
+  if (a->out.oom) diag_throw(I->d, ERR_NOMEM, "");
+}
+
 static void do_store(interp *I, iagent *a, const ir_op *op) {
   const uint32_t *o = ir_opds(I->k, op);
   const iref *r = a->slots[o[0]].ref;
@@ -323,6 +370,7 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_TMASTORE: interp_tma_store(I, a, op); break;
   case IRC_WGMMA: interp_wgmma(I, a, op); break;
   case IRC_ATOMIC: do_atomic(I, a, op); break;
+  case IRC_PRINT: do_print(I, a, op); break;
   case IRC_SYNC:
     if (op->code == IR_commit_group) a->group++;
     else if (op->code == IR_wait_group) interp_wait_group(I, a, at[0]);
@@ -472,6 +520,7 @@ static void alloc_agents(interp *I) {
     ival *data = a->data_block = total ? mem_calloc(al, sizeof(ival) * (size_t)total) : NULL;
     iref *rs = a->ref_block = refs ? mem_calloc(al, sizeof(iref) * (size_t)refs) : NULL;
     a->waits = mem_calloc(al, sizeof(int64_t) * (size_t)(I->nbars + 1));
+    sb_init(&a->out, al);
     if (!a->slots || (total && !data) || (refs && !rs) || !a->waits) diag_throw(I->d, ERR_NOMEM, "");
     for (uint32_t v = 1; v < k->vals.n; v++) {
       if (ir_vtype(k, v)->kind == MGPU_VALUE_REF) a->slots[v].ref = rs++;
@@ -539,6 +588,7 @@ static void free_all(interp *I) {
     mem_free(al, a->slots, sizeof(islot) * k->vals.n);
     mem_free(al, a->waits, sizeof(int64_t) * (size_t)(I->nbars + 1));
     vec_free(al, &a->stack);
+    sb_free(&a->out);
   }
   mem_free(al, I->agents, sizeof(iagent) * (size_t)I->nagents);
   mem_free(al, I->scratch, sizeof(ival) * (size_t)I->scratch_n);
@@ -552,6 +602,20 @@ static void free_all(interp *I) {
   mem_free(al, I->maps, sizeof(xf_map) * I->nmaps);
   interp_async_clear(I);
   vec_free(al, &I->async);
+}
+
+/* The debug_print lines of the cluster: block by block, warpgroup by
+** warpgroup, each in program order (deterministic, unlike the GPU's). */
+static void flush_prints(interp *I) {
+  bool any = false;
+  for (int w = 0; I->agents && w < I->nagents; w++) {
+    strbuf *sb = &I->agents[w].out;
+    if (!sb->len) continue;
+    fwrite(sb->s, 1, sb->len, stdout);
+    sb->len = 0;
+    any = true;
+  }
+  if (any) fflush(stdout);
 }
 
 /* Run one cluster of blocks (one block without clusters) to the end. */
@@ -576,6 +640,7 @@ static void run_cluster(interp *I) {
     if (!progress) interp_deadlock(I);
   }
   interp_async_clear(I);
+  flush_prints(I);
 }
 
 mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *args, uint32_t nargs, diag *d) {
@@ -619,6 +684,7 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
         run_cluster(&I);
       }
 done:
+  flush_prints(&I);   /* what was printed before a fault helps explain it */
   free_all(&I);
   if (I.params) mem_free(k->alloc, I.params, sizeof(iparam) * (k->params.n ? k->params.n : 1));
   d->jmp = saved;

@@ -44,6 +44,7 @@ typedef struct iagent {
   iref *ref_block;
   int64_t *waits;                /* per mbarrier of its block: completions this agent has waited for */
   int64_t group;                 /* SMEM->GMEM copies: the open (uncommitted) group */
+  strbuf out;                    /* debug_print lines, written out in agent order when its cluster ends */
 } iagent;
 
 typedef struct iparam {

@@ -184,3 +184,54 @@ const char *ir_value_loc(const ir_kernel *k, uint32_t v) {
   if (val->def < 0) return "";
   return ir_loc(k, &k->ops.v[val->def]);
 }
+
+/* -- debug_print formats ------------------------------------------------------ */
+
+/* Walk fmt: literal text to lit (braces unescaped), each {} to hole.
+** Returns the number of holes, or -1 with a reason in why. */
+static int print_walk(const char *fmt, strbuf *out, const char *const *convs, char *why, size_t n) {
+  int holes = 0;
+  for (const char *p = fmt; *p; p++) {
+    if (p[0] == '{' && p[1] == '{') { if (out) sb_putc(out, '{'); p++; continue; }
+    if (p[0] == '}' && p[1] == '}') { if (out) sb_putc(out, '}'); p++; continue; }
+    if (p[0] == '{' && p[1] == '}') { if (out) sb_puts(out, convs[holes]); holes++; p++; continue; }
+    if (p[0] == '{') {
+      if (why) snprintf(why, n, "only {} placeholders are supported (no field names, positions or format specs; {{ and }} are braces)");
+      return -1;
+    }
+    if (p[0] == '}') {
+      if (why) snprintf(why, n, "single '}' in the format ({{ and }} are braces)");
+      return -1;
+    }
+    if (out) { if (*p == '%') sb_puts(out, "%%"); else sb_putc(out, *p); }
+  }
+  return holes;
+}
+
+int ir_print_holes(const char *fmt, char *why, size_t n) { return print_walk(fmt ? fmt : "", NULL, NULL, why, n); }
+
+const char *ir_print_conv(int dtype) {
+  if (dt_isfloat(dtype)) return "%f";
+  if (dtype == MGPU_I64) return "%lld";
+  if (dtype == MGPU_U64) return "%llu";
+  if (dtype == MGPU_PRED || dt_table[dtype].cls == DT_UINT) return "%u";
+  return "%d";
+}
+
+void ir_print_format(const ir_kernel *k, const ir_op *op, strbuf *out) {
+  const uint32_t *o = ir_opds(k, op);
+  const char *convs[IR_MAXRES];
+  char arr[16 + 4 * IR_MAXRANK + 8];
+  for (uint32_t i = 0; i < op->nopd && i < IR_MAXRES; i++) {
+    const ir_type *t = ir_vtype(k, o[i]);
+    convs[i] = ir_print_conv(t->dtype);
+    if (t->kind != MGPU_VALUE_ARRAY) continue;
+    size_t len = 0;
+    arr[len++] = '[';
+    for (int d = 0; d < t->rank; d++) len += (size_t)snprintf(arr + len, sizeof arr - len, d ? ", %%u" : "%%u");
+    snprintf(arr + len, sizeof arr - len, "]: %s", convs[i]);
+    convs[i] = arr;   /* an array is the only operand */
+  }
+  print_walk(ir_str(k, op->text), out, convs, NULL, 0);
+  sb_putc(out, '\n');
+}

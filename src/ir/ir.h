@@ -84,6 +84,7 @@
   _(wgmma_wait, SYNC, M)         /* ints=n: at most n wgmma groups in flight */ \
   _(set_max_registers, SYNC, M)  /* ints=n, increase (1) or decrease (0): setmaxnreg */ \
   _(atomic, ATOMIC, M)           /* (one-element GMEM ref, value[, new]) ints=op, sem, scope -> the old value; once per warpgroup */ \
+  _(debug_print, PRINT, M)       /* (scalars..., or one array) text=format with {} per operand: printf once per warpgroup, arrays one line per element */ \
   /* structured control flow */ \
   _(for,   FOR,   R)             /* (lo, hi, step, inits...) -> carried results; args: iv, carried */ \
   _(if,    IF,    R)             /* (cond) -> results; regions: then, else */ \
@@ -102,7 +103,7 @@ typedef enum ir_opclass {
   IRC_CONST, IRC_GRIDIDX, IRC_THREADIDX, IRC_UNARY, IRC_BINARY, IRC_COMPARE,
   IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_BCASTDIM, IRC_RESHAPE, IRC_IOTA, IRC_LAYOUTCAST, IRC_REDUCE,
   IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_ALLOC, IRC_CLUSTERIDX,
-  IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC,
+  IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC, IRC_PRINT,
   IRC_FOR, IRC_IF, IRC_WHILE, IRC_SCOPED, IRC_YIELD
 } ir_opclass;
 
@@ -220,6 +221,16 @@ bool ir_same_shape(const ir_type *a, const ir_type *b);
 const char *ir_type_str(const ir_type *t, char *buf, size_t n);
 /* Location of the value's definition ("" for parameters). */
 const char *ir_value_loc(const ir_kernel *k, uint32_t v);
+
+/* debug_print formats (ir.c).  The text holds {} per operand ({{ and }}
+** are braces); the printf form replaces each {} with its operand's
+** conversion (an array's with "[%u, %u]: " and its element's) and ends
+** with a newline.  ir_print_holes: the number of {}, or -1 and why. */
+int ir_print_holes(const char *fmt, char *why, size_t n);
+/* Conversion of a dtype: %f (floats, passed as f64), %d / %u (8-32 bits
+** and pred, passed as 32 bits), %lld / %llu (passed as 64 bits). */
+const char *ir_print_conv(int dtype);
+void ir_print_format(const ir_kernel *k, const ir_op *op, strbuf *out);
 
 /* ir_print.c: the canonical text form (deterministic; the cache key). */
 void ir_print(const ir_kernel *k, strbuf *sb, bool with_locs);

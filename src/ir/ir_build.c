@@ -556,6 +556,27 @@ static mgpu_status atomic_check(ir_builder *b, const uint32_t *opds, uint32_t no
   return MGPU_OK;
 }
 
+/* debug_print (values...) text=format: one {} per value; scalars, or one
+** array alone (printed element by element); no refs, no f8. */
+static mgpu_status print_check(ir_builder *b, const uint32_t *opds, uint32_t nopd, const char *text) {
+  char why[200], x[96];
+  int holes = ir_print_holes(text, why, sizeof why);
+  if (holes < 0) return failf(b, "debug_print: %s", why);
+  if ((uint32_t)holes != nopd)
+    return failf(b, "debug_print: the format has %d placeholder%s ({}) but %u value%s given", holes, holes == 1 ? "" : "s",
+                 nopd, nopd == 1 ? " was" : "s were");
+  if (nopd > IR_MAXRES) return failf(b, "debug_print: at most %d values", IR_MAXRES);
+  for (uint32_t i = 0; i < nopd; i++) {
+    const ir_type *t = ir_vtype(b->k, opds[i]);
+    if (t->kind == MGPU_VALUE_REF)
+      return failf(b, "debug_print: value %u is a ref (%s); load it first (ref:load())", i + 1, TS(t, x));
+    if (t->kind == MGPU_VALUE_ARRAY && nopd != 1)
+      return failf(b, "debug_print: value %u is an array (%s); an array must be the only value printed", i + 1, TS(t, x));
+    if (is_f8(t->dtype)) return failf(b, "debug_print: %s values cannot be printed (bitcast them to u8)", dt_name(t->dtype));
+  }
+  return MGPU_OK;
+}
+
 /* wgmma (acc, a, b): acc (M, N) += a (M, K) @ b (K, N). */
 static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
   const char *op = "wgmma";
@@ -865,6 +886,10 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   case IRC_WGMMA:
     if ((s = want_count(b, name, nopd, 3, 3))) return s;
     if ((s = wgmma_check(b, opds))) return s;
+    nrt = 0;
+    break;
+  case IRC_PRINT:
+    if ((s = print_check(b, opds, nopd, text))) return s;
     nrt = 0;
     break;
   case IRC_ATOMIC:

@@ -35,6 +35,15 @@ static void print_attrs(strbuf *sb, const ir_kernel *k, const ir_op *op) {
   case IRC_CONVERT:
     sb_printf(sb, " to %s", dt_name(a[0]));
     return;
+  case IRC_PRINT:   /* the format, one line whatever it holds */
+    sb_puts(sb, " \"");
+    for (const char *p = ir_str(k, op->text); *p; p++) {
+      if (*p == '"' || *p == '\\') sb_printf(sb, "\\%c", *p);
+      else if ((unsigned char)*p < 0x20) sb_printf(sb, "\\x%02x", (unsigned)(unsigned char)*p);
+      else sb_putc(sb, *p);
+    }
+    sb_putc(sb, '"');
+    return;
   case IRC_VIEW: {
     const uint32_t *o = ir_opds(k, op);
     uint32_t dyn = 1;

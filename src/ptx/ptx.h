@@ -71,6 +71,9 @@ typedef struct pe {
   preg cid[3];                   /* %cluster_ctaid.x/y/z (clusters only) */
   preg crank;                    /* %cluster_ctarank */
   ptx_tmaps *tmaps;              /* tensor-map parameters, in parameter order after the kernel's */
+  strbuf globals;                /* debug_print format strings (module scope) */
+  uint32_t nfmt;                 /* how many */
+  int64_t print_bytes;           /* the largest vprintf argument buffer (a .local array) */
 } pe;
 
 /* ptx_emit.c: the kernel's PTX; the tensor maps its launches must pass
@@ -188,6 +191,13 @@ preg pe_leader(pe *e);
 
 /* ptx_tma.c: TMA copies and their tensor maps */
 void ptx_tma(pe *e, const ir_op *op);
+
+/* ptx_print.c: debug_print through the driver's vprintf */
+void ptx_debug_print(pe *e, const ir_op *op);
+/* Module-scope declarations (vprintf, format strings) and the argument
+** buffer declared in the entry, when the kernel prints. */
+void ptx_print_decls(const pe *e, strbuf *out);
+void ptx_print_locals(const pe *e, strbuf *out);
 
 /* ptx_wgmma.c: accumulators and wgmma */
 void ptx_acc_alloc(pe *e, const ir_op *op);
