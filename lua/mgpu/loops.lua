@@ -294,6 +294,11 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
   if type(grid_names) == "string" then grid_names = { grid_names } end
   if type(grid_names) ~= "table" or #grid_names == 0 then fail("%s: grid_names must name the launch grid's axes", what) end
   local spec = trace.tr().spec
+  local cluster_blocks = 1
+  for _, n in ipairs(spec.cluster or {}) do cluster_blocks = cluster_blocks * n end
+  if cluster_blocks > 1 then
+    fail("%s: blocks claim work one by one; clusters would need cluster launch control, which Hopper does not have", what)
+  end
   local named = {}
   for _, n in ipairs(grid_names) do named[n] = true end
   for i, n in ipairs(spec.grid_names or {}) do
