@@ -500,5 +500,10 @@ describe("dynamic_scheduling_loop", function()
     assert.matches("unknown option 'thread'", body_err(function(c) return { counter = c, thread = "wg" } end))
     assert.matches("cluster_axes needs cluster launch control", body_err(function(c) return { counter = c, cluster_axes = "x" } end))
     assert.matches("the kernel has 2 warpgroups: give thread_axis", body_err(function(c) return { counter = c } end, 2))
+    local clustered = mgpu.kernel{ grid = { 2 }, grid_names = { "b" }, cluster = { 2 }, cluster_names = { "c" },
+      out_shape = mgpu.shape({ 4 }, "i32"),
+      body = function(c) mgpu.dynamic_scheduling_loop("b", { counter = c }, function() end) end }
+    assert.matches("pipeline_spec.lua:%d+: dynamic_scheduling_loop: blocks claim work one by one; clusters would need",
+      err_of(clustered, mgpu.zeros({ 2 }, "i32")))
   end)
 end)
