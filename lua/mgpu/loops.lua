@@ -156,6 +156,16 @@ function M.pack_carry(x)
 end
 function M.unpack_carry(t, leaves) return unflatten(t, leaves) end
 
+-- The next carry's leaves, as traced values, from a body's result.
+local function next_leaves(tmpl, leaves, nxt, what)
+  local out = {}
+  leaves_like(tmpl, nxt, out, what)
+  for j = 1, #out do
+    if not is_value(out[j]) then out[j] = trace.lift(out[j], leaves[j]) end
+  end
+  return compat.unpack(out, 1, #leaves)
+end
+
 --- fori(lo, hi) with a carry of any shape: body(i, carry) -> carry.
 --- Returns the final carry.  A loop known to run no steps is not emitted.
 function M.fori(lo, hi, init, body, what)
@@ -163,14 +173,18 @@ function M.fori(lo, hi, init, body, what)
   local leaves = {}
   local tmpl = flatten(init, leaves)
   local res = compat.pack(ops.fori(lo, hi, function(i, ...)
-    local cur = unflatten(tmpl, { ... })
-    local nxt = body(i, cur)
-    local out = {}
-    leaves_like(tmpl, nxt, out, what)
-    for j = 1, #out do
-      if not is_value(out[j]) then out[j] = trace.lift(out[j], leaves[j]) end
-    end
-    return compat.unpack(out, 1, #leaves)
+    return next_leaves(tmpl, leaves, body(i, unflatten(tmpl, { ... })), what)
+  end, compat.unpack(leaves, 1, #leaves)))
+  return unflatten(tmpl, res)
+end
+
+--- while_loop with a carry of any shape: cond(carry) -> pred,
+--- body(carry) -> carry.  Returns the final carry.
+function M.while_(cond, body, init, what)
+  local leaves = {}
+  local tmpl = flatten(init, leaves)
+  local res = compat.pack(ops.while_loop(function(...) return cond(unflatten(tmpl, { ... })) end, function(...)
+    return next_leaves(tmpl, leaves, body(unflatten(tmpl, { ... })), what)
   end, compat.unpack(leaves, 1, #leaves)))
   return unflatten(tmpl, res)
 end
@@ -236,23 +250,6 @@ function M.nd_loop(grid, opts, body)
     return carry
   end, what)
   if has_carry then return final end
-end
-
---- while_loop with a carry of any shape: cond(carry) -> pred,
---- body(carry) -> carry.  Returns the final carry.
-function M.while_(cond, body, init, what)
-  local leaves = {}
-  local tmpl = flatten(init, leaves)
-  local res = compat.pack(ops.while_loop(function(...) return cond(unflatten(tmpl, { ... })) end, function(...)
-    local nxt = body(unflatten(tmpl, { ... }))
-    local out = {}
-    leaves_like(tmpl, nxt, out, what)
-    for j = 1, #out do
-      if not is_value(out[j]) then out[j] = trace.lift(out[j], leaves[j]) end
-    end
-    return compat.unpack(out, 1, #leaves)
-  end, compat.unpack(leaves, 1, #leaves)))
-  return unflatten(tmpl, res)
 end
 
 --- mgpu.dynamic_scheduling_loop(grid_names, { counter, grid, thread_axis,
