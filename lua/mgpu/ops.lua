@@ -338,24 +338,126 @@ local function values_of(results, n, like, what)
   return out
 end
 
+-- The parameter names of fn from its `first`-th on (n of them) as "a,b",
+-- for error messages about carried values; nil when there are none.
+local function param_names(fn, first, n)
+  if not debug or not debug.getlocal then return nil end
+  local names, any = {}, false
+  for j = 1, n do
+    local ok, name = pcall(debug.getlocal, fn, first + j - 1)
+    names[j] = ok and type(name) == "string" and name:match("^[%a_][%w_]*$") and name or ""
+    any = any or names[j] ~= ""
+  end
+  return any and table.concat(names, ",") or nil
+end
+
+local function type_str(v) return v.dtype .. (v.kind == "array" and compat.shape_str(v.shape) or "") end
+
+-- One traced step of a loop unrolled at trace time: fn(iv, carry...) with
+-- the same checks a loop body's yield has.
+local function step_now(fn, iv, carry, what)
+  local r = compat.pack(fn(iv, compat.unpack(carry, 1, #carry)))
+  if r.n ~= #carry then fail("%s returned %d values but carries %d", what, r.n, #carry) end
+  local nxt = values_of(r, #carry, carry, what)
+  for j = 1, #carry do
+    local a, b = nxt[j], carry[j]
+    if a.kind ~= b.kind or a.dtype ~= b.dtype or compat.shape_str(a.shape or {}) ~= compat.shape_str(b.shape or {}) then
+      fail("%s: returned %s as value %d, which must match %s", what, type_str(a), j, type_str(b))
+    end
+  end
+  return nxt
+end
+
+-- A for op from lov to hiv by step carrying `carry`; body(iv, carry) -> carry.
+local function emit_for(lov, hiv, step, carry, names, body)
+  local operands = { lov, hiv, step }
+  for j = 1, #carry do operands[3 + j] = carry[j] end
+  local args = compat.pack(op("for", operands, nil, nil, names))
+  local cur = {}
+  for j = 2, args.n do cur[j - 1] = args[j] end
+  local res = compat.pack(op("yield", body(args[1], cur)))
+  local out = {}
+  for j = 1, res.n do out[j] = res[j] end
+  return out
+end
+
 --- A loop on the device: fn(i, carry...) for i = lo, ..., hi-1, returning
---- the next carry; fori returns the final carry.
+--- the next carry; fori returns the final carry.  A last argument
+--- { unroll = n } traces n copies of the body per iteration (the steps
+--- left over run after it); { unroll = true } unrolls the whole loop at
+--- trace time, which needs lo and hi as Lua numbers.  Unrolling calls fn
+--- once per copy while tracing.
 function M.fori(lo, hi, fn, ...)
   if type(fn) ~= "function" then fail("fori: third argument must be a function") end
   local inits = compat.pack(...)
+  local unroll = 1
+  local last = inits[inits.n]
+  if inits.n > 0 and type(last) == "table" and getmetatable(last) == nil then
+    for key in pairs(last) do
+      if key ~= "unroll" then fail("fori: unknown option '%s' (the options table takes unroll = n or true)", tostring(key)) end
+    end
+    if last.unroll == true then unroll = true
+    elseif last.unroll ~= nil and last.unroll ~= false then
+      unroll = compat.int(last.unroll, "fori unroll")
+      if unroll < 1 then fail("fori: unroll must be at least 1 (or true), got %d", unroll) end
+    end
+    inits.n = inits.n - 1
+  end
+  local static = type(lo) == "number" and type(hi) == "number"
+  if unroll == true and not static then
+    fail("fori: unroll = true needs lo and hi known at trace time (Lua numbers); use unroll = n for device bounds")
+  end
   local lov, hiv = lift(lo), lift(hi)
   if lov.dtype ~= hiv.dtype then
     if not is_value(lo) then lov = lift(lo, hiv) elseif not is_value(hi) then hiv = lift(hi, lov) end
   end
-  local step = lift(1, lov)
-  local operands = { lov, hiv, step }
-  for i = 1, inits.n do operands[#operands + 1] = lift(inits[i]) end
-  local args = compat.pack(op("for", operands))
-  local r = compat.pack(fn(compat.unpack(args, 1, args.n)))
-  if r.n ~= inits.n then fail("fori body returned %d values but carries %d", r.n, inits.n) end
-  local carried = {}
-  for i = 2, args.n do carried[i - 1] = args[i] end
-  return op("yield", values_of(r, inits.n, carried, "fori body"))
+  local carry = {}
+  for i = 1, inits.n do
+    if trace.is_ref(inits[i]) then fail("fori: carried value %d is a ref; only scalars and arrays can be carried", i) end
+    carry[i] = lift(inits[i])
+  end
+  local names = param_names(fn, 2, inits.n)
+  local function steps_now(from, to)   -- trace-time steps from..to-1 (Lua numbers)
+    for i = from, to - 1 do carry = step_now(fn, trace.const(i, lov.dtype), carry, "fori body") end
+  end
+  if static then
+    lo, hi = compat.int(lo, "fori lo"), compat.int(hi, "fori hi")
+    local trips = math.max(hi - lo, 0)
+    if unroll == true or trips <= unroll and unroll > 1 then
+      steps_now(lo, hi)
+      return compat.unpack(carry, 1, inits.n)
+    end
+  end
+  local function body(n)   -- n copies of fn per iteration of a loop stepping by n
+    return function(iv, cur)
+      for u = 0, n - 1 do
+        local i = u == 0 and iv or iv + u
+        if n == 1 then
+          local r = compat.pack(fn(i, compat.unpack(cur, 1, #cur)))
+          if r.n ~= #cur then fail("fori body returned %d values but carries %d", r.n, #cur) end
+          cur = values_of(r, #cur, cur, "fori body")
+        else
+          cur = step_now(fn, i, cur, "fori body")
+        end
+      end
+      return cur
+    end
+  end
+  if unroll == 1 then
+    return compat.unpack(emit_for(lov, hiv, lift(1, lov), carry, names, body(1)), 1, inits.n)
+  end
+  if static then   -- the loop over whole groups of unroll steps, then the rest at trace time
+    local main = lo + math.floor((hi - lo) / unroll) * unroll
+    carry = emit_for(lov, lift(main, lov), lift(unroll, lov), carry, names, body(unroll))
+    steps_now(main, hi)
+    return compat.unpack(carry, 1, inits.n)
+  end
+  -- device bounds: groups of unroll steps up to lo + (span / unroll) * unroll, then a plain loop
+  local span = M.max(hiv - lov, lift(0, lov))
+  local main = lov + span / unroll * unroll
+  carry = emit_for(lov, main, lift(unroll, lov), carry, names, body(unroll))
+  carry = emit_for(main, hiv, lift(1, lov), carry, names, body(1))
+  return compat.unpack(carry, 1, inits.n)
 end
 
 --- A loop on the device that runs while cond_fn(carried...) is true:
@@ -371,7 +473,7 @@ function M.while_loop(cond_fn, body_fn, ...)
     if trace.is_ref(inits[i]) then fail("while_loop: carried value %d is a ref; only scalars and arrays can be carried", i) end
     operands[i] = lift(inits[i])
   end
-  local args = compat.pack(op("while", operands))
+  local args = compat.pack(op("while", operands, nil, nil, param_names(body_fn, 1, inits.n)))
   local c = cond_fn(compat.unpack(args, 1, args.n))
   if type(c) == "boolean" then fail("while_loop: cond_fn returned a Lua boolean; it must return a traced comparison") end
   if not is_value(c) then fail("while_loop: cond_fn must return a traced comparison, got %s", type(c)) end

@@ -25,7 +25,19 @@ typedef struct cls {
   bool known;
   lay_layout lay;
   int32_t why;          /* op that fixed it, or -1 (a default) */
+  uint32_t wv;          /* the value it was fixed on */
 } cls;
+
+/* Why two values share a class: an op tying them, or a loop carry (the
+** loop's result j tied to its initial value, to the body's argument or to
+** the value the body yields).  Kept to explain conflicts. */
+enum { TIE_OP, TIE_ENTRY, TIE_ARG, TIE_YIELD, TIE_AFTER };
+typedef struct tie {
+  uint32_t a, b;
+  int32_t loop;         /* the for/while op, or -1 */
+  uint16_t carry;       /* its carried value (0-based) */
+  uint8_t kind;         /* TIE_* */
+} tie;
 
 typedef struct ctx {
   const ir_kernel *k;
@@ -35,6 +47,7 @@ typedef struct ctx {
   cls *c;               /* per class root */
   bool lane;            /* Lane semantics */
   jmp_buf *jmp;
+  VEC(tie) ties;
 } ctx;
 
 static uint32_t find(uint32_t *p, uint32_t v) {
@@ -45,6 +58,13 @@ static uint32_t find(uint32_t *p, uint32_t v) {
 static void unite(uint32_t *p, uint32_t a, uint32_t b) {
   a = find(p, a); b = find(p, b);
   if (a != b) p[a < b ? b : a] = a < b ? a : b;
+}
+
+/* unite, remembering why (loop < 0: an op). */
+static void tie_values(ctx *x, uint32_t a, uint32_t b, int32_t loop, uint32_t carry, int kind) {
+  unite(x->parent, a, b);
+  if (!vec_reserve(x->k->alloc, &x->ties, 1)) diag_throw(x->d, ERR_NOMEM, "");
+  x->ties.v[x->ties.n++] = (tie){ a, b, loop, (uint16_t)carry, (uint8_t)kind };
 }
 
 static bool is_array(const ir_kernel *k, uint32_t v) { return v && ir_vtype(k, v)->kind == MGPU_VALUE_ARRAY; }
@@ -59,12 +79,120 @@ static void layout_text(const lay_layout *l, char *buf, size_t n) {
   sb_free(&sb);
 }
 
-/* Report that value v (a class) cannot have both layouts. */
-MGPU_NORET static void conflict(ctx *x, uint32_t v, const lay_layout *a, int32_t wa, const lay_layout *b, int32_t wb) {
+/* A layout by its name in the Lua API (mgpu.Layout.*), else its text. */
+static void layout_name(const lay_layout *l, char *buf, size_t n) {
+  lay_layout wg, red;
+  lay_wgmma(&wg);
+  if (l->kind == LAY_SPLAT) { snprintf(buf, n, "WG_SPLAT"); return; }
+  if (l->kind == LAY_STRIDED) { snprintf(buf, n, "WG_STRIDED(%d)", l->vec); return; }
+  if (lay_equal(l, &wg)) { snprintf(buf, n, "WGMMA"); return; }
+  for (int axis = 0; axis < 2; axis++) {
+    lay_reduce(&wg, 2, &axis, 1, &red);
+    if (red.kind != LAY_NONE && lay_equal(l, &red)) { snprintf(buf, n, "WGMMA:reduce(%d)", axis); return; }
+  }
+  char t[280];
+  layout_text(l, t, sizeof t);
+  snprintf(buf, n, "TILED %s", t);
+}
+
+static const char *asked_at(const ir_kernel *k, int32_t w) { return w >= 0 ? ir_loc(k, &k->ops.v[w]) : "a default"; }
+
+/* Which side of carry `carry` of `loop` (at its result) the path leaves
+** through tie t (NULL: it ends at the result). */
+static int side_of(const tie *t, int32_t loop, uint32_t carry) {
+  if (!t || t->loop != loop || t->carry != carry) return TIE_AFTER;   /* the result itself, or ops after the loop */
+  return t->kind;
+}
+
+/* Values a (fixed by op wa) and b (by op wb) share a class but got
+** different layouts.  If the ties joining them pass through a loop's
+** carried value from one side (entry, body, after the loop) to another,
+** report that carry: its position, name, both layouts and both lines. */
+static void carry_conflict(ctx *x, uint32_t a, const lay_layout *la_, int32_t wa, uint32_t b, const lay_layout *lb_, int32_t wb) {
+  const ir_kernel *k = x->k;
+  const mem_alloc *al = k->alloc;
+  uint32_t n = k->vals.n, m = (uint32_t)x->ties.n;
+  uint32_t *start = mem_calloc(al, sizeof(uint32_t) * (n + 1)), *adj = mem_calloc(al, sizeof(uint32_t) * (2 * m + 1));
+  int32_t *via = mem_realloc(al, NULL, 0, sizeof(int32_t) * n);   /* tie that reached each value, -2 unseen */
+  uint32_t *queue = mem_calloc(al, sizeof(uint32_t) * n), *fill = mem_calloc(al, sizeof(uint32_t) * (n + 1));
+  const ir_op *found = NULL;
+  char msg[1400];
+  if (!start || !adj || !via || !queue || !fill) goto out;
+  for (uint32_t i = 0; i < m; i++) { start[x->ties.v[i].a + 1]++; start[x->ties.v[i].b + 1]++; }
+  for (uint32_t v = 0; v < n; v++) start[v + 1] += start[v];
+  for (uint32_t i = 0; i < m; i++) {
+    adj[start[x->ties.v[i].a] + fill[x->ties.v[i].a]++] = i;
+    adj[start[x->ties.v[i].b] + fill[x->ties.v[i].b]++] = i;
+  }
+  for (uint32_t v = 0; v < n; v++) via[v] = -2;
+  uint32_t head = 0, tail = 0;
+  via[a] = -1;
+  queue[tail++] = a;
+  while (head < tail && via[b] == -2) {
+    uint32_t v = queue[head++];
+    for (uint32_t e = start[v]; e < start[v + 1]; e++) {
+      const tie *t = &x->ties.v[adj[e]];
+      uint32_t w = t->a == v ? t->b : t->a;
+      if (via[w] != -2) continue;
+      via[w] = (int32_t)adj[e];
+      queue[tail++] = w;
+    }
+  }
+  if (via[b] == -2) goto out;
+  /* walk from b back to a: at each loop result on the way, the sides of the two ties around it */
+  const tie *toward_b = NULL;
+  for (uint32_t v = b;;) {
+    const tie *toward_a = via[v] >= 0 ? &x->ties.v[via[v]] : NULL;
+    const tie *around[2] = { toward_a, toward_b };
+    for (int c = 0; c < 2; c++) {
+      const tie *t = around[c];
+      if (!t || t->loop < 0 || v != k->ops.v[t->loop].res + t->carry) continue;
+      const ir_op *lp = &k->ops.v[t->loop];
+      int sa = side_of(toward_a, t->loop, t->carry), sb = side_of(toward_b, t->loop, t->carry);
+      if (sa == sb) break;
+      static const char *const where[] = { "", "on entry", "in the loop body", "as the body's result", "after the loop" };
+      const lay_layout *l1 = la_, *l2 = lb_;
+      int32_t w1 = wa, w2 = wb;
+      if (sb < sa) { int tmp = sa; sa = sb; sb = tmp; l1 = lb_; l2 = la_; w1 = wb; w2 = wa; }
+      char n1[300], n2[300], name[80] = "";
+      layout_name(l1, n1, sizeof n1);
+      layout_name(l2, n2, sizeof n2);
+      const char *names = ir_str(k, lp->text);   /* "acc,m": the body's parameter names */
+      for (uint32_t j = 0; *names; j++) {
+        const char *end = strchr(names, ',');
+        size_t len = end ? (size_t)(end - names) : strlen(names);
+        if (j == t->carry && len) snprintf(name, sizeof name, " (%.*s)", (int)(len < 60 ? len : 60), names);
+        if (!end) break;
+        names = end + 1;
+      }
+      snprintf(msg, sizeof msg,
+               "%s: carried value %u%s has layout %s %s (asked for at %s) but %s %s (asked for at %s); "
+               "a carried array keeps one layout: give both the same one with mgpu.layout_cast",
+               lp->code == IR_while ? "while_loop" : "fori", t->carry + 1, name, n1, where[sa], asked_at(k, w1), n2,
+               where[sb], asked_at(k, w2));
+      found = lp;
+      goto out;
+    }
+    if (!toward_a) break;
+    toward_b = toward_a;
+    v = toward_a->a == v ? toward_a->b : toward_a->a;
+  }
+out:
+  mem_free(al, start, sizeof(uint32_t) * (n + 1));
+  mem_free(al, adj, sizeof(uint32_t) * (2 * m + 1));
+  mem_free(al, via, sizeof(int32_t) * n);
+  mem_free(al, queue, sizeof(uint32_t) * n);
+  mem_free(al, fill, sizeof(uint32_t) * (n + 1));
+  if (found) diag_throw(x->d, ERR_VERIFY, ir_loc(k, found), msg);
+}
+
+/* Report that value v (a class, fixed on value av) cannot have both layouts. */
+MGPU_NORET static void conflict(ctx *x, uint32_t v, uint32_t av, const lay_layout *a, int32_t wa, const lay_layout *b, int32_t wb) {
   const ir_kernel *k = x->k;
   char la[300], lb[300], msg[1200];
-  layout_text(a, la, sizeof la);
-  layout_text(b, lb, sizeof lb);
+  carry_conflict(x, av, a, wa, v, b, wb);
+  layout_name(a, la, sizeof la);
+  layout_name(b, lb, sizeof lb);
   snprintf(msg, sizeof msg,
            "layout inference failed: %%%u (defined at %s) must have layout %s (asked for at %s) and layout %s (asked for at %s)%s",
            v, *ir_value_loc(k, v) ? ir_value_loc(k, v) : "a parameter", la, wa >= 0 ? ir_loc(k, &k->ops.v[wa]) : "a default",
@@ -86,13 +214,14 @@ MGPU_NORET static void unfit(ctx *x, uint32_t v, const lay_layout *l, int32_t wh
 static bool assign(ctx *x, uint32_t v, const lay_layout *l, int32_t why) {
   cls *c = &x->c[find(x->parent, v)];
   if (c->known) {
-    if (!lay_equal(&c->lay, l)) conflict(x, v, &c->lay, c->why, l, why);
+    if (!lay_equal(&c->lay, l)) conflict(x, v, c->wv, &c->lay, c->why, l, why);
     return false;
   }
   if (l->kind == LAY_NONE) return false;
   c->known = true;
   c->lay = *l;
   c->why = why;
+  c->wv = v;
   return true;
 }
 
@@ -245,7 +374,7 @@ static void forward(ctx *x) {
 
 mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
   uint32_t n = k->vals.n;
-  ctx x = { k, ki, d, NULL, NULL, k->opts.lowering_semantics == 1, NULL };
+  ctx x = { k, ki, d, NULL, NULL, k->opts.lowering_semantics == 1, NULL, { 0 } };
   x.parent = mem_realloc(k->alloc, NULL, 0, sizeof(uint32_t) * n);
   x.c = mem_calloc(k->alloc, sizeof(cls) * n);
   int32_t *par = ir_parents(k, NULL);
@@ -263,21 +392,28 @@ mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
     switch (ir_optab[op->code].cls) {
     case IRC_UNARY: case IRC_BINARY: case IRC_COMPARE: case IRC_SELECT: case IRC_CONVERT: case IRC_LAYOUTCAST:
       if (is_array(k, op->res))
-        for (uint32_t j = 0; j < op->nopd; j++) if (is_array(k, o[j])) unite(x.parent, op->res, o[j]);
+        for (uint32_t j = 0; j < op->nopd; j++) if (is_array(k, o[j])) tie_values(&x, op->res, o[j], -1, 0, TIE_OP);
       break;
     case IRC_FOR:
       for (uint32_t j = 0; j < op->nres; j++)
-        if (is_array(k, op->res + j)) { unite(x.parent, op->res + j, o[3 + j]); unite(x.parent, op->res + j, op->arg + 1 + j); }
+        if (is_array(k, op->res + j)) {
+          tie_values(&x, op->res + j, o[3 + j], (int32_t)i, j, TIE_ENTRY);
+          tie_values(&x, op->res + j, op->arg + 1 + j, (int32_t)i, j, TIE_ARG);
+        }
       break;
     case IRC_WHILE:
       for (uint32_t j = 0; j < op->nres; j++)
-        if (is_array(k, op->res + j)) { unite(x.parent, op->res + j, o[j]); unite(x.parent, op->res + j, op->arg + j); }
+        if (is_array(k, op->res + j)) {
+          tie_values(&x, op->res + j, o[j], (int32_t)i, j, TIE_ENTRY);
+          tie_values(&x, op->res + j, op->arg + j, (int32_t)i, j, TIE_ARG);
+        }
       break;
     case IRC_YIELD: {
       const ir_op *r = &k->ops.v[par[i]];
       if (r->code == IR_while && k->ops.v[i].code == IR_yield && i == (uint32_t)par[i] + r->body[0]) break;   /* the condition */
+      bool loop = r->code == IR_for || r->code == IR_while;
       for (uint32_t m = 0; m < op->nopd && m < r->nres; m++)
-        if (is_array(k, o[m])) unite(x.parent, r->res + m, o[m]);
+        if (is_array(k, o[m])) tie_values(&x, r->res + m, o[m], loop ? par[i] : -1, m, loop ? TIE_YIELD : TIE_OP);
       break;
     }
     default:
@@ -332,6 +468,7 @@ mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
     ki->lay[v] = c->lay;
   }
 done:
+  vec_free(k->alloc, &x.ties);
   mem_free(k->alloc, x.parent, sizeof(uint32_t) * n);
   mem_free(k->alloc, x.c, sizeof(cls) * n);
   mem_free(k->alloc, par, sizeof(int32_t) * (k->ops.n ? k->ops.n : 1));
