@@ -125,8 +125,8 @@ typedef struct mgpu_value_info {
 
 typedef struct mgpu_kernel_options {
   const char *name;        /* kernel name: letters, digits, '_' */
-  int32_t grid_rank;       /* 0..3 */
-  int32_t grid[3];
+  int32_t grid_rank;       /* 0..8: past 3, the leading axes fold into CUDA's z */
+  int32_t grid[8];
   int32_t num_threads;     /* warpgroups per block, 1..16 */
   int32_t approx_math;     /* allow approximate exp, log, division */
   int32_t interpret;       /* run in the interpreter even when a GPU exists */
@@ -319,6 +319,6 @@ mgpu_status mgpu_script_kernel(mgpu_script *s, const char *name, const mgpu_valu
 #endif
 
 /* The ABI version this header describes; mgpu_abi_version() must match. */
-#define MGPU_ABI_VERSION 2
+#define MGPU_ABI_VERSION 3
 
 #endif

@@ -22,20 +22,45 @@ local function check_dtype(dtype, what)
   return dtype
 end
 
-local function new(shape, dtype)
+-- "40000 GB", "1.5 MB", "512 bytes" (powers of 1000, as memory is sold).
+local function human_bytes(n)
+  local units = { { 1e9, "GB" }, { 1e6, "MB" }, { 1e3, "KB" } }
+  for _, u in ipairs(units) do
+    if n >= u[1] then
+      local v = n / u[1]
+      return (v >= 100 and string.format("%.0f", v) or string.format("%.3g", v)) .. " " .. u[2]
+    end
+  end
+  return string.format("%.0f bytes", n)
+end
+
+local function new(shape, dtype, what)
   local n = compat.numel(shape)
   local bytes = n * core().dtype_size(dtype)
   local self = setmetatable({ shape = shape, dtype = dtype, size = n, nbytes = bytes }, Array)
-  self.buf = core().buffer(context.get(), bytes)
+  local fbytes = core().dtype_size(dtype) + 0.0       -- in floating point: integers could wrap
+  for i = 1, #shape do fbytes = fbytes * shape[i] end
+  local ok, buf = false, "more than any memory holds"
+  if fbytes < 2 ^ 53 then ok, buf = pcall(core().buffer, context.get(), bytes) else bytes = fbytes end
+  if not ok then      -- "file:line: zeros: cannot allocate 40 GB (40000000000 bytes) for f32[10000000000]: ..."
+    local msg = tostring(buf):gsub("^out of memory allocating %d+ bytes %((.*)%)$", "out of memory; %1")
+    compat.fail("%s: cannot allocate %s (%.0f bytes) for %s%s: %s", what or "array", human_bytes(bytes), bytes, dtype,
+                compat.shape_str(shape), msg)
+  end
+  self.buf = buf
   return self
 end
 local function make(shape, dtype, what)
   dtype = check_dtype(dtype, what)
-  return new(compat.shape(shape, what .. " shape"), dtype)
+  return new(compat.shape(shape, what .. " shape"), dtype, what)
 end
 
 --- An array with unspecified contents.
 function M.empty(shape, dtype) return make(shape, dtype, "empty") end
+
+--- An array with unspecified contents whose allocation errors name `what`
+--- (a kernel's outputs).
+function M.empty_for(what, shape, dtype) return make(shape, dtype, what) end
 
 function M.is_array(x) return getmetatable(x) == Array end
 
@@ -89,33 +114,83 @@ function M.random.normal(shape, dtype, seed, mean, std)
   return a
 end
 
---- An array from a flat table of numbers (shape defaults to {#t}).
-function M.from_table(t, dtype, shape)
-  if type(t) ~= "table" then compat.fail("from_table: expected a table of numbers, got %s", type(t)) end
-  shape = compat.shape(shape or #t, "from_table shape")
-  if compat.numel(shape) ~= #t then
-    compat.fail("from_table: %d values do not fill shape %s", #t, compat.shape_str(shape))
+-- "t[2][1]" for a 1-based index path.
+local function path_str(path, n)
+  local parts = { "t" }
+  for i = 1, n or #path do parts[#parts + 1] = "[" .. path[i] .. "]" end
+  return table.concat(parts)
+end
+
+local function what_is(x)
+  if type(x) == "table" then return string.format("a table of %d", #x) end
+  if type(x) == "number" or type(x) == "boolean" then return "a " .. type(x) end
+  return type(x) == "nil" and "nil" or ("a " .. type(x) .. " (" .. compat.describe(x) .. ")")
+end
+
+-- The shape given by nested tables (their first rows) and the elements in
+-- row-major order; an error naming the first row whose length or kind
+-- differs from the first row at its depth.
+local function flatten(t, what)
+  local shape, probe = {}, t
+  while type(probe) == "table" do shape[#shape + 1] = #probe; probe = probe[1] end
+  local flat, path = {}, {}
+  local function walk(x, depth)
+    if depth > #shape then
+      if type(x) ~= "number" and type(x) ~= "boolean" then
+        compat.fail("%s: element %s is %s, not a number", what, path_str(path), what_is(x))
+      end
+      flat[#flat + 1] = x
+      return
+    end
+    if type(x) ~= "table" or #x ~= shape[depth] then
+      local first = {}
+      for i = 1, depth - 1 do first[i] = 1 end
+      compat.fail("%s: ragged nested table: %s is %s but %s has %d %s (rows at one depth must have the same length)",
+                  what, path_str(path, depth - 1), what_is(x), depth == 1 and "t" or path_str(first), shape[depth],
+                  shape[depth] == 1 and "element" or "elements")
+    end
+    for i = 1, #x do
+      path[depth] = i
+      walk(x[i], depth + 1)
+    end
+    path[depth] = nil
   end
-  local a = make(shape, dtype, "from_table")
-  core().buffer_set(a.buf, a.dtype, 0, t)
+  walk(t, 1)
+  return flat, shape
+end
+
+local function from_table(t, dtype, shape, what)
+  if type(t) ~= "table" then compat.fail("%s: expected a table of numbers, got %s", what, type(t)) end
+  local flat = t
+  if type(t[1]) == "table" then
+    local nested
+    flat, nested = flatten(t, what)
+    shape = shape or nested
+  end
+  shape = compat.shape(shape or #flat, what .. " shape")
+  if compat.numel(shape) ~= #flat then
+    compat.fail("%s: %d values do not fill shape %s", what, #flat, compat.shape_str(shape))
+  end
+  local a = make(shape, dtype, what)
+  local ok, err = pcall(core().buffer_set, a.buf, a.dtype, 0, flat)
+  if not ok then
+    local i = tonumber(tostring(err):match("element (%d+) is not a number"))
+    if i then compat.fail("%s: element t[%d] is %s, not a number", what, i, what_is(flat[i])) end
+    compat.fail("%s: %s", what, tostring(err))
+  end
   return a
 end
+
+--- An array from a table of numbers: flat (shape defaults to {#t}) or
+--- nested (the nesting gives the shape; `shape` may reshape it).
+function M.from_table(t, dtype, shape) return from_table(t, dtype, shape, "from_table") end
 
 --- mgpu.array(t, dtype): a flat table, a nested table (its nesting gives
 --- the shape), or another array (copied).
 function M.array(t, dtype)
   if M.is_array(t) then return t:copy(dtype) end
   if type(t) ~= "table" then compat.fail("array: expected a table or an array, got %s", type(t)) end
-  local shape, flat = {}, {}
-  local probe = t
-  while type(probe) == "table" do shape[#shape + 1] = #probe; probe = probe[1] end
-  local function walk(x, depth)
-    if depth > #shape then flat[#flat + 1] = x; return end
-    if type(x) ~= "table" or #x ~= shape[depth] then compat.fail("array: nested tables are ragged") end
-    for i = 1, #x do walk(x[i], depth + 1) end
-  end
-  walk(t, 1)
-  return M.from_table(flat, dtype, shape)
+  return from_table(t, dtype, nil, "array")
 end
 
 --- The elements as a flat Lua table (booleans for pred).
@@ -129,6 +204,25 @@ function Array:to_table()
     first = first + cnt
   end
   return out
+end
+
+--- The elements as nested tables following the shape (numpy's tolist):
+--- a[i][j] is element (i, j), 1-based; a rank-0 array gives its number.
+function Array:tolist()
+  local flat, shape = self:to_table(), self.shape
+  if #shape == 0 then return flat[1] end
+  local pos = 0
+  local function build(depth)
+    local out = {}
+    if depth == #shape then
+      for i = 1, shape[depth] do out[i] = flat[pos + i] end
+      pos = pos + shape[depth]
+    else
+      for i = 1, shape[depth] do out[i] = build(depth + 1) end
+    end
+    return out
+  end
+  return build(1)
 end
 
 --- Element at a 1-based index (flat) or 1-based multi-index.
@@ -153,7 +247,7 @@ end
 --- A copy, converted to `dtype` when given.
 function Array:copy(dtype)
   dtype = dtype and check_dtype(dtype, "copy") or self.dtype
-  local out = new(self.shape, dtype)
+  local out = new(self.shape, dtype, "copy")
   if dtype == self.dtype then
     core().buffer_copy(out.buf, 0, self.buf, 0, self.nbytes)
   else

@@ -27,7 +27,9 @@ local function space_of(x)
   if x == M.GMEM or x == "GMEM" then return "GMEM" end
   return nil
 end
-M.MemorySpace = { GMEM = M.GMEM, SMEM = require("mgpu.smem").SMEM }
+M.MemorySpace = setmetatable({ GMEM = M.GMEM, SMEM = require("mgpu.smem").SMEM }, { __index = function(_, k)
+  if k == "TMEM" then fail("mgpu.MemorySpace.TMEM is Blackwell-only (tensor memory); on Hopper use mgpu.ACC or mgpu.SMEM") end
+end })
 
 --- A block dim of size 1 that the body does not see (Pallas' None / pl.squeezed).
 M.squeezed = setmetatable({}, { __tostring = function() return "mgpu.squeezed" end })

@@ -31,6 +31,44 @@ function M.where()
   end
 end
 
+--- A short text for any Lua value: tostring (or __tostring) for most, a
+--- one-line dump of a plain table's first entries ({ code = 7, "x" }).
+function M.describe(v, depth)
+  if type(v) == "string" then return string.format("%q", v) end
+  local mt = getmetatable(v)
+  if type(v) ~= "table" or (type(mt) == "table" and mt.__tostring) then return tostring(v) end
+  if (depth or 0) >= 2 then return "{...}" end
+  local keys, parts = {}, {}
+  for k in pairs(v) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b)
+    if type(a) ~= type(b) then return type(a) == "number" end
+    if type(a) == "number" or type(a) == "string" then return a < b end
+    return tostring(a) < tostring(b)
+  end)
+  for i, k in ipairs(keys) do
+    if i > 8 then parts[#parts + 1] = string.format("... (%d entries)", #keys); break end
+    local val = M.describe(v[k], (depth or 0) + 1)
+    if type(k) == "string" and k:match("^[%a_][%w_]*$") then parts[#parts + 1] = k .. " = " .. val
+    elseif type(k) == "number" and k == i then parts[#parts + 1] = val
+    else parts[#parts + 1] = "[" .. M.describe(k, 2) .. "] = " .. val end
+  end
+  if #parts == 0 then return "{}" end
+  return "{ " .. table.concat(parts, ", ") .. " }"
+end
+
+--- "file:line" of the innermost Lua frame outside the library, starting
+--- `level` frames up (for message handlers: where error() was called).
+function M.where_from(level)
+  while true do
+    local info = debug.getinfo(level + 1, "Sl")
+    if not info then return nil end
+    if info.what ~= "C" and not M.lib_sources[info.source] then
+      return (info.short_src or "?") .. ":" .. (info.currentline or 0)
+    end
+    level = level + 1
+  end
+end
+
 --- Raise "file:line: message" at the user's location.
 function M.fail(fmt, ...)
   local msg = select("#", ...) > 0 and string.format(fmt, ...) or fmt

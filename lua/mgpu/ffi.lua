@@ -171,7 +171,7 @@ function M.buffer_get(b, dtype, first, count)
   local pred = dtype == "pred"
   for i = 1, count do
     local v = tmp[i - 1]
-    out[i] = pred and v ~= 0 or v
+    if pred then out[i] = v ~= 0 else out[i] = v end     -- (pred and v ~= 0 or v) gave 0 for false
   end
   return out
 end
@@ -204,7 +204,7 @@ function M.builder(ctx, opts)
   local name = opts.name
   o.name = name
   local g = opts.grid or {}
-  if #g > 3 then error("grid must have at most 3 dimensions", 0) end
+  if #g > 8 then error("grid must have at most 8 dimensions", 0) end
   o.grid_rank = #g
   for i = 1, #g do o.grid[i - 1] = g[i] end
   local cl = opts.cluster or {}

@@ -54,7 +54,7 @@ local mgpu = {
   barrier_wait = barrier.barrier_wait,
   copy_gmem_to_smem = copy.copy_gmem_to_smem, copy_smem_to_gmem = copy.copy_smem_to_gmem, commit_smem = copy.commit_smem,
   commit_smem_to_gmem_group = copy.commit_smem_to_gmem_group, wait_smem_to_gmem = copy.wait_smem_to_gmem,
-  ACC = wgmma.ACC, wgmma = wgmma.wgmma, wgmma_wait = wgmma.wgmma_wait, set_max_registers = wgmma.set_max_registers,
+  ACC = wgmma.ACC, WGMMAAccumulatorRef = wgmma.ACC, wgmma = wgmma.wgmma, wgmma_wait = wgmma.wgmma_wait, set_max_registers = wgmma.set_max_registers,
   -- pipelines and persistent loops
   BlockSpec = blockspec.BlockSpec, Element = blockspec.Element, squeezed = blockspec.squeezed, GMEM = blockspec.GMEM,
   MemorySpace = blockspec.MemorySpace,
@@ -64,6 +64,32 @@ local mgpu = {
 }
 
 for k, v in pairs(ops) do mgpu[k] = v end
+
+-- Names of the Pallas Mosaic GPU module that mgpu does not provide, and what
+-- to use instead; using one is an error that says so (rawget finds nil).
+mgpu._NOT_PROVIDED = {
+  tcgen05_mma = "Blackwell-only (tcgen05 MMA, sm_100); on Hopper use mgpu.wgmma with an mgpu.ACC accumulator",
+  tcgen05_commit_arrive = "Blackwell-only (tcgen05); on Hopper use mgpu.wgmma_wait",
+  async_load_tmem = "Blackwell-only (tensor memory); on Hopper read the accumulator with acc:load()",
+  async_store_tmem = "Blackwell-only (tensor memory); on Hopper use an mgpu.ACC accumulator or SMEM",
+  wait_load_tmem = "Blackwell-only (tensor memory); on Hopper acc:load() waits for the wgmma groups",
+  commit_tmem = "Blackwell-only (tensor memory); on Hopper use mgpu.commit_smem for SMEM writes",
+  try_cluster_cancel = "Blackwell-only (cluster launch control); on Hopper use mgpu.nd_loop over a persistent grid",
+  query_cluster_cancel = "Blackwell-only (cluster launch control); on Hopper use mgpu.nd_loop over a persistent grid",
+  TMEM = "Blackwell-only (tensor memory); on Hopper use mgpu.ACC (registers) or mgpu.SMEM",
+  multimem_store = "multi-device (NVLink multicast); mgpu drives one GPU",
+  multimem_load_reduce = "multi-device (NVLink multicast); mgpu drives one GPU",
+  semaphore_signal_parallel = "multi-device semaphores are not implemented; mgpu drives one GPU",
+  SemaphoreSignal = "multi-device semaphores are not implemented; mgpu drives one GPU",
+  SemaphoreType = "GMEM semaphores are not implemented yet; signal across blocks with mgpu.atomic_add / " ..
+                  "mgpu.atomic_cas on a GMEM array (the interpreter runs blocks one at a time)",
+  as_torch_kernel = "PyTorch-only; exchange arrays with other frameworks through DLPack (a:to_dlpack(), " ..
+                    "mgpu.from_dlpack(t)) or embed kernels through include/mgpu.h",
+}
+setmetatable(mgpu, { __index = function(_, k)
+  local why = rawget(mgpu, "_NOT_PROVIDED")[k]
+  if why then compat.fail("mgpu.%s is not provided: %s", tostring(k), why) end
+end })
 
 --- Device information: sm_count, name, smem_per_block, mode, ...
 function mgpu.device() return context.info() end

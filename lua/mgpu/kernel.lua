@@ -113,7 +113,8 @@ local known_spec = { body = true, out_shape = true, out_type = true, scratch_sha
                      name = true, compiler_params = true, cluster = true, cluster_names = true }
 
 --- mgpu.kernel{ body = fn(in_refs..., out_refs..., scratch_refs...),
---- out_shape = shape or {shapes}, scratch_shapes = {mgpu.SMEM(...), ...},
+--- out_shape = shape or {shapes}, scratch_shapes = {mgpu.SMEM(...), ...}
+--- (or { name = spec, ... }: the body then gets one table of refs last),
 --- grid = {..}, grid_names, cluster = {..}, cluster_names, num_threads,
 --- thread_name, interpret, name, compiler_params }.  out_shape and grid may
 --- be functions of the input arrays.  A cluster groups blocks: cluster axis
@@ -130,13 +131,27 @@ function M.kernel(spec)
   local scratch = spec.scratch_shapes or spec.scratch_types or {}
   if smem.is_spec(scratch) then scratch = { scratch } end
   if type(scratch) ~= "table" then fail("mgpu.kernel: scratch_shapes must be a table of mgpu.SMEM(...)") end
-  for i = 1, #scratch do
-    if not smem.is_spec(scratch[i]) then
-      fail("mgpu.kernel: scratch_shapes[%d] must be mgpu.SMEM(...) or mgpu.Barrier{...}", i)
+  local named = next(scratch) ~= nil and #scratch == 0      -- { name = spec, ... }: one table for the body
+  if named then
+    for key, v in pairs(scratch) do
+      if type(key) ~= "string" then
+        fail("mgpu.kernel: scratch_shapes must be a list or a table of names (got key %s)", tostring(key))
+      end
+      if not smem.is_spec(v) and not (type(v) == "table" and getmetatable(v) == nil) then
+        fail("mgpu.kernel: scratch_shapes.%s must be mgpu.SMEM(...), mgpu.Barrier{...} or a table of them", key)
+      end
     end
-  end
-  for key in pairs(scratch) do
-    if type(key) ~= "number" then fail("mgpu.kernel: scratch_shapes must be a list (got key '%s')", tostring(key)) end
+  else
+    for i = 1, #scratch do
+      if not smem.is_spec(scratch[i]) then
+        fail("mgpu.kernel: scratch_shapes[%d] must be mgpu.SMEM(...) or mgpu.Barrier{...}", i)
+      end
+    end
+    for key in pairs(scratch) do
+      if type(key) ~= "number" then
+        fail("mgpu.kernel: scratch_shapes is either a list or a table of names, not both (got key '%s')", tostring(key))
+      end
+    end
   end
   local name = spec.name or "kernel"
   if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
@@ -161,7 +176,7 @@ function M.kernel(spec)
     fail("compiler_params must come from mgpu.CompilerParams{...}")
   end
   local k = setmetatable({
-    name = name, body = spec.body, out = out, scratch = scratch, grid = spec.grid or {}, grid_names = spec.grid_names,
+    name = name, body = spec.body, out = out, scratch = scratch, scratch_named = named, grid = spec.grid or {}, grid_names = spec.grid_names,
     num_threads = nt, thread_name = spec.thread_name, interpret = spec.interpret and true or false,
     cluster = cluster, cluster_names = cluster_names,
     params = cp or M.CompilerParams(), cache = {}, where = compat.where(),
@@ -176,11 +191,12 @@ local function resolve_grid(k, args)
   if type(g) == "function" then g = g(compat.unpack(args)) end
   if type(g) == "number" then g = { g } end
   if type(g) ~= "table" then fail("grid must be a table of sizes (or a function returning one)") end
-  if #g > 3 then fail("grid has %d dimensions; at most 3 are supported", #g) end
+  if #g > 8 then fail("grid has %d dimensions; at most 8 are supported", #g) end
   local out = {}
   for i = 1, #g do
     out[i] = compat.int(g[i], "grid[" .. i .. "]")
     if out[i] < 1 then fail("grid[%d] must be at least 1, got %d", i, out[i]) end
+    if out[i] > 2147483647 then fail("grid[%d] = %d is more than 2^31-1 blocks", i, out[i]) end
   end
   return out
 end
@@ -211,11 +227,12 @@ end
 local function trace_kernel(k, args, grid, outs)
   local core = context.core
   local ctx = context.get()
-  local b = core.builder(ctx, { name = k.name, grid = grid, num_threads = k.num_threads, cluster = k.cluster,
+  local okb, b = pcall(core.builder, ctx, { name = k.name, grid = grid, num_threads = k.num_threads, cluster = k.cluster,
                                approx_math = k.params.approx_math, interpret = k.interpret,
                                lowering_semantics = k.params.lowering_semantics,
                                unsafe_no_auto_barriers = k.params.unsafe_no_auto_barriers,
                                reduction_scratch_bytes = k.params.reduction_scratch_bytes })
+  if not okb then fail("kernel '%s': %s", k.name, tostring(b)) end
   local t = { core = core, b = b, spec = k }
   local refs = {}
   core.loc(b, k.where)
@@ -227,9 +244,13 @@ local function trace_kernel(k, args, grid, outs)
   for i = 1, #outs do refs[#refs + 1] = trace.wrap(t, core.param(b, "out", outs[i].dtype, outs[i].shape)) end
   local saved = trace.current
   trace.current = t
-  local ok, err = pcall(function()
-    for i = 1, #k.scratch do refs[#refs + 1] = smem.alloc(k.scratch[i]) end
+  local ok, err = xpcall(function()
+    if k.scratch_named then refs[#refs + 1] = smem.alloc_tree(k.scratch, "scratch_shapes")
+    else for i = 1, #k.scratch do refs[#refs + 1] = smem.alloc(k.scratch[i]) end end
     k.body(compat.unpack(refs))
+  end, function(e)          -- error({ code = 7 }): a message with the line that raised it
+    if type(e) == "string" then return e end
+    return (compat.where_from(2) or k.where) .. ": kernel body raised a non-string error: " .. compat.describe(e)
   end)
   trace.current = saved
   if not ok then
@@ -301,7 +322,7 @@ function Kernel:__call(...)
   local entry, outs, single = prepare(self, args)
   local results = {}
   for i = 1, #outs do
-    local o = array.empty(outs[i].shape, outs[i].dtype)
+    local o = array.empty_for(string.format("kernel '%s' output %d", self.name, i), outs[i].shape, outs[i].dtype)
     if context.config.poison_outputs then context.core.buffer_fill(o.buf, "value", "u8", o.nbytes, 255) end
     results[i] = o
   end

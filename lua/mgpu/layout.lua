@@ -56,9 +56,14 @@ end
 
 M.Layout = {
   WGMMA = new("wgmma"),
+  --- Pallas' older names for WGMMA:reduce(1) (rows) and WGMMA:reduce(0) (columns).
+  WGMMA_ROW = new("wgmma.reduce(1)"),
+  WGMMA_COL = new("wgmma.reduce(0)"),
   WG_SPLAT = new("splat"),
-  --- WG_STRIDED(vec): vec elements per register vector (1, 2, 4, 8 or 16).
-  WG_STRIDED = function(vec)
+  --- WG_STRIDED(vec): vec elements per register vector (1, 2, 4, 8 or 16);
+  --- WG_STRIDED(shape, vec) as Pallas spells it (the shape comes from the array).
+  WG_STRIDED = function(vec, vec2)
+    if type(vec) == "table" then vec = vec2 end
     vec = compat.int(vec or 1, "WG_STRIDED vector size")
     return new(string.format("strided(%d)", vec))
   end,
@@ -78,6 +83,25 @@ M.Layout = {
     return new(text)
   end,
 }
+
+-- Members of Pallas' plgpu.Layout that mgpu lacks: an error saying so.
+local missing = {
+  TCGEN05 = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
+  TCGEN05_TRANSPOSED = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
+  TCGEN05_TMEM_NATIVE = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
+  TCGEN05_M64_COLLECTIVE = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
+  TCGEN05_M64_COLLECTIVE_NATIVE = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
+  WGMMA_8BIT = "not implemented yet; 8-bit wgmma A operands come from SMEM",
+  WGMMA_TRANSPOSED = "not implemented yet; transpose through SMEM (mgpu.transpose_ref)",
+  WGMMA_UPCAST_2X = "not implemented yet", WGMMA_UPCAST_4X = "not implemented yet",
+  SMEM_GMEM_COPY = "not implemented yet; copy with TMA (mgpu.copy_gmem_to_smem / copy_smem_to_gmem)",
+  TMA_INDICES = "not implemented yet (TMA gather4)", TMA_INDICES_4 = "not implemented yet (TMA gather4)",
+  MMA_LHS = "Ampere mma.sync fragments; on Hopper use WGMMA", MMA_RHS = "Ampere mma.sync fragments; on Hopper use WGMMA",
+  MMA_ACC = "Ampere mma.sync fragments; on Hopper use WGMMA",
+}
+setmetatable(M.Layout, { __index = function(_, k)
+  if missing[k] then compat.fail("mgpu.Layout.%s is not provided: %s", k, missing[k]) end
+end })
 
 --- Text of a layout argument (nil stays nil).
 function M.text(l, what)

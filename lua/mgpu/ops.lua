@@ -51,9 +51,26 @@ local function find_axis(name)
        names ~= "" and names or "none", cnames ~= "" and cnames or "none", spec.thread_name or "none")
 end
 
+-- The names of a tuple of axes ({ "x", "y" }), or nil for one name.
+local function axis_tuple(name, what)
+  if type(name) ~= "table" then return nil end
+  if #name == 0 then fail("%s: the table of axis names is empty", what) end
+  for j = 1, #name do
+    if type(name[j]) ~= "string" then fail("%s: axis name %d must be a string, got %s", what, j, type(name[j])) end
+  end
+  return name
+end
+
 --- Index along a named axis: a grid axis (grid_names), the warpgroup axis
---- (thread_name) or a cluster axis (cluster_names).
+--- (thread_name) or a cluster axis (cluster_names).  A table of names
+--- gives the row-major flat index over those axes (the last varies fastest).
 function M.axis_index(name)
+  local tuple = axis_tuple(name, "axis_index")
+  if tuple then
+    local idx = M.axis_index(tuple[1])
+    for j = 2, #tuple do idx = idx * M.axis_size(tuple[j]) + M.axis_index(tuple[j]) end
+    return idx
+  end
   local kind, i = find_axis(name)
   if kind == "grid" then return M.program_id(i) end
   if kind == "thread" then return op("thread_id") end
@@ -61,8 +78,14 @@ function M.axis_index(name)
 end
 
 --- Size of a named axis: a traced scalar for grid axes, a number for the
---- warpgroup and cluster axes.
+--- warpgroup and cluster axes.  A table of names gives their product.
 function M.axis_size(name)
+  local tuple = axis_tuple(name, "axis_size")
+  if tuple then
+    local n = M.axis_size(tuple[1])
+    for j = 2, #tuple do n = n * M.axis_size(tuple[j]) end
+    return n
+  end
   local kind, i = find_axis(name)
   local spec = trace.tr().spec
   if kind == "grid" then return M.num_programs(i) end

@@ -62,7 +62,7 @@ function M.pallas_call(spec)
   for i = 1, #grid do
     if (sem[i] or "parallel") == "parallel" then par[#par + 1] = i else seq[#seq + 1] = i end
   end
-  if #par > 3 then fail("pallas_call: %d parallel grid axes; at most 3 are supported", #par) end
+  if #par > 8 then fail("pallas_call: %d parallel grid axes; at most 8 are supported", #par) end
   local in_specs = blockspec.list(spec.in_specs, "pallas_call in_specs")
   local out_specs = blockspec.list(spec.out_specs, "pallas_call out_specs")
   local launch = {}

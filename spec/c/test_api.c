@@ -30,6 +30,9 @@ void test_api_errors(void) {
   CHECK(mgpu_builder_op(NULL, "add", NULL, NULL, 0, NULL) == MGPU_ERR_ARG);
   /* a released handle is recognised as invalid */
   mgpu_buffer *b = NULL;
+  CHECK(mgpu_buffer_alloc(c, UINT64_C(1) << 62, &b) == MGPU_ERR_NOMEM && !b);   /* says what was free */
+  CHECK_CONTAINS(mgpu_errmsg(c), "out of memory allocating 4611686018427387904 bytes (");
+  CHECK_CONTAINS(mgpu_errmsg(c), " memory");
   CHECK(mgpu_buffer_alloc(c, 64, &b) == MGPU_OK);
   char raw[64];
   CHECK(mgpu_buffer_read(b, 60, raw, 8) == MGPU_ERR_ARG);
@@ -44,6 +47,19 @@ void test_api_errors(void) {
   ko.grid[0] = 0;
   CHECK(mgpu_builder_create(c, &ko, &bl) == MGPU_ERR_ARG);
   CHECK_CONTAINS(mgpu_errmsg(c), "grid[1] = 0");
+  ko.grid_rank = 9;                                  /* ranks past 3 fold into z, up to 8 */
+  CHECK(mgpu_builder_create(c, &ko, &bl) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "at most 8 dimensions");
+  ko.grid_rank = 4;
+  ko.grid[0] = 300; ko.grid[1] = 300; ko.grid[2] = 2; ko.grid[3] = 2;
+  CHECK(mgpu_builder_create(c, &ko, &bl) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "axes 0, 1 fold into CUDA's z dimension, 90000 blocks (at most 65535)");
+  ko.grid[1] = 200;
+  ko.cluster_rank = 3; ko.cluster[0] = 1; ko.cluster[1] = 1; ko.cluster[2] = 2;
+  CHECK(mgpu_builder_create(c, &ko, &bl) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "120000 blocks counting the cluster");
+  ko.cluster_rank = 0;
+  ko.grid_rank = 1;
   ko.grid[0] = 2;
   ko.num_threads = 9;
   CHECK(mgpu_builder_create(c, &ko, &bl) == MGPU_ERR_ARG);

@@ -486,6 +486,55 @@ add("grid-3d-and-warpgroups", function(mgpu)
   return compare(mgpu, mgpu.from_table(o, "i32"), ref), 0
 end)
 
+-- Grids past 3 axes fold their leading axes into CUDA's z: every logical index and size.
+add("grid-5d-folded", function(mgpu)
+  local G = { 3, 2, 5, 4, 6 }
+  local names = { "a", "b", "c", "d", "e" }
+  local k = mgpu.kernel{
+    name = "ids5", grid = G, grid_names = names, num_threads = 2, thread_name = "wg",
+    out_shape = { mgpu.shape({ 3, 2, 5, 4, 6, 2, 128 }, "i32"), mgpu.shape({ 3, 2, 5, 4, 6 }, "i32") },
+    body = function(o, sz)
+      local id = {}
+      for i = 1, 5 do id[i] = mgpu.program_id(i - 1) end
+      local flat = mgpu.axis_index(names)                        -- row-major over the five axes
+      local code = flat * 100 + mgpu.axis_index({ "e", "wg" }) * 4 + mgpu.axis_index("c") % 4
+      o:at(id[1], id[2], id[3], id[4], id[5], mgpu.axis_index("wg")):store(code)
+      local n = mgpu.axis_size(names) * 1000 + mgpu.num_programs(0) * 100 + mgpu.num_programs(2) * 10
+                + mgpu.axis_size({ "d", "wg" })
+      sz:at(id[1], id[2], id[3], id[4], id[5]):store(n)
+    end,
+  }
+  local o, sz = k()
+  local ref, ref2, flat = {}, {}, 0
+  for a = 0, 2 do for b = 0, 1 do for c = 0, 4 do for d = 0, 3 do for e = 0, 5 do
+    for w = 0, 1 do for _ = 1, 128 do ref[#ref + 1] = flat * 100 + (e * 2 + w) * 4 + c % 4 end end
+    ref2[#ref2 + 1] = 720 * 1000 + 3 * 100 + 5 * 10 + 8
+    flat = flat + 1
+  end end end end end
+  return math.max(compare(mgpu, o, ref), compare(mgpu, sz, ref2)), 0
+end)
+
+-- A 4-D grid in clusters along x and along the folded z axis.
+add("grid-4d-cluster", function(mgpu)
+  local k = mgpu.kernel{
+    name = "ids4c", grid = { 2, 3, 2, 4 }, cluster = { 2, 1, 2 }, cluster_names = { "cx", "cy", "cz" },
+    out_shape = mgpu.shape({ 2, 3, 2, 4, 2, 2, 128 }, "i32"),
+    body = function(o)
+      local p = {}
+      for i = 1, 4 do p[i] = mgpu.program_id(i - 1) end
+      local cx, cz = mgpu.axis_index("cx"), mgpu.axis_index("cz")
+      local flat = ((p[1] * 3 + p[2]) * 2 + p[3]) * 4 + p[4]
+      o:at(p[1], p[2], p[3], p[4], cz, cx):store(flat * 4 + cz * 2 + cx)
+    end,
+  }
+  local ref, flat = {}, 0
+  for _ = 1, 48 do
+    for cz = 0, 1 do for cx = 0, 1 do for _ = 1, 128 do ref[#ref + 1] = flat * 4 + cz * 2 + cx end end end
+    flat = flat + 1
+  end
+  return compare(mgpu, k(), ref), 0
+end)
+
 add("scalar-arguments", function(mgpu)
   local k = mgpu.kernel{
     name = "scalars", grid = { nblocks(N) }, out_shape = function(x) return mgpu.shape(x.shape, "f32") end,

@@ -4,7 +4,9 @@
 ** doubles.
 */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api.h"
 
@@ -33,6 +35,61 @@ mgpu_status api_buffer_new(mgpu_ctx *ctx, uint64_t n, uint64_t addr, bool owned,
   return MGPU_OK;
 }
 
+/* The host's available and total memory and its swap in bytes (-1 where unknown). */
+static void host_mem(double *avail, double *total, double *swap) {
+  *avail = *total = *swap = -1;
+  FILE *f = fopen("/proc/meminfo", "r");        /* Linux: MemAvailable counts reclaimable caches */
+  if (f) {
+    char line[128];
+    unsigned long long kb;
+    while (fgets(line, sizeof line, f)) {
+      if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) *avail = (double)kb * 1024;
+      if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) *total = (double)kb * 1024;
+      if (sscanf(line, "SwapTotal: %llu kB", &kb) == 1) *swap = (double)kb * 1024;
+    }
+    fclose(f);
+  }
+#if defined(_SC_AVPHYS_PAGES) && defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  long pg = sysconf(_SC_PAGESIZE);
+  if (*avail < 0 && pg > 0 && sysconf(_SC_AVPHYS_PAGES) > 0) *avail = (double)sysconf(_SC_AVPHYS_PAGES) * (double)pg;
+  if (*total < 0 && pg > 0 && sysconf(_SC_PHYS_PAGES) > 0) *total = (double)sysconf(_SC_PHYS_PAGES) * (double)pg;
+#endif
+}
+
+/* How much memory the failed allocation could have had, as far as known:
+** "device memory: 3.2 GB free of 85.0 GB" or "host memory (interpret mode): 1.5 GB available of 16.0 GB". */
+static void mem_avail(mgpu_ctx *ctx, char *buf, size_t n) {
+  if (api_gpu(ctx)) {
+    size_t fr = 0, tot = 0;
+    if (ctx->drv->MemGetInfo(&fr, &tot) == CUDA_SUCCESS)
+      snprintf(buf, n, "device memory: %.1f GB free of %.1f GB", (double)fr / 1e9, (double)tot / 1e9);
+    else
+      snprintf(buf, n, "device memory: free amount unknown");
+    return;
+  }
+  double avail, total, swap;
+  host_mem(&avail, &total, &swap);
+  if (avail >= 0 && total > 0)
+    snprintf(buf, n, "host memory (interpret mode): %.1f GB available of %.1f GB", avail / 1e9, total / 1e9);
+  else
+    snprintf(buf, n, "host memory (interpret mode): available amount unknown");
+}
+
+/* More than the host's memory and swap: refused without asking the allocator
+** (which may overcommit, or abort under a sanitizer). */
+static bool host_too_big(uint64_t nbytes) {
+  double avail, total, swap;
+  if (nbytes < (UINT64_C(1) << 30)) return false;
+  host_mem(&avail, &total, &swap);
+  return total > 0 && (double)nbytes > total + (swap > 0 ? swap : 0);
+}
+
+static mgpu_status nomem(mgpu_ctx *ctx, uint64_t nbytes) {
+  char avail[128];
+  mem_avail(ctx, avail, sizeof avail);
+  return diag_set(&ctx->d, ERR_NOMEM_BUF, "", (unsigned long long)nbytes, avail);
+}
+
 mgpu_status mgpu_buffer_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out) {
   API_CHECK(ctx, MAGIC_CTX);
   if (!out) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_buffer_alloc(out)");
@@ -44,13 +101,14 @@ mgpu_status mgpu_buffer_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out)
     if (api_gpu(ctx)) {
       CUdeviceptr p = 0;
       CUresult r = ctx->drv->MemAlloc(&p, nbytes);
-      if (r) s = drv_fail(ctx->drv, &ctx->d, "cuMemAlloc", r);
+      if (r == CUDA_ERROR_OUT_OF_MEMORY) s = nomem(ctx, nbytes);
+      else if (r) s = drv_fail(ctx->drv, &ctx->d, "cuMemAlloc", r);
       addr = p;
-    } else if (nbytes > SIZE_MAX) {
-      s = diag_set(&ctx->d, ERR_NOMEM, "");
+    } else if (nbytes > SIZE_MAX || host_too_big(nbytes)) {
+      s = nomem(ctx, nbytes);
     } else {
       void *p = mem_realloc(&ctx->alloc, NULL, 0, (size_t)nbytes);
-      if (!p) s = diag_set(&ctx->d, ERR_NOMEM, "");
+      if (!p) s = nomem(ctx, nbytes);
       addr = (uint64_t)(uintptr_t)p;
     }
   }

@@ -11,6 +11,43 @@
 
 /* -- Builders ----------------------------------------------------------------------------- */
 
+/* The CUDA grid the kernel launches with (ir_grid_dims times the cluster) must fit the
+** hardware limits: 2^31-1 blocks along x (the last grid axis), 65535 along y (the one
+** before) and z (every earlier axis, folded). */
+static mgpu_status check_launch_grid(mgpu_ctx *ctx, const mgpu_kernel_options *o) {
+  int64_t dims[3] = { 1, 1, 1 };
+  for (int i = 0; i < o->grid_rank; i++) {      /* product in int64 without overflow */
+    ir_grid_axis m = ir_grid_map(o, i);
+    dims[m.hw] = dims[m.hw] > INT64_MAX / o->grid[i] ? INT64_MAX : dims[m.hw] * o->grid[i];
+  }
+  static const char hw[3] = { 'x', 'y', 'z' };
+  for (int h = 0; h < 3; h++) {
+    int64_t c = h < o->cluster_rank ? o->cluster[h] : 1;
+    int64_t n = dims[h] > INT64_MAX / c ? INT64_MAX : dims[h] * c;
+    int64_t lim = h == 0 ? INT32_MAX : 65535;
+    if (n <= lim) continue;
+    char axes[96] = "", grid[160] = "", msg[512];
+    size_t an = 0, gn = 0;
+    int nax = 0;
+    for (int i = 0; i < o->grid_rank; i++) {
+      gn += (size_t)snprintf(grid + gn, sizeof grid - gn, i ? ", %d" : "%d", o->grid[i]);
+      if (gn >= sizeof grid) gn = sizeof grid - 1;
+      if (ir_grid_map(o, i).hw != h) continue;
+      an += (size_t)snprintf(axes + an, sizeof axes - an, nax++ ? ", %d" : "%d", i);
+      if (an >= sizeof axes) an = sizeof axes - 1;
+    }
+    snprintf(msg, sizeof msg,
+             "grid (%s) does not fit CUDA's launch grid: %s %s %s CUDA's %c dimension, %lld blocks%s (at most %lld); %s",
+             grid, nax > 1 ? "axes" : "axis", axes, nax > 1 ? "fold into" : "runs along", hw[h], (long long)n,
+             c > 1 ? " counting the cluster" : "", (long long)lim,
+             h == 0 ? "split the last axis"
+                    : "put the large axes last (the last axis takes up to 2^31-1 blocks) or loop inside the kernel "
+                      "(mgpu.nd_loop)");
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
+  }
+  return MGPU_OK;
+}
+
 static mgpu_status check_options(mgpu_ctx *ctx, const mgpu_kernel_options *o) {
   const char *nm = o->name ? o->name : "kernel";
   if (!(isalpha((unsigned char)nm[0]) || nm[0] == '_'))
@@ -19,14 +56,12 @@ static mgpu_status check_options(mgpu_ctx *ctx, const mgpu_kernel_options *o) {
     if (!(isalnum((unsigned char)*p) || *p == '_'))
       return diag_set(&ctx->d, ERR_BAD_ARG, "", "kernel name may contain only letters, digits and '_'");
   if (strlen(nm) > 100) return diag_set(&ctx->d, ERR_BAD_ARG, "", "kernel name is longer than 100 characters");
-  if (o->grid_rank < 0 || o->grid_rank > 3)
-    return diag_set(&ctx->d, ERR_BAD_ARG, "", "grid must have at most 3 dimensions");
+  if (o->grid_rank < 0 || o->grid_rank > 8)
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", "grid must have at most 8 dimensions");
   for (int i = 0; i < o->grid_rank; i++) {
-    /* the last grid axis runs along CUDA's x (up to 2^31-1 blocks), the others along y and z */
-    int64_t lim = i == o->grid_rank - 1 ? INT32_MAX : 65535;
-    if (o->grid[i] < 1 || o->grid[i] > lim) {
+    if (o->grid[i] < 1) {
       char msg[128];
-      snprintf(msg, sizeof msg, "grid[%d] = %d: must be between 1 and %lld", i + 1, o->grid[i], (long long)lim);
+      snprintf(msg, sizeof msg, "grid[%d] = %d: must be at least 1", i + 1, o->grid[i]);
       return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
     }
   }
@@ -40,7 +75,7 @@ static mgpu_status check_options(mgpu_ctx *ctx, const mgpu_kernel_options *o) {
     blocks *= o->cluster[i];
   }
   if (blocks > 8) return diag_set(&ctx->d, ERR_BAD_ARG, "", "a cluster may hold at most 8 blocks");
-  return MGPU_OK;
+  return check_launch_grid(ctx, o);
 }
 
 mgpu_status mgpu_builder_create(mgpu_ctx *ctx, const mgpu_kernel_options *opts, mgpu_builder **out) {
@@ -447,8 +482,10 @@ static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a, uint64_
   }
   CUlaunchConfig cfg;
   memset(&cfg, 0, sizeof cfg);
-  unsigned g[3] = { 1, 1, 1 }, c[3] = { 1, 1, 1 };
-  for (int i = 0; i < ir->opts.grid_rank; i++) g[ir->opts.grid_rank - 1 - i] = (unsigned)ir->opts.grid[i];
+  unsigned g[3], c[3] = { 1, 1, 1 };
+  int64_t dims[3];
+  ir_grid_dims(&ir->opts, dims);      /* checked against CUDA's limits when the builder was made */
+  for (int i = 0; i < 3; i++) g[i] = (unsigned)dims[i];
   for (int i = 0; i < ir->opts.cluster_rank; i++) c[i] = (unsigned)ir->opts.cluster[i];
   cfg.gridDimX = g[0] * c[0]; cfg.gridDimY = g[1] * c[1]; cfg.gridDimZ = g[2] * c[2];
   CUlaunchAttribute attr;

@@ -6,6 +6,7 @@
 
 /* -- Arguments and handles -- */
 ERRDEF(NOMEM,          MGPU_ERR_NOMEM,   "out of memory")
+ERRDEF(NOMEM_BUF,      MGPU_ERR_NOMEM,   "out of memory allocating %llu bytes (%s)")
 ERRDEF(NULL_ARG,       MGPU_ERR_ARG,     "%s: argument must not be NULL")
 ERRDEF(BAD_DTYPE,      MGPU_ERR_ARG,     "%s: unknown dtype %d")
 ERRDEF(BAD_DTYPE_NAME, MGPU_ERR_ARG,     "%s: unknown dtype '%s'")

@@ -675,14 +675,15 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
     if (k->params.v[i].role != MGPU_PARAM_SCALAR) continue;
     for (int w = 0; w < I.nagents; w++) I.agents[w].slots[v].data[0] = interp_const(ir_vtype(k, v)->dtype, args[i].scalar);
   }
-  int64_t g[3] = { 1, 1, 1 };
-  for (int i = 0; i < k->opts.grid_rank; i++) g[i] = k->opts.grid[i];
-  for (int64_t b0 = 0; b0 < g[0]; b0++)
-    for (int64_t b1 = 0; b1 < g[1]; b1++)
-      for (int64_t b2 = 0; b2 < g[2]; b2++) {
-        I.block[0] = b0; I.block[1] = b1; I.block[2] = b2;
-        run_cluster(&I);
-      }
+  /* every point of the grid (any rank), in row-major order as the GPU starts them */
+  int rank = k->opts.grid_rank;
+  for (int i = 0; i < 8; i++) I.block[i] = 0;
+  for (;;) {
+    run_cluster(&I);
+    int i = rank - 1;
+    while (i >= 0 && ++I.block[i] == k->opts.grid[i]) I.block[i--] = 0;
+    if (i < 0) break;
+  }
 done:
   flush_prints(&I);   /* what was printed before a fault helps explain it */
   free_all(&I);

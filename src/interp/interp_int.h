@@ -91,7 +91,7 @@ typedef struct interp {
   const kinfo *ki;
   diag *d;
   jmp_buf jmp;
-  int64_t block[3];              /* program id per grid axis (the cluster's) */
+  int64_t block[8];              /* program id per grid axis (the cluster's) */
   iparam *params;
   iagent *agents;
   int nagents;

@@ -216,6 +216,25 @@ static inline int ir_cluster_blocks(const mgpu_kernel_options *o) {
   for (int i = 0; i < o->cluster_rank; i++) n *= o->cluster[i];
   return n;
 }
+/* Grids of rank 0..8 launch as CUDA's 3-D grid (in clusters): the last axis runs along x,
+** the one before along y, and the rest fold row-major into z, so blocks still start in the
+** grid's row-major order.  Axis `axis` is (id[hw] / div) % mod (no modulo when mod is 0);
+** the launch, the PTX lowering and the interpreter all use this map. */
+typedef struct ir_grid_axis { int hw; int64_t div, mod; } ir_grid_axis;
+static inline ir_grid_axis ir_grid_map(const mgpu_kernel_options *o, int axis) {
+  ir_grid_axis m = { o->grid_rank - 1 - axis, 1, 0 };
+  if (axis < o->grid_rank - 2) {
+    m.hw = 2;
+    for (int i = axis + 1; i < o->grid_rank - 2; i++) m.div *= o->grid[i];
+    if (axis > 0) m.mod = o->grid[axis];
+  }
+  return m;
+}
+/* The launch grid in clusters along x, y, z (hardware order). */
+static inline void ir_grid_dims(const mgpu_kernel_options *o, int64_t dims[3]) {
+  dims[0] = dims[1] = dims[2] = 1;
+  for (int i = 0; i < o->grid_rank; i++) dims[ir_grid_map(o, i).hw] *= o->grid[i];
+}
 bool ir_same_shape(const ir_type *a, const ir_type *b);
 /* "f32[4,1024]" style text into buf. */
 const char *ir_type_str(const ir_type *t, char *buf, size_t n);

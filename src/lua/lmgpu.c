@@ -327,7 +327,7 @@ static int l_builder(lua_State *L) {
   if (!lua_isnil(L, -1)) {
     luaL_checktype(L, -1, LUA_TTABLE);
     o.grid_rank = (int32_t)luaL_len(L, -1);
-    if (o.grid_rank > 3) return luaL_error(L, "grid must have at most 3 dimensions");
+    if (o.grid_rank > 8) return luaL_error(L, "grid must have at most 8 dimensions");
     for (int i = 0; i < o.grid_rank; i++) {
       lua_geti(L, -1, i + 1);
       o.grid[i] = (int32_t)lua_tointeger(L, -1);

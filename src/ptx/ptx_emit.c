@@ -329,13 +329,22 @@ static void emit_region(pe *e, uint32_t i, uint32_t end) {
     case IRC_CONST: define(e, op->res); ptx_const(e, op); break;
     case IRC_GRIDIDX: {
       define(e, op->res);
-      int axis = (int)ir_ints(k, op)[0], rank = k->opts.grid_rank;
+      int axis = (int)ir_ints(k, op)[0];
       if (op->code == IR_num_programs) {
         pe_ins(e, "mov.u32", 2, R(e->vreg[op->res]), I(k->opts.grid[axis]));
       } else {
         static const char *const sreg[2][3] = { { "%ctaid.x", "%ctaid.y", "%ctaid.z" },
                                                  { "%clusterid.x", "%clusterid.y", "%clusterid.z" } };
-        pe_ins(e, "mov.u32", 2, R(e->vreg[op->res]), S(sreg[k->opts.cluster_rank > 0][rank - 1 - axis]));
+        ir_grid_axis m = ir_grid_map(&k->opts, axis);     /* axes folded into z: (z / div) % mod */
+        preg id = m.div > 1 || m.mod ? pe_reg(e, PR_R) : e->vreg[op->res];
+        pe_ins(e, "mov.u32", 2, R(id), S(sreg[k->opts.cluster_rank > 0][m.hw]));
+        if (m.div > 1 || m.mod) {
+          preg q = id;
+          if (m.div > 1) pe_divrem(e, id, m.div, &q, NULL);
+          if (m.mod) pe_divrem(e, q, m.mod, NULL, &id);
+          else id = q;
+          pe_ins(e, "mov.u32", 2, R(e->vreg[op->res]), R(id));
+        }
       }
       break;
     }

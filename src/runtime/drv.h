@@ -20,6 +20,7 @@ typedef struct CUlinkState_st *CUlinkState;
 
 enum {
   CUDA_SUCCESS = 0,
+  CUDA_ERROR_OUT_OF_MEMORY = 2,
   CUDA_ERROR_NO_DEVICE = 100,
   CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
   CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
@@ -80,6 +81,7 @@ typedef struct CUlaunchConfig {
   _(CtxSetCurrent,        "cuCtxSetCurrent",               (CUcontext)) \
   _(CtxSynchronize,       "cuCtxSynchronize",              (void)) \
   _(MemAlloc,             "cuMemAlloc_v2",                 (CUdeviceptr *, size_t)) \
+  _(MemGetInfo,           "cuMemGetInfo_v2",               (size_t *, size_t *)) \
   _(MemFree,              "cuMemFree_v2",                  (CUdeviceptr)) \
   _(MemcpyHtoD,           "cuMemcpyHtoD_v2",               (CUdeviceptr, const void *, size_t)) \
   _(MemcpyDtoH,           "cuMemcpyDtoH_v2",               (void *, CUdeviceptr, size_t)) \

@@ -1,0 +1,90 @@
+-- Every name of the Pallas Mosaic GPU module page (jax.experimental.pallas.
+-- mosaic_gpu) that applies to Hopper exists in mgpu; the others (Blackwell,
+-- multi-device, PyTorch) raise an error that says what to use instead.
+local mgpu = require "mgpu"
+
+local function err_of(fn, ...)
+  local ok, err = pcall(fn, ...)
+  assert(not ok, "expected an error")
+  return err
+end
+
+-- The module page's names, in its order, with what they are in mgpu.
+local provided = {
+  -- classes
+  "Barrier", "BlockSpec", "CompilerParams", "MemorySpace", "Layout", "SwizzleTransform", "TilingTransform",
+  "TransposeTransform", "WGMMAAccumulatorRef",
+  -- functions
+  "kernel", "layout_cast", "set_max_registers", "planar_snake",
+  -- loop-like functions
+  "emit_pipeline", "emit_pipeline_warp_specialized", "nd_loop", "dynamic_scheduling_loop",
+  -- synchronization
+  "barrier_arrive", "barrier_wait",
+  -- asynchronous copies
+  "commit_smem", "copy_gmem_to_smem", "copy_smem_to_gmem", "wait_smem_to_gmem",
+  -- Hopper-specific functions
+  "wgmma", "wgmma_wait",
+  -- aliases
+  "ACC", "GMEM", "SMEM",
+}
+
+local not_provided = {
+  tcgen05_mma = "Blackwell%-only", tcgen05_commit_arrive = "Blackwell%-only", async_load_tmem = "Blackwell%-only",
+  async_store_tmem = "Blackwell%-only", wait_load_tmem = "Blackwell%-only", commit_tmem = "Blackwell%-only",
+  try_cluster_cancel = "Blackwell%-only", query_cluster_cancel = "Blackwell%-only",
+  multimem_store = "multi%-device", multimem_load_reduce = "multi%-device",
+  semaphore_signal_parallel = "multi%-device", SemaphoreSignal = "multi%-device",
+  SemaphoreType = "not implemented yet", as_torch_kernel = "PyTorch%-only",
+}
+
+describe("Pallas Mosaic GPU names", function()
+  for _, name in ipairs(provided) do
+    it("provides mgpu." .. name, function()
+      assert.is_not_nil(rawget(mgpu, name), name)
+    end)
+  end
+
+  it("aliases WGMMAAccumulatorRef to ACC and the memory spaces", function()
+    assert.are.equal(mgpu.ACC, mgpu.WGMMAAccumulatorRef)
+    assert.are.equal(mgpu.GMEM, mgpu.MemorySpace.GMEM)
+    assert.are.equal(mgpu.SMEM, mgpu.MemorySpace.SMEM)
+    assert.matches("names_spec.lua:%d+: mgpu.MemorySpace.TMEM is Blackwell%-only", err_of(function() return mgpu.MemorySpace.TMEM end))
+  end)
+
+  it("has the Hopper members of Layout under their Pallas names", function()
+    local L = mgpu.Layout
+    for _, m in ipairs({ "WGMMA", "WGMMA_ROW", "WGMMA_COL", "WG_SPLAT", "WG_STRIDED", "TILED" }) do
+      assert.is_not_nil(rawget(L, m), m)
+    end
+    assert.are.equal(L.WGMMA:reduce(1), L.WGMMA_ROW)
+    assert.are.equal(L.WGMMA:reduce(0), L.WGMMA_COL)
+    assert.are.equal(L.WG_STRIDED(2), L.WG_STRIDED({ 128, 64 }, 2))     -- Pallas' (shape, vec_size)
+    assert.matches("names_spec.lua:%d+: mgpu.Layout.TCGEN05 is not provided: Blackwell%-only",
+                   err_of(function() return L.TCGEN05 end))
+    assert.matches("names_spec.lua:%d+: mgpu.Layout.WGMMA_TRANSPOSED is not provided: not implemented yet",
+                   err_of(function() return L.WGMMA_TRANSPOSED end))
+  end)
+
+  it("uses the row layout alias in a kernel", function()
+    local k = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 64 }, "f32"),
+      body = function(x, o) o:store(mgpu.layout_cast(x:load(), mgpu.Layout.WGMMA):sum(1)) end }
+    local ref = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 64 }, "f32"),
+      body = function(x, o)
+        o:store(mgpu.layout_cast(mgpu.layout_cast(x:load(), mgpu.Layout.WGMMA):sum(1), mgpu.Layout.WGMMA_ROW))
+      end }
+    local x = mgpu.random.normal({ 64, 64 }, "f32")
+    assert.are.same(k(x):to_table(), ref(x):to_table())
+  end)
+
+  for name, why in pairs(not_provided) do
+    it("says what to use instead of mgpu." .. name, function()
+      assert.is_nil(rawget(mgpu, name))
+      assert.matches("names_spec.lua:%d+: mgpu%." .. name .. " is not provided: .*" .. why,
+                     err_of(function() return mgpu[name] end))
+    end)
+  end
+
+  it("leaves other unknown names nil", function()
+    assert.is_nil(mgpu.no_such_name)
+  end)
+end)
