@@ -157,6 +157,23 @@ describe("tracing rules", function()
     assert.matches("cp%.async%.bulk%.tensor%.3d", wide:lower(b).ptx)
   end)
 
+  it("refuses multicast parts the copy engine cannot write", function()
+    local function mc(tile, dt)
+      return mgpu.kernel{
+        grid = { 2 }, cluster = { 2 }, cluster_names = { "c" }, out_shape = mgpu.shape(tile, dt),
+        scratch_shapes = { mgpu.SMEM(tile, dt), mgpu.Barrier{} },
+        body = function(x, o, s, bar)
+          mgpu.copy_gmem_to_smem(x:at(mgpu.ds(0, tile[1]), mgpu.ds(0, tile[2])), s, bar, { collective_axes = "c" })
+          mgpu.barrier_wait(bar)
+          mgpu.when(mgpu.eq(mgpu.axis_index("c"), 0), function() o:store(s:load()) end)
+        end }
+    end
+    assert.matches("async_spec.lua:%d+: copy_gmem_to_smem: each multicast part %(64 bytes%) must be a multiple of 128 bytes",
+                   err_of(mc({ 2, 16 }, "f32"), mgpu.random.normal({ 8, 64 }, "f32")))
+    assert.matches("the tile's outermost dimension %(box 8%) does not divide among the 2 blocks",
+                   err_of(mc({ 1, 8 }, "bf16"), mgpu.random.normal({ 8, 64 }, "bf16")))
+  end)
+
   it("checks TMA tiles against the GMEM array", function()
     local function copy(shape, tile)
       return mgpu.kernel{

@@ -487,6 +487,28 @@ describe("dynamic_scheduling_loop", function()
     check({ items = 6, workers = 6, pallas_form = true, nt = 2 })
   end)
   it("leaves blocks without items when there are more blocks than items", function() check({ items = 1, workers = 4 }) end)
+  it("runs again in a loop and keeps every warpgroup in its scope until the claimer is done", function()
+    local items = 9
+    local k = mgpu.kernel{
+      name = "dyn2", grid = { 2 }, grid_names = { "b" }, num_threads = 3, thread_name = "wg",
+      out_shape = mgpu.shape({ 2, items }, "i32"),
+      body = function(counter, visits)
+        mgpu.fori(0, 2, function(r)
+          mgpu.dynamic_scheduling_loop("b", { counter = counter:at(mgpu.ds(r * 2, 2)), grid = { items }, thread_axis = "wg" },
+            function(info)
+              mgpu.when(mgpu.eq(mgpu.axis_index("wg"), 0), function() mgpu.atomic_add(visits:at(r, info.index[1]), 1) end)
+            end)
+          -- SMEM of a new scope at the offsets the loop's slots had, written by the claimer's warpgroup
+          mgpu.run_scoped(function(t)
+            mgpu.when(mgpu.eq(mgpu.axis_index("wg"), 2), function() t:at(0):store(3); t:at(1):store(3) end)
+          end, mgpu.SMEM({ 2 }, "i32"))
+        end)
+      end }
+    local counter, visits = mgpu.zeros({ 4 }, "i32"), mgpu.zeros({ 2, items }, "i32")
+    k:call_into(visits, counter)
+    for _, v in ipairs(visits:to_table()) do assert.are.equal(1, v) end
+    assert.are.same({ 0, 0, 0, 0 }, counter:to_table())
+  end)
   it("explains what Hopper needs and refuses bad options", function()
     local function body_err(opts, nt)
       local k = mgpu.kernel{ grid = { 2 }, grid_names = { "b" }, num_threads = nt or 1, thread_name = nt and "wg" or nil,
@@ -500,6 +522,9 @@ describe("dynamic_scheduling_loop", function()
     assert.matches("unknown option 'thread'", body_err(function(c) return { counter = c, thread = "wg" } end))
     assert.matches("cluster_axes needs cluster launch control", body_err(function(c) return { counter = c, cluster_axes = "x" } end))
     assert.matches("the kernel has 2 warpgroups: give thread_axis", body_err(function(c) return { counter = c } end, 2))
+    local unnamed = mgpu.kernel{ grid = { 2, 3 }, grid_names = { "x" }, out_shape = mgpu.shape({ 4 }, "i32"),
+      body = function(c) mgpu.dynamic_scheduling_loop("x", { counter = c, grid = { 5 } }, function() end) end }
+    assert.matches("launch%-grid axis 1 %(unnamed%) is not in grid_names", err_of(unnamed, mgpu.zeros({ 2 }, "i32")))
     local clustered = mgpu.kernel{ grid = { 2 }, grid_names = { "b" }, cluster = { 2 }, cluster_names = { "c" },
       out_shape = mgpu.shape({ 4 }, "i32"),
       body = function(c) mgpu.dynamic_scheduling_loop("b", { counter = c }, function() end) end }

@@ -233,7 +233,7 @@ local function trace_kernel(k, args, grid, outs)
                                unsafe_no_auto_barriers = k.params.unsafe_no_auto_barriers,
                                reduction_scratch_bytes = k.params.reduction_scratch_bytes })
   if not okb then fail("kernel '%s': %s", k.name, tostring(b)) end
-  local t = { core = core, b = b, spec = k }
+  local t = { core = core, b = b, spec = k, grid = grid }
   local refs = {}
   core.loc(b, k.where)
   for i = 1, #args do

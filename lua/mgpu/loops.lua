@@ -298,8 +298,13 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
   end
   local named = {}
   for _, n in ipairs(grid_names) do named[n] = true end
-  for i, n in ipairs(spec.grid_names or {}) do
-    if not named[n] then fail("%s: grid axis '%s' (axis %d) is not in grid_names; every block must take part", what, n, i - 1) end
+  local launch = trace.tr().grid or {}
+  for i = 1, #launch do
+    local n = (spec.grid_names or {})[i]
+    if not (n and named[n]) then
+      fail("%s: launch-grid axis %d (%s) is not in grid_names; every block takes part, so name every axis", what, i - 1,
+           n and ("'" .. n .. "'") or "unnamed")
+    end
   end
   local workers = 1
   local sizes = {}
@@ -326,13 +331,14 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
     body(info)
     return carry
   end
+  -- the final carry and the number of items run
   local function loop(first, next_of)
     local init = { j = 0, cur = first, c = has_carry and opts.init_carry or {} }
     local final = M.while_(function(s) return ops.lt(s.cur, total) end, function(s)
       local nxt = next_of(s.j)
       return { j = s.j + 1, cur = nxt, c = step(s.j, s.cur, nxt, s.c) }
     end, init, what)
-    return final.c
+    return final.c, final.j
   end
   if nthreads == 1 then
     local final = loop(claim(), function() return claim() end)
@@ -347,20 +353,24 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
     fail("%s: thread_axis '%s' is not the kernel's thread axis (thread_name = %s)", what, tostring(opts.thread_axis),
          tostring(spec.thread_name))
   end
-  local smem, barrier = require "mgpu.smem", require "mgpu.barrier"
+  local smem, barrier, copy = require "mgpu.smem", require "mgpu.barrier", require "mgpu.copy"
   local wg = ops.axis_index(opts.thread_axis)
   local claimer = ops.eq(wg, nthreads - 1)
   local r = compat.pack(smem.run_scoped({
     ids = smem.SMEM({ 2 }, "i32"),
     claimed = barrier.Barrier{ num_barriers = 2 },
     used = barrier.Barrier{ num_barriers = 2, num_arrivals = nthreads - 1 },
+    drained = barrier.Barrier{},
   }, function(s)
-    -- item n sits in slot n % 2; the claimer rewrites a slot once the others have read it
+    -- Item n sits in slot n % 2; the claimer rewrites a slot once the others have read it.
+    -- commit_smem's warpgroup barrier keeps every thread's SMEM access before the arrival,
+    -- also when the kernel turns automatic barriers off.
     local function publish(n)
       local slot = M.rem(n, 2)
       ops.when(M.lt(1, n), function() barrier.barrier_wait(s.used:at(slot)) end)
       local id = claim()
       s.ids:at(slot):store(id)
+      copy.commit_smem()
       barrier.barrier_arrive(s.claimed:at(slot))
       return id
     end
@@ -368,12 +378,22 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
       local slot = M.rem(n, 2)
       barrier.barrier_wait(s.claimed:at(slot))
       local id = s.ids:at(slot):load()
+      copy.commit_smem()
       barrier.barrier_arrive(s.used:at(slot))
       return id
     end
     local function item(n) return ops.cond(claimer, function() return publish(n) end, function() return read(n) end) end
-    local final = loop(item(0), function(j) return item(M.add(j, 1)) end)
-    ops.when(claimer, finish)
+    local final, steps = loop(item(0), function(j) return item(M.add(j, 1)) end)
+    -- Items 0..steps were published; the reads of the last two were never awaited.  The
+    -- claimer awaits them (so every phase is awaited and the loop can run again), and the
+    -- others stay in the scope until it has: its barriers live in the scope's SMEM.
+    ops.when(claimer, function()
+      ops.when(M.lt(0, steps), function() barrier.barrier_wait(s.used:at(M.rem(M.sub(steps, 1), 2))) end)
+      barrier.barrier_wait(s.used:at(M.rem(steps, 2)))
+      finish()
+      barrier.barrier_arrive(s.drained)
+    end)
+    ops.when(ops.ne(wg, nthreads - 1), function() barrier.barrier_wait(s.drained) end)
     if has_carry then
       local leaves = M.pack_carry(final)
       return compat.unpack(leaves, 1, #leaves)

@@ -177,7 +177,7 @@ static void simplify(pe *e, tplan *p) {
   for (int i = 0; i < p->n; i++)
     if (p->d[i].ragged)
       pe_failf(e, "%s: dimension %d of the GMEM array has size %lld, not a multiple of the SMEM tiling (%lld), and the "
-            "copy's tiles along it are not adjacent in SMEM (pad the array, use tiles that divide it, or order the SMEM "
+            "copy's tiles along it are not adjacent in SMEM or span more than 256 elements together (pad the array, use tiles that divide it, or order the SMEM "
             "tiles so that this dim's are outermost with transforms.transpose)", p->what, p->d[i].gd,
             (long long)p->d[i].ragged, (long long)p->d[i].tile);
 }
@@ -332,12 +332,15 @@ void ptx_tma(pe *e, const ir_op *op) {
     group = multicast(e, at[0], &place, &ctamask);
     int split = -1;
     for (int i = 0; i < p.n && split < 0; i++) if (p.d[i].box > 1) split = i;
-    if (split < 0 || p.d[split].box % group)
-      pe_failf(e, "%s: the tile's outermost dimension (box %lld) does not divide among the %d blocks multicasting it",
-            p.what, split < 0 ? 1LL : (long long)p.d[split].box, group);
-    int64_t part = bytes / group;
-    if (swizzle && part % 1024) pe_failf(e, "%s: each multicast part (%lld bytes) must be a multiple of 1024 bytes with a swizzle", p.what, (long long)part);
+    if (split < 0 || split == p.n - 1 || p.d[split].box % group)
+      pe_failf(e, "%s: the tile's outermost dimension (box %lld) does not divide among the %d blocks multicasting it "
+            "(each block loads a part of it; its rows must stay whole)", p.what, split < 0 ? 1LL : (long long)p.d[split].box, group);
+    int64_t part = bytes / group, palign = swizzle ? 1024 : 128;
+    if (part % palign)
+      pe_failf(e, "%s: each multicast part (%lld bytes) must be a multiple of %lld bytes%s", p.what, (long long)part,
+            (long long)palign, swizzle ? " with a swizzle" : "");
     p.d[split].box /= group;
+    check_limits(e, &p, swizzle);
     preg off = pe_reg(e, PR_R), c = pe_reg(e, PR_R);
     pe_ins(e, "mad.lo.u32", 4, R(saddr), R(place), I(part), R(saddr));
     pe_ins(e, "mul.lo.u32", 3, R(off), R(place), I(p.d[split].box));
