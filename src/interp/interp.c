@@ -4,6 +4,7 @@
 ** is in interp_ops.c; barriers, TMA copies and wgmma in interp_async.c.
 */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -378,6 +379,15 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
     break;   /* commit_smem, set_max_registers: nothing to model */
   default: mgpu_unreachable();
   }
+}
+
+void interp_fault(const interp *I, const ir_op *op, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  diag_throw(I->d, ERR_INTERP, ir_loc(I->k, op), msg);
 }
 
 /* -- Control flow -------------------------------------------------------------------- */

@@ -108,7 +108,9 @@ typedef struct interp {
   int64_t data_total, ref_total; /* elements and refs per agent */
 } interp;
 
-#define FAULT(I, op, ...) diag_throw((I)->d, ERR_INTERP, ir_loc((I)->k, (op)), __VA_ARGS__)
+/* A fault of the interpreted kernel at op's script line (printf-style message). */
+MGPU_NORET void interp_fault(const interp *I, const ir_op *op, const char *fmt, ...) MGPU_PRINTF(3, 4);
+#define FAULT(I, op, ...) interp_fault((I), (op), __VA_ARGS__)
 
 static inline ival *ival_of(iagent *a, uint32_t v) { return a->slots[v].data; }
 
