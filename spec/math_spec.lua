@@ -80,6 +80,32 @@ describe("elementwise math API", function()
     fails(function(v) return v:round() end, "i16", "round")
   end)
 
+  it("flushes subnormals in exp, exp2, log and log2 under approx_math only (the interpreter as the GPU)", function()
+    local function run(ap)
+      local k = mgpu.kernel{
+        name = "ftz", grid = { 1 }, out_shape = { mgpu.shape({ 4 }, "f32"), mgpu.shape({ 4 }, "f32"),
+                                                  mgpu.shape({ 4 }, "f32") },
+        compiler_params = mgpu.CompilerParams{ approx_math = ap },
+        body = function(x, l, e, t)
+          local v = x:load()
+          l:store(v:log2()); e:store(v:exp2()); t:store(v:tanh())
+        end,
+      }
+      local l, e, t = k(mgpu.from_table({ 1e-40, -1e-40, -130, -0.0 }, "f32"))
+      return l:to_table(), e:to_table(), t:to_table()
+    end
+    local l, e, t = run(true)
+    assert.are.same({ -1 / 0, -1 / 0 }, { l[1], l[2] })      -- lg2.approx.ftz: a flushed input is +-0
+    assert.are.same({ 1, 1, 0 }, { e[1], e[2], e[3] })      -- ex2.approx.ftz: 2^-130 flushed
+    assert.is_true(1 / t[4] < 0)                             -- tanh(-0) = -0 either way
+    l, e, t = run(false)
+    assert.near(-132.877, l[1], 1e-3)
+    assert.is_true(l[2] ~= l[2])
+    assert.are.equal(2 ^ -130, e[3])
+    assert.is_true(1 / t[4] < 0)
+    assert.matches("lg2%.approx%.ftz%.f32", lower(function(v) return v:log() end, "f32", { approx_math = true }))
+  end)
+
   it("shifts right logically or arithmetically whatever the signedness", function()
     local k = mgpu.kernel{
       name = "sh", grid = { 1 }, out_shape = { mgpu.shape({ 4 }, "i8"), mgpu.shape({ 4 }, "i8"),

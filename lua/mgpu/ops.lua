@@ -156,7 +156,8 @@ local function h_trunc(x) return x >= 0 and math.floor(x) or -math.floor(-x) end
 
 --- Accurate to 1 ulp by default (f32, f16, bf16; computed in f64 on the
 --- GPU); CompilerParams{ approx_math = true } uses the hardware
---- approximations.  Bounds: see src/ptx/ptx_math.c.
+--- approximations (exp, exp2, log, log2 then flush f32 subnormal inputs
+--- and results to zero).  Bounds: see src/ptx/ptx_math.c and ptx_arith.c.
 M.sin = unary("sin", math.sin)
 M.cos = unary("cos", math.cos)
 M.erf = unary("erf", h_erf)

@@ -333,7 +333,7 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_THREADIDX: out[0].i = a->wg; break;
   case IRC_CLUSTERIDX: out[0].i = I->blocks[a->block].cidx[at[0]]; break;
   case IRC_UNARY:
-    interp_unary(op->code, ir_vtype(k, o[0])->dtype, val(a, o[0]), out, n);
+    interp_unary(op->code, ir_vtype(k, o[0])->dtype, k->opts.approx_math != 0, val(a, o[0]), out, n);
     break;
   case IRC_BINARY:
     interp_binary(op->code, ir_vtype(k, o[0])->dtype, val(a, o[0]), stride_of(k, o[0]),

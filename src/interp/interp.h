@@ -33,8 +33,9 @@ typedef struct interp_arg {
 mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *args, uint32_t nargs, diag *d);
 
 /* interp_ops.c: elementwise evaluation over n elements.  Operand strides
-** are 0 (a broadcast scalar) or 1. */
-void interp_unary(int code, int dtype, const ival *a, ival *out, int64_t n);
+** are 0 (a broadcast scalar) or 1.  approx: the kernel's approx_math
+** (exp, exp2, log, log2 then flush f32 subnormals as the GPU does). */
+void interp_unary(int code, int dtype, bool approx, const ival *a, ival *out, int64_t n);
 void interp_binary(int code, int dtype, const ival *a, int sa, const ival *b, int sb, ival *out, int64_t n);
 void interp_compare(int code, int dtype, const ival *a, int sa, const ival *b, int sb, ival *out, int64_t n);
 void interp_convert(int code, int from, int to, const ival *a, ival *out, int64_t n);

@@ -10,8 +10,12 @@
 ** dtype plus 2^-28 ulp (double rounding), i.e. correctly rounded but for
 ** rare near-ties.  round, round_away, trunc, sign, floor, ceil, max, min
 ** are exact.  max/min propagate NaN (like jax.lax.max); the sign of
-** max(-0, +0) is unspecified.
+** max(-0, +0) is unspecified.  Under approx_math exp, exp2, log and log2
+** flush f32 subnormal inputs and results to zero, as ex2.approx.ftz and
+** lg2.approx.ftz do on the GPU (log of a subnormal is -inf); the other
+** functions keep their accurate values.
 */
+#include <float.h>
 #include <math.h>
 
 #include "interp.h"
@@ -80,8 +84,16 @@ static int64_t iunary(int code, int dtype, int64_t x) {
   }
 }
 
-void interp_unary(int code, int dtype, const ival *a, ival *out, int64_t n) {
-  if (dt_isfloat(dtype)) {
+/* An f32 subnormal to a zero of its sign (what .ftz does to inputs and results). */
+static double ftz32(double x) { return x != 0 && fabs(x) < FLT_MIN ? copysign(0.0, x) : x; }
+
+void interp_unary(int code, int dtype, bool approx, const ival *a, ival *out, int64_t n) {
+  bool ftz = approx && dtype != MGPU_F64 &&
+             (code == IR_exp || code == IR_exp2 || code == IR_log || code == IR_log2);
+  if (ftz) {
+    for (int64_t i = 0; i < n; i++)
+      out[i].f = dt_round(dtype, ftz32(dt_round(MGPU_F32, funary(code, ftz32(a[i].f)))));
+  } else if (dt_isfloat(dtype)) {
     for (int64_t i = 0; i < n; i++) out[i].f = dt_round(dtype, funary(code, a[i].f));
   } else {
     for (int64_t i = 0; i < n; i++) out[i].i = iunary(code, dtype, a[i].i);

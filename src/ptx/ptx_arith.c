@@ -6,6 +6,17 @@
 ** (sin, cos, erf, expm1, log1p, logistic and pow: ptx_math.c).  round,
 ** round_away, trunc, sign, floor, ceil, max and min are exact; max/min
 ** return NaN when either operand is NaN (max.NaN; f64 through testp).
+**
+** Subnormals and specials: the accurate forms keep f32 subnormal inputs and
+** results (log scales a subnormal input by 2^23 first; exp builds 2^n in two
+** halves so results down to 2^-149 round once), +-0 (tanh(-0) = -0, log(+-0)
+** = -inf, rsqrt(-0) = -inf), +-inf and NaN as C99 does.  approx_math: exp,
+** exp2, log and log2 are ex2.approx.ftz / lg2.approx.ftz, which flush f32
+** subnormal inputs and results to zero (exp results below 2^-126 are 0, log
+** of a subnormal is -inf; the interpreter does the same under approx_math);
+** sqrt.approx, rsqrt.approx and tanh.approx keep subnormals.  Relative
+** error there: ex2/lg2/sqrt/rsqrt about 2^-22 (exp adds |x| 2^-24 from
+** rounding x log2(e); log's error is absolute near 1), tanh 2^-16.
 */
 #include <math.h>
 #include <stdio.h>
@@ -123,6 +134,7 @@ static void f32_exp(pe *e, preg d, preg a, bool base2, bool approx) {
     pe_ins(e, "fma.rn.f32", 4, R(r), R(n), F32(-1.428606765330187e-06), R(r));
     pe_ins(e, "mul.rn.f32", 3, R(r), R(r), F32(LOG2E));
   }
+  /* |r| <= 1/2: flushing a subnormal r gives 2^0, the same f32 result */
   pe_ins(e, "ex2.approx.ftz.f32", 2, R(m), R(r));
   /* 2^n in two halves so that n down to -150 stays representable before the product */
   preg h = pe_reg(e, PR_F), s2 = pe_reg(e, PR_F);
@@ -204,6 +216,8 @@ static void f32_tanh(pe *e, preg d, preg a, bool approx) {
   pe_ins(e, "fma.rn.f32", 4, R(p), R(p), R(z), F32(-3.33332819422e-1));
   pe_ins(e, "mul.rn.f32", 3, R(p), R(p), R(z));
   pe_ins(e, "fma.rn.f32", 4, R(small), R(a), R(p), R(a));
+  /* a(1 + p) has a's sign; the fma alone gives (-0)(-0) + -0 = +0 at a = -0 */
+  pe_ins(e, "copysign.f32", 3, R(small), R(a), R(small));
   pe_ins(e, "setp.lt.f32", 3, R(ps), R(ax), F32(0.625));
   pe_ins(e, "selp.f32", 4, R(d), R(small), R(big), R(ps));
 }
