@@ -87,7 +87,7 @@ describe("tools/bench.lua", function()
     _G.print = function(s) lines[#lines + 1] = s end   -- the tool prints through the global
     os.exit = function(code) error("os.exit(" .. tostring(code) .. ")", 0) end
     local ok, err = pcall(function()
-      assert(loadfile("tools/bench.lua"))("128x128x64", "dtype=bf16", "reps=2", "inner=2", "warmup=1", "depth=2")
+      assert(loadfile("tools/bench.lua"))("128x128x64", "dtype=bf16", "reps=2", "inner=2", "warmup=1", "depth=2", "sched=dynamic")
     end)
     mgpu.device, bench.cublas_matmul, _G.print, os.exit = real_device, real_blas, real_print, real_exit
     assert(ok, err)

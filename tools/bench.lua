@@ -97,10 +97,12 @@ local function run_shape(M, N, K)
     B[i] = mgpu.random.normal({ K, N }, opts.dtype)
   end
   local c_ours = mgpu.empty({ M, N }, opts.dtype)
+  -- sched=dynamic: the kernel's third input is its work counter (zero, left zero by every launch)
+  local counter = c.sched == "dynamic" and mgpu.zeros({ 2 }, "i32") or nil
   local c_blas = mgpu.empty({ M, N }, opts.dtype)
 
   -- agreement on the first input set (a float64 reference only names the culprit when they differ)
-  kernel:call_into(c_ours, A[1], B[1])
+  kernel:call_into(c_ours, A[1], B[1], counter)
   local row = { shape = string.format("%dx%dx%d", M, N, K), sets = sets }
   local blas_ok, blas_err = pcall(bench.cublas_matmul, A[1], B[1], c_blas)
   mgpu.sync()
@@ -120,7 +122,7 @@ local function run_shape(M, N, K)
   local i = 0
   row.ours = bench.bench(function()
     i = i % sets + 1
-    kernel:call_into(c_ours, A[i], B[i])
+    kernel:call_into(c_ours, A[i], B[i], counter)
   end, timing)
   if blas_ok then
     i = 0
