@@ -68,6 +68,24 @@ local function softmax(rpb)
   }
 end
 
+-- wgs warpgroups per block, one row each (bigger blocks, fewer of them); `recip` multiplies by
+-- 1 / sum instead of dividing every element
+local function softmax_wg(wgs, recip)
+  return mgpu.kernel{
+    name = "smw", grid = function(xx) return { mgpu.cdiv(xx.shape[1], wgs) } end,
+    num_threads = wgs, thread_name = "wg",
+    out_shape = function(xx) return mgpu.shape(xx.shape, xx.dtype) end,
+    compiler_params = mgpu.CompilerParams{ approx_math = true },
+    body = function(xr, yr)
+      local i = mgpu.program_id(0) * wgs + mgpu.axis_index("wg")
+      local row = xr:at(i):load():astype("f32")
+      local p = (row - row:max()):exp()
+      local out = recip and p * (1.0 / p:sum()) or p / p:sum()
+      yr:at(i):store(out:astype("bf16"))
+    end,
+  }
+end
+
 local y = mgpu.empty({ rows, cols }, "bf16")
 local function report(name, k, ref, ...)
   local a = { ... }
@@ -85,3 +103,6 @@ for _, rpb in ipairs({ 1, 2, 4, 8 }) do
   report("layernorm rows/block=" .. rpb .. " bf16 g,b", layernorm(rpb, false), ref_ln, x, gamma, beta)
 end
 for _, rpb in ipairs({ 1, 2, 4 }) do report("softmax rows/block=" .. rpb, softmax(rpb), ref_sm, x) end
+for _, v in ipairs({ { 1, true }, { 2, false }, { 2, true }, { 4, true } }) do
+  report(string.format("softmax wgs/block=%d%s", v[1], v[2] and " 1/sum" or ""), softmax_wg(v[1], v[2]), ref_sm, x)
+end
