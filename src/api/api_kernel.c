@@ -4,9 +4,11 @@
 */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../ptx/ptx.h"
+#include "../runtime/cache.h"
 #include "api.h"
 
 /* -- Builders ----------------------------------------------------------------------------- */
@@ -252,6 +254,95 @@ static bool runs_interpreted(const mgpu_kernel *k) {
   return !api_gpu(k->ctx) || k->ir->opts.interpret;
 }
 
+/* -- The kernel cache (src/runtime/cache.c) ------------------------------------------------ */
+
+/* One per process, opened from the environment on the first GPU compile; a
+** spin lock because contexts on different threads may compile at once. */
+static cache kcache;
+static bool kcache_ready;
+static atomic_flag kcache_lock = ATOMIC_FLAG_INIT;
+
+static cache *kcache_enter(void) {
+  while (atomic_flag_test_and_set_explicit(&kcache_lock, memory_order_acquire)) {}
+  if (!kcache_ready) {
+    cache_open_env(&kcache);
+    kcache_ready = true;
+  }
+  return &kcache;
+}
+
+static void kcache_leave(void) { atomic_flag_clear_explicit(&kcache_lock, memory_order_release); }
+
+/* The key: everything the cubin depends on, whole -- the PTX text (which
+** names its target), the device's architecture, every JIT option with its
+** value (log buffers are addresses, so they count by size only), the engine
+** version and the driver version. */
+static cache_key kernel_cache_key(const mgpu_kernel *k, const int *keys, void *const *vals, unsigned nopt) {
+  const mgpu_ctx *ctx = k->ctx;
+  uint64_t opts[2 * 16] = { 0 };
+  for (unsigned i = 0; i < nopt && i < 16; i++) {
+    bool buffer = keys[i] == CU_JIT_INFO_LOG_BUFFER || keys[i] == CU_JIT_ERROR_LOG_BUFFER;
+    opts[2 * i] = (uint64_t)keys[i];
+    opts[2 * i + 1] = buffer ? 0 : (uint64_t)(uintptr_t)vals[i];
+  }
+  int arch[3] = { ctx->info.cc_major, ctx->info.cc_minor, ctx->drv->driver_version };
+  static const char tag[] = "mgpu kernel cache: ptx, target sm_90a, arch+driver, jit options, engine";
+  const cache_part parts[] = {
+    { tag, sizeof tag - 1 }, { k->ptx, k->ptx_len }, { "sm_90a", 6 }, { arch, sizeof arch },
+    { opts, 2 * sizeof(uint64_t) * (nopt < 16 ? nopt : 16) }, { MGPU_VERSION_STRING, sizeof MGPU_VERSION_STRING - 1 },
+  };
+  return cache_key_make(parts, MGPU_COUNTOF(parts));
+}
+
+/* Load k->mod through the cache: a hit loads the stored cubin; a miss has
+** the driver's linker JIT the PTX, stores the cubin and loads it.  Returns
+** non-zero when the caller should load the PTX itself (cache off, or any
+** step failed: the plain load then reports real errors with their log). */
+static CUresult load_cached(mgpu_kernel *k, int *keys, void **vals, unsigned nopt) {
+  mgpu_ctx *ctx = k->ctx;
+  drv *dr = ctx->drv;
+  double t0 = time_ms();
+  cache_key key = kernel_cache_key(k, keys, vals, nopt);
+  void *bin = NULL;
+  size_t len = 0;
+  cache *c = kcache_enter();   /* held for the file work only, not the JIT */
+  bool on = c->enabled, debug = c->debug;
+  bool hit = on && cache_load(c, key, &bin, &len) == CACHE_HIT;
+  kcache_leave();
+  if (!on) return CUDA_ERROR_NO_DEVICE;
+  char hex[33];
+  cache_key_hex(key, hex);
+  CUresult r = CUDA_ERROR_NO_DEVICE;
+  if (hit) {
+    r = dr->ModuleLoadDataEx(&k->mod, bin, nopt, keys, vals);
+    free(bin);
+    if (r) k->mod = NULL;
+    else if (debug)
+      fprintf(stderr, "mgpu: cache hit %s (kernel %s, cubin loaded in %.1f ms)\n", hex, k->ir->name, time_ms() - t0);
+  }
+  if (r) {   /* a miss: link the PTX into a cubin, keep it, load it */
+    CUlinkState st = NULL;
+    void *cubin = NULL;
+    size_t clen = 0;
+    r = dr->LinkCreate(nopt, keys, vals, &st);
+    if (!r) r = dr->LinkAddData(st, CU_JIT_INPUT_PTX, k->ptx, k->ptx_len + 1, k->ir->name, 0, NULL, NULL);
+    if (!r) r = dr->LinkComplete(st, &cubin, &clen);
+    if (!r) r = dr->ModuleLoadDataEx(&k->mod, cubin, nopt, keys, vals);
+    if (r) k->mod = NULL;
+    else {
+      double jit = time_ms() - t0;
+      c = kcache_enter();
+      bool stored = cache_store(c, key, cubin, clen);
+      kcache_leave();
+      if (debug)
+        fprintf(stderr, "mgpu: cache miss %s (kernel %s, JIT and load %.1f ms)%s\n", hex, k->ir->name, jit,
+                stored ? "; stored" : "");
+    }
+    if (st) dr->LinkDestroy(st);
+  }
+  return r;
+}
+
 /* PTX text, then (on a GPU) the loaded module.  Callers hold the context. */
 static mgpu_status compile(mgpu_kernel *k) {
   mgpu_ctx *ctx = k->ctx;
@@ -275,7 +366,8 @@ static mgpu_status compile(mgpu_kernel *k) {
   int keys[] = { CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
                  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
   void *vals[] = { info, (void *)(uintptr_t)sizeof info, err, (void *)(uintptr_t)sizeof err };
-  CUresult r = ctx->drv->ModuleLoadDataEx(&k->mod, k->ptx, 4, keys, vals);
+  CUresult r = load_cached(k, keys, vals, (unsigned)MGPU_COUNTOF(keys));
+  if (r) r = ctx->drv->ModuleLoadDataEx(&k->mod, k->ptx, 4, keys, vals);   /* no cache, or it failed */
   if (r) { k->mod = NULL; return diag_set(&ctx->d, ERR_MODULE, "", k->ir->name, drv_errstr(ctx->drv, r), (int)r, err); }
   r = ctx->drv->ModuleGetFunction(&k->fn, k->mod, k->ir->name);
   if (r) return drv_fail(ctx->drv, &ctx->d, "cuModuleGetFunction", r);
