@@ -330,7 +330,7 @@ int cache_evict(cache *c) {
       v = nv;
       cap = ncap;
     }
-    snprintf(v[n].name, sizeof v[n].name, "%s", e->d_name);
+    memcpy(v[n].name, e->d_name, strlen(e->d_name) + 1);   /* length checked above */
     v[n].size = (uint64_t)st.st_size;
     v[n].mtime = st.st_mtim;
     total += v[n].size;
