@@ -50,6 +50,58 @@ unsigned char *interp_elem(const interp *I, const ir_op *op, const iref *r, cons
   return p->data + off * dt_bytes(p->dtype);
 }
 
+/* -- Race checks -------------------------------------------------------------------- */
+
+/* The name a user wrote for op. */
+static const char *user_name(const ir_op *op) {
+  switch (op->code) {
+  case IR_tma_load: return "copy_gmem_to_smem";
+  case IR_tma_store: return "copy_smem_to_gmem";
+  case IR_load: return "the SMEM load";
+  case IR_store: return "the SMEM store";
+  default: return ir_optab[op->code].name;
+  }
+}
+
+void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, const unsigned char *q, int bytes, int how) {
+  const ir_kernel *k = I->k;
+  ishadow *sh = I->blocks[blk].shadow + (q - I->blocks[blk].smem);
+  uint32_t me = (uint32_t)(a - I->agents);
+  for (int i = 0; i < bytes; i++, sh++) {
+    if (how == ISH_WRITE) {
+      sh->gop = (uint32_t)(op - k->ops.v) + 1;
+      sh->gepoch = a->epoch;
+      sh->gagent = (uint16_t)me;
+      continue;
+    }
+    if (sh->lop && (blk != a->block || a->waits[sh->lbar] < (int64_t)sh->lphase)) {
+      const ir_op *w = &k->ops.v[sh->lop - 1];
+      FAULT(I, op, "%s reads SMEM that the copy_gmem_to_smem at %s is still writing: warpgroup %d of block %d has not "
+            "waited for the barrier completion that copy signals (barrier_wait before reading)",
+            user_name(op), ir_loc(k, w), a->wg, a->block);
+    }
+    if (how == ISH_ASYNC_READ && sh->gop) {
+      const iagent *wa = &I->agents[sh->gagent];
+      if (wa->epoch == sh->gepoch) {
+        const ir_op *w = &k->ops.v[sh->gop - 1];
+        FAULT(I, op, "%s reads SMEM through the async proxy that warpgroup %d of block %d wrote from registers at %s with no "
+              "commit_smem since: call mgpu.commit_smem() between the register stores and the %s",
+              user_name(op), wa->wg, wa->block, ir_loc(k, w), user_name(op));
+      }
+    }
+  }
+}
+
+void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned char *q, int bytes, int bar, int64_t phase) {
+  ishadow *sh = I->blocks[blk].shadow + (q - I->blocks[blk].smem);
+  for (int i = 0; i < bytes; i++, sh++) {
+    sh->gop = 0;   /* the copy's data replaces the register writes */
+    sh->lop = (uint32_t)(op - I->k->ops.v) + 1;
+    sh->lbar = (uint16_t)bar;
+    sh->lphase = (uint32_t)phase;
+  }
+}
+
 static void do_load(interp *I, iagent *a, const ir_op *op) {
   uint32_t rv = ir_opds(I->k, op)[0];
   const iref *r = a->slots[rv].ref;
@@ -65,6 +117,7 @@ static void do_load(interp *I, iagent *a, const ir_op *op) {
   for (int64_t e = 0; e < n; e++) {
     const unsigned char *q = interp_elem(I, op, r, t->shape, e, a->block);
     if (!q) { if (fl) out[e].f = 0; else out[e].i = 0; continue; }
+    if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, a->block, q, dt_bytes(t->dtype), ISH_READ);
     if (fl) out[e].f = dt_load(t->dtype, q);
     else out[e].i = dt_load_int(t->dtype, q);
   }
@@ -168,6 +221,7 @@ static void do_store(interp *I, iagent *a, const ir_op *op) {
   for (int64_t e = 0; e < n; e++) {
     unsigned char *q = interp_elem(I, op, r, t->shape, e, a->block);
     if (!q) continue;
+    if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, a->block, q, dt_bytes(t->dtype), ISH_WRITE);
     if (fl) dt_store(t->dtype, q, src[e * s].f);
     else dt_store_int(t->dtype, q, src[e * s].i);
   }
@@ -374,9 +428,10 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_PRINT: do_print(I, a, op); break;
   case IRC_SYNC:
     if (op->code == IR_commit_group) a->group++;
+    else if (op->code == IR_commit_smem) a->epoch++;
     else if (op->code == IR_wait_group) interp_wait_group(I, a, at[0]);
     else if (op->code == IR_wgmma_wait) interp_wgmma_wait(I, a, at[0]);
-    break;   /* commit_smem, set_max_registers: nothing to model */
+    break;   /* set_max_registers: nothing to model */
   default: mgpu_unreachable();
   }
 }
@@ -568,8 +623,9 @@ static void alloc_blocks(interp *I) {
   for (int b = 0; b < I->nblocks; b++) {
     iblock *bl = &I->blocks[b];
     bl->smem = I->ki->smem_bytes ? mem_calloc(al, (size_t)I->ki->smem_bytes) : NULL;
+    bl->shadow = I->ki->smem_bytes ? mem_calloc(al, sizeof(ishadow) * (size_t)I->ki->smem_bytes) : NULL;
     bl->bars = mem_calloc(al, sizeof(ibar) * (size_t)(I->nbars + 1));
-    if ((I->ki->smem_bytes && !bl->smem) || !bl->bars) diag_throw(I->d, ERR_NOMEM, "");
+    if ((I->ki->smem_bytes && (!bl->smem || !bl->shadow)) || !bl->bars) diag_throw(I->d, ERR_NOMEM, "");
     int rest = b;   /* cluster axis 0 varies fastest, like %cluster_ctarank */
     for (int i = 0; i < k->opts.cluster_rank; i++) { bl->cidx[i] = rest % k->opts.cluster[i]; rest /= k->opts.cluster[i]; }
   }
@@ -604,6 +660,7 @@ static void free_all(interp *I) {
   mem_free(al, I->scratch, sizeof(ival) * (size_t)I->scratch_n);
   for (int b = 0; I->blocks && b < I->nblocks; b++) {
     mem_free(al, I->blocks[b].smem, (size_t)I->ki->smem_bytes);
+    mem_free(al, I->blocks[b].shadow, sizeof(ishadow) * (size_t)I->ki->smem_bytes);
     mem_free(al, I->blocks[b].bars, sizeof(ibar) * (size_t)(I->nbars + 1));
   }
   mem_free(al, I->blocks, sizeof(iblock) * (size_t)I->nblocks);
@@ -631,11 +688,14 @@ static void flush_prints(interp *I) {
 /* Run one cluster of blocks (one block without clusters) to the end. */
 static void run_cluster(interp *I) {
   for (int b = 0; b < I->nblocks; b++)
-    if (I->blocks[b].smem) memset(I->blocks[b].smem, 0xff, (size_t)I->ki->smem_bytes);   /* SMEM starts as garbage (NaN) */
+    if (I->blocks[b].smem) {
+      memset(I->blocks[b].smem, 0xff, (size_t)I->ki->smem_bytes);   /* SMEM starts as garbage (NaN) */
+      memset(I->blocks[b].shadow, 0, sizeof(ishadow) * (size_t)I->ki->smem_bytes);
+    }
   interp_barriers_init(I);
   for (int w = 0; w < I->nagents; w++) {
     iagent *a = &I->agents[w];
-    a->pc = 0; a->done = false; a->stack.n = 0; a->group = 0;
+    a->pc = 0; a->done = false; a->stack.n = 0; a->group = 0; a->epoch = 0;
     memset(a->waits, 0, sizeof(int64_t) * (size_t)(I->nbars + 1));
   }
   for (;;) {

@@ -59,6 +59,7 @@ void interp_barriers_init(interp *I) {
         x->count = x->missing = (int32_t)(at[1] * peers);
         x->tx = 0;
         x->completed = 0;
+        x->last = NULL;
       }
     }
   }
@@ -71,8 +72,19 @@ static void settle(ibar *x) {
   }
 }
 
-static void arrive(ibar *x) {
+/* One arrival at barrier x (of block blk) by op, expecting `bytes` more
+** (a TMA copy's expect_tx) first.  A phase that has all its
+** arrivals but still waits for bytes cannot take another: on the GPU its
+** pending count goes negative and the phases no longer mean anything. */
+static void arrive(interp *I, ibar *x, const ir_op *op, int blk, int64_t bytes) {
+  if (x->missing <= 0)
+    FAULT(I, op, "%s: a barrier of block %d that expects %d arrival%s per phase already has %s (the last from %s) while "
+          "its phase still waits for %lld bytes: this arrival is one too many (raise num_arrivals, or wait before "
+          "the next copy)", op->code == IR_tma_load ? "copy_gmem_to_smem" : "barrier_arrive", blk, x->count,
+          x->count == 1 ? "" : "s", x->count == 1 ? "it" : "them", x->last ? ir_loc(I->k, x->last) : "?", (long long)x->tx);
+  x->tx += bytes;
   x->missing--;
+  x->last = op;
   settle(x);
 }
 
@@ -83,7 +95,7 @@ void interp_barrier_arrive(interp *I, iagent *a, const ir_op *op) {
   int group[8], n = 1;
   group[0] = a->block;
   if (mask) n = group_of(I, a->block, mask, false, group);
-  for (int i = 0; i < n; i++) arrive(&I->blocks[group[i]].bars[idx]);
+  for (int i = 0; i < n; i++) arrive(I, &I->blocks[group[i]].bars[idx], op, group[i], 0);
 }
 
 /* -- Copies ---------------------------------------------------------------------------- */
@@ -238,12 +250,27 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
     c.part_hi = t->shape[pd] / n * (q + 1);
   }
   ibar *own = &I->blocks[a->block].bars[idx];
-  own->tx += bytes;   /* expect_tx with the whole tile, then the arrival */
-  arrive(own);
+  arrive(I, own, op, a->block, bytes);   /* expect_tx with the whole tile, then the arrival */
+  int64_t numel = ir_numel(t);
+  int eb = dt_bytes(t->dtype);
   for (int i = 0; i < n; i++) {
     c.block = group[i];
+    /* the bytes are in flight until a reader has waited for the completion they land with */
+    int64_t phase = I->blocks[c.block].bars[idx].completed + 1;
+    for (int64_t e = 0; e < numel; e++) {
+      if (!in_part(t, c.part_dim, c.part_lo, c.part_hi, e)) continue;
+      interp_smem_load_mark(I, op, c.block, interp_elem(I, op, &c.smem, t->shape, e, c.block), eb, idx, phase);
+    }
     push_async(I, &c);
   }
+}
+
+/* Every element of SMEM ref r (of type t) is read through the async proxy by agent a at op. */
+static void async_reads(interp *I, const iagent *a, const ir_op *op, const iref *r, const ir_type *t) {
+  int64_t n = ir_numel(t);
+  int eb = dt_bytes(t->dtype);
+  for (int64_t e = 0; e < n; e++)
+    interp_smem_access(I, a, op, a->block, interp_elem(I, op, r, t->shape, e, a->block), eb, ISH_ASYNC_READ);
 }
 
 void interp_tma_store(interp *I, iagent *a, const ir_op *op) {
@@ -252,6 +279,7 @@ void interp_tma_store(interp *I, iagent *a, const ir_op *op) {
   const int64_t *at = ir_ints(k, op);
   if (!predicate_off(a, o, at[2] != 0, 2)) {
     iasync c = new_async(I, a, op, IA_STORE);
+    async_reads(I, a, op, a->slots[o[0]].ref, ir_vtype(k, o[0]));
     c.smem = *a->slots[o[0]].ref;
     c.gmem = *a->slots[o[1]].ref;
     c.group = a->group;
@@ -333,8 +361,10 @@ void interp_wgmma(interp *I, iagent *a, const ir_op *op) {
     memcpy(c.areg, ival_of(a, o[1]), n);
   } else {
     c.a = *a->slots[o[1]].ref;
+    async_reads(I, a, op, &c.a, at);
   }
   c.b = *a->slots[o[2]].ref;
+  async_reads(I, a, op, &c.b, ir_vtype(k, o[2]));
   push_async(I, &c);
 }
 

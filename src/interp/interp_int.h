@@ -44,6 +44,7 @@ typedef struct iagent {
   iref *ref_block;
   int64_t *waits;                /* per mbarrier of its block: completions this agent has waited for */
   int64_t group;                 /* SMEM->GMEM copies: the open (uncommitted) group */
+  uint32_t epoch;                /* commit_smem calls so far (generic SMEM writes of an older epoch are committed) */
   strbuf out;                    /* debug_print lines, written out in agent order when its cluster ends */
 } iagent;
 
@@ -61,10 +62,24 @@ typedef struct ibar {
   int32_t missing;               /* arrivals the current phase still needs */
   int64_t tx;                    /* bytes the current phase still expects */
   int64_t completed;             /* phases completed */
+  const ir_op *last;             /* the current phase's latest arrival */
 } ibar;
+
+/* What the race checks know of one SMEM byte: its latest generic
+** (register) write not yet followed by a commit_smem of the writer, and the
+** latest TMA load into it with the barrier completion that lands it. */
+typedef struct ishadow {
+  uint32_t gop;                  /* generic write: op index + 1, or 0 */
+  uint32_t gepoch;               /* the writer's epoch at the write */
+  uint16_t gagent;               /* the writing agent */
+  uint16_t lbar;                 /* TMA load: barrier index in the block */
+  uint32_t lop;                  /* TMA load: op index + 1, or 0 */
+  uint32_t lphase;               /* the barrier completion (1-based) that lands it */
+} ishadow;
 
 typedef struct iblock {
   unsigned char *smem;
+  ishadow *shadow;               /* per SMEM byte */
   ibar *bars;
   int cidx[3];                   /* index in the cluster along each cluster axis */
 } iblock;
@@ -113,6 +128,15 @@ MGPU_NORET void interp_fault(const interp *I, const ir_op *op, const char *fmt, 
 #define FAULT(I, op, ...) interp_fault((I), (op), __VA_ARGS__)
 
 static inline ival *ival_of(iagent *a, uint32_t v) { return a->slots[v].data; }
+
+/* Race checks on SMEM element q (of `bytes` bytes) of block blk, accessed by
+** agent a at op (interp.c).  Reads: generic ones fault on a TMA load that a
+** has not awaited; async-proxy ones (TMA store source, wgmma operand) also
+** on generic writes with no commit_smem by their writer since.  Writes:
+** generic ones mark the bytes, TMA loads mark them with their barrier phase. */
+enum { ISH_READ, ISH_ASYNC_READ, ISH_WRITE };
+void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, const unsigned char *q, int bytes, int how);
+void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned char *q, int bytes, int bar, int64_t phase);
 
 /* interp.c */
 /* Address of element e (row-major in a view of shape vshape) of ref r;
