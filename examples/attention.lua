@@ -88,10 +88,13 @@ function lib.build(cfg)
               return sacc:load()
             end, mgpu.ACC({ BQ, bkv }, "f32"))
             sc = sc * scale
-            if causal then
-              local qi = mgpu.broadcasted_iota("i32", { BQ, bkv }, 0, { layout = mgpu.Layout.WGMMA }) + (q0 + wg * BQ)
-              local ki = mgpu.broadcasted_iota("i32", { BQ, bkv }, 1, { layout = mgpu.Layout.WGMMA }) + kv * bkv
-              sc = mgpu.select(mgpu.le(ki, qi), sc, -math.huge)
+            if causal then   -- only the blocks that cross the diagonal need the mask
+              local unmasked = sc
+              sc = mgpu.cond(mgpu.lt(kv * bkv + (bkv - 1), q0 + wg * BQ), function() return unmasked end, function()
+                local qi = mgpu.broadcasted_iota("i32", { BQ, bkv }, 0, { layout = mgpu.Layout.WGMMA }) + (q0 + wg * BQ)
+                local ki = mgpu.broadcasted_iota("i32", { BQ, bkv }, 1, { layout = mgpu.Layout.WGMMA }) + kv * bkv
+                return mgpu.select(mgpu.le(ki, qi), unmasked, -math.huge)
+              end)
             end
             local m_new = mgpu.max(carry.m, sc:max(1))
             local alpha = mgpu.exp2(carry.m - m_new)
