@@ -34,10 +34,18 @@ local function human_bytes(n)
   return string.format("%.0f bytes", n)
 end
 
+-- Compile-only mode (mgpu --emit-ptx, MGPU_COMPILE_ONLY=1): constructors
+-- allocate nothing and return abstract arrays (shape and dtype only),
+-- unless mgpu.configure{ abstract_arrays = false } (tools whose references
+-- read their small inputs even when only compiling).
+local function compile_only() return context.info().mode == "compile" end
+M.compile_only = compile_only
+
 local function new(shape, dtype, what)
   local n = compat.numel(shape)
   local bytes = n * core().dtype_size(dtype)
   local self = setmetatable({ shape = shape, dtype = dtype, size = n, nbytes = bytes }, Array)
+  if compile_only() and context.config.abstract_arrays ~= false then self.abstract = true; return self end
   local fbytes = core().dtype_size(dtype) + 0.0       -- in floating point: integers could wrap
   for i = 1, #shape do fbytes = fbytes * shape[i] end
   local ok, buf = false, "more than any memory holds"
@@ -65,32 +73,51 @@ function M.empty_for(what, shape, dtype) return make(shape, dtype, what) end
 function M.is_array(x) return getmetatable(x) == Array end
 
 --- An array description without memory (shape and dtype only), for
---- tracing kernels ahead of their data.
-function M.spec(shape, dtype)
-  dtype = check_dtype(dtype, "spec")
-  shape = compat.shape(shape, "spec shape")
+--- tracing kernels ahead of their data: an abstract array.
+function M.spec(shape, dtype, what)
+  what = what or "spec"
+  dtype = check_dtype(dtype, what)
+  shape = compat.shape(shape, what .. " shape")
   local n = compat.numel(shape)
-  return setmetatable({ shape = shape, dtype = dtype, size = n, nbytes = n * core().dtype_size(dtype) }, Array)
+  return setmetatable({ shape = shape, dtype = dtype, size = n, nbytes = n * core().dtype_size(dtype), abstract = true }, Array)
+end
+
+--- mgpu.abstract(shape, dtype): an abstract array (no memory), accepted by
+--- k:lower(...) and, in compile-only mode, by kernel calls.
+function M.abstract(shape, dtype) return M.spec(shape, dtype, "abstract") end
+
+function M.is_abstract(x) return M.is_array(x) and x.abstract == true end
+
+-- The error for reading an abstract array's elements.
+local function no_data(self, what)
+  if self.abstract then
+    compat.fail("%s: compile-only: no data (%s%s is an abstract array: mgpu --emit-ptx, MGPU_COMPILE_ONLY or mgpu.abstract)",
+                what, self.dtype, compat.shape_str(self.shape))
+  end
+end
+M.no_data = no_data
+
+-- Fill unless abstract.
+local function fill(a, ...)
+  if not a.abstract then core().buffer_fill(a.buf, ...) end
+  return a
 end
 
 function M.zeros(shape, dtype)
   local a = make(shape, dtype, "zeros")
-  core().buffer_fill(a.buf, "value", a.dtype, a.size, 0)
-  return a
+  return fill(a, "value", a.dtype, a.size, 0)
 end
 
 function M.full(shape, value, dtype)
   if type(value) ~= "number" and type(value) ~= "boolean" then compat.fail("full: value must be a number") end
   local a = make(shape, dtype, "full")
-  core().buffer_fill(a.buf, "value", a.dtype, a.size, value == true and 1 or value == false and 0 or value)
-  return a
+  return fill(a, "value", a.dtype, a.size, value == true and 1 or value == false and 0 or value)
 end
 
 --- Elements 0, 1, 2, ... (times `step`, plus `start`) in row-major order.
 function M.iota(shape, dtype, start, step)
   local a = make(shape, dtype, "iota")
-  core().buffer_fill(a.buf, "iota", a.dtype, a.size, start or 0, step or 1)
-  return a
+  return fill(a, "iota", a.dtype, a.size, start or 0, step or 1)
 end
 
 -- Seeds: explicit ones reproduce; omitted ones are fresh for every call.
@@ -104,14 +131,12 @@ M.random = {}
 --- Uniform in [lo, hi) (default [0, 1)).
 function M.random.uniform(shape, dtype, seed, lo, hi)
   local a = make(shape, dtype, "random.uniform")
-  core().buffer_fill(a.buf, "uniform", a.dtype, a.size, lo or 0, hi or 1, seed_of(seed))
-  return a
+  return fill(a, "uniform", a.dtype, a.size, lo or 0, hi or 1, seed_of(seed))
 end
 --- Normal with the given mean and standard deviation (default 0, 1).
 function M.random.normal(shape, dtype, seed, mean, std)
   local a = make(shape, dtype, "random.normal")
-  core().buffer_fill(a.buf, "normal", a.dtype, a.size, mean or 0, std or 1, seed_of(seed))
-  return a
+  return fill(a, "normal", a.dtype, a.size, mean or 0, std or 1, seed_of(seed))
 end
 
 -- "t[2][1]" for a 1-based index path.
@@ -172,6 +197,7 @@ local function from_table(t, dtype, shape, what)
     compat.fail("%s: %d values do not fill shape %s", what, #flat, compat.shape_str(shape))
   end
   local a = make(shape, dtype, what)
+  if a.abstract then return a end
   local ok, err = pcall(core().buffer_set, a.buf, a.dtype, 0, flat)
   if not ok then
     local i = tonumber(tostring(err):match("element (%d+) is not a number"))
@@ -195,6 +221,7 @@ end
 
 --- The elements as a flat Lua table (booleans for pred).
 function Array:to_table()
+  no_data(self, "to_table")
   local out, step, n = {}, 1048576, self.size
   local first = 0
   while first < n do
@@ -241,13 +268,16 @@ function Array:get(...)
     compat.fail("get: expected 1 or %d indices, got %d", #self.shape, #idx)
   end
   if flat < 0 or flat >= self.size then compat.fail("index %d is out of range 1..%d", flat + 1, self.size) end
+  no_data(self, "get")
   return core().buffer_get(self.buf, self.dtype, flat, 1)[1]
 end
 
 --- A copy, converted to `dtype` when given.
 function Array:copy(dtype)
   dtype = dtype and check_dtype(dtype, "copy") or self.dtype
+  if self.abstract then return M.spec(self.shape, dtype, "copy") end
   local out = new(self.shape, dtype, "copy")
+  if out.abstract then no_data(out, "copy") end
   if dtype == self.dtype then
     core().buffer_copy(out.buf, 0, self.buf, 0, self.nbytes)
   else
@@ -267,12 +297,14 @@ function Array:reshape(shape)
   if compat.numel(shape) ~= self.size then
     compat.fail("reshape: %s does not have %d elements", compat.shape_str(shape), self.size)
   end
-  return setmetatable({ shape = shape, dtype = self.dtype, size = self.size, nbytes = self.nbytes, buf = self.buf }, Array)
+  return setmetatable({ shape = shape, dtype = self.dtype, size = self.size, nbytes = self.nbytes, buf = self.buf,
+                        abstract = self.abstract }, Array)
 end
 
 --- A DLPack tensor (DLManagedTensor*, as a light userdata or FFI pointer)
 --- viewing this array's memory; the consumer calls its deleter.
 function Array:to_dlpack()
+  no_data(self, "to_dlpack")
   return core().dlpack_export(self.buf, self.dtype, self.shape)
 end
 
@@ -285,6 +317,7 @@ function M.from_dlpack(tensor)
 end
 
 function Array:__tostring()
+  if self.abstract then return string.format("mgpu.abstract(%s%s)", self.dtype, compat.shape_str(self.shape)) end
   return string.format("mgpu.array(%s%s)", self.dtype, compat.shape_str(self.shape))
 end
 

@@ -42,6 +42,7 @@ function M.cublas_matmul(a, b, c)
     local x = xs[i]
     if not array.is_array(x) then compat.fail("cublas_matmul: %s must be an array, got %s", names[i], type(x)) end
     if #x.shape ~= 2 then compat.fail("cublas_matmul: %s must be 2-D, got rank %d", names[i], #x.shape) end
+    array.no_data(x, "cublas_matmul")
   end
   if b.dtype ~= a.dtype or c.dtype ~= a.dtype then
     compat.fail("cublas_matmul: a, b and c must have one dtype, got %s, %s and %s", a.dtype, b.dtype, c.dtype)

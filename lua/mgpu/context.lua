@@ -10,12 +10,14 @@ local M = {}
 M.core = jit and require "mgpu.ffi" or require "mgpu.core"
 
 -- Settings read when the default context is created.  The `mgpu` command
--- sets them from its flags; MGPU_EMIT_PTX=dir does the same as --emit-ptx.
+-- sets them from its flags; MGPU_EMIT_PTX=dir does the same as --emit-ptx;
+-- MGPU_COMPILE_ONLY=1 compiles without running (and without writing PTX).
 M.config = {
   mode = nil,                               -- "auto", "gpu", "interpret" or "compile"
   emit_ptx = os.getenv("MGPU_EMIT_PTX"),    -- directory for compiled kernels' PTX
   poison_outputs = nil,                     -- fill outputs with 0xFF before launch (default: in interpret mode)
   quiet = false,                            -- no interpret-mode notice
+  abstract_arrays = nil,                    -- false: compile-only mode still allocates arrays
 }
 
 local ctx, info
@@ -24,7 +26,7 @@ local ctx, info
 function M.configure(opts)
   if ctx then compat.fail("mgpu.configure must be called before the first kernel or array is created") end
   for k, v in pairs(opts) do
-    if M.config[k] == nil and k ~= "mode" and k ~= "emit_ptx" and k ~= "poison_outputs" then
+    if M.config[k] == nil and k ~= "mode" and k ~= "emit_ptx" and k ~= "poison_outputs" and k ~= "abstract_arrays" then
       compat.fail("mgpu.configure: unknown option '%s'", tostring(k))
     end
     M.config[k] = v
@@ -43,7 +45,9 @@ end
 --- The default context, created on first use.
 function M.get()
   if ctx then return ctx end
-  local mode = M.config.mode or (M.config.emit_ptx and "compile") or "auto"
+  local co = os.getenv("MGPU_COMPILE_ONLY")
+  co = co and co ~= "" and co ~= "0"
+  local mode = M.config.mode or ((M.config.emit_ptx or co) and "compile") or "auto"
   ctx = M.core.ctx_new(mode)
   info = M.core.device(ctx)
   if info.mode == "interpret" and not M.config.quiet and mode ~= "interpret" then

@@ -25,6 +25,7 @@ function M.is_host(x) return getmetatable(x) == Host end
 function M.from(x)
   if M.is_host(x) then return x end
   if not array.is_array(x) then compat.fail("host.from: expected an mgpu array, got %s", type(x)) end
+  array.no_data(x, "host.from")
   local h = core().host_new(context.get(), x.shape)
   core().host_download(h, x.buf, x.dtype)
   return wrap(h)
@@ -43,6 +44,7 @@ end
 --- A device array of `dtype` holding these values.
 function Host:to_device(dtype)
   local a = array.empty(self.shape, dtype)
+  if a.abstract then return a end
   core().host_upload(self.h, a.buf, a.dtype)
   return a
 end

@@ -39,6 +39,7 @@ local mgpu = {
   -- arrays
   array = array.array, from_table = array.from_table, empty = array.empty, zeros = array.zeros,
   full = array.full, iota = array.iota, random = array.random, is_array = array.is_array,
+  abstract = array.abstract, is_abstract = array.is_abstract,
   from_dlpack = array.from_dlpack,
   -- configuration and device
   configure = context.configure,
@@ -93,7 +94,8 @@ end })
 
 --- Device information: sm_count, name, smem_per_block, mode, ...
 function mgpu.device() return context.info() end
---- True when kernels are only compiled (mgpu --emit-ptx): scripts skip checks.
+--- True when kernels are only compiled (mgpu --emit-ptx, MGPU_COMPILE_ONLY=1):
+--- arrays are abstract (no memory), kernels compile but do not run; scripts skip checks.
 function mgpu.compile_only() return context.info().mode == "compile" end
 --- True when kernels run in the CPU interpreter.
 function mgpu.interpreting() return context.info().mode == "interpret" end

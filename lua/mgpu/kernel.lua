@@ -283,11 +283,25 @@ local function write_ptx(k, entry)
 end
 M.emitted = {}
 
-local function prepare(self, args)
+-- mgpu.shape(...) values stand for abstract arrays of that shape and dtype.
+local function abstract_args(args)
+  for i = 1, #args do
+    if getmetatable(args[i]) == Shape then args[i] = array.spec(args[i].shape, args[i].dtype) end
+  end
+  return args
+end
+
+local function prepare(self, args, running)
+  abstract_args(args)
   for i = 1, #args do
     if not array.is_array(args[i]) and not as_scalar(args[i]) then
       fail("kernel '%s': argument %d must be an mgpu array or a number, got %s", self.name, i,
            trace.is_value(args[i]) and "a traced value" or type(args[i]))
+    end
+    if running and array.is_abstract(args[i]) and not array.compile_only() then
+      fail("kernel '%s': argument %d is an abstract array (%s%s, no data): only k:lower(...) and compile-only mode " ..
+           "(mgpu --emit-ptx, MGPU_COMPILE_ONLY=1) take abstract arrays", self.name, i, args[i].dtype,
+           compat.shape_str(args[i].shape))
     end
   end
   local grid = resolve_grid(self, args)
@@ -319,14 +333,14 @@ end
 --- k(inputs...) -> new output array(s).
 function Kernel:__call(...)
   local args = { ... }
-  local entry, outs, single = prepare(self, args)
+  local entry, outs, single = prepare(self, args, true)
   local results = {}
   for i = 1, #outs do
     local o = array.empty_for(string.format("kernel '%s' output %d", self.name, i), outs[i].shape, outs[i].dtype)
-    if context.config.poison_outputs then context.core.buffer_fill(o.buf, "value", "u8", o.nbytes, 255) end
+    if context.config.poison_outputs and not o.abstract then context.core.buffer_fill(o.buf, "value", "u8", o.nbytes, 255) end
     results[i] = o
   end
-  launch(self, entry, args, results)
+  if not array.compile_only() then launch(self, entry, args, results) end     -- compile-only: abstract outputs
   if single then return results[1] end
   return compat.unpack(results)
 end
@@ -335,7 +349,8 @@ end
 --- array, or a table of them matching out_shape) and return them.
 function Kernel:call_into(outs, ...)
   local args = { ... }
-  local entry, shapes = prepare(self, args)
+  local entry, shapes = prepare(self, args, true)
+  if getmetatable(outs) == Shape then outs = array.spec(outs.shape, outs.dtype) end
   local list = array.is_array(outs) and { outs } or outs
   if type(list) ~= "table" or #list ~= #shapes then
     fail("kernel '%s': call_into needs %d output array(s)", self.name, #shapes)
@@ -346,7 +361,12 @@ function Kernel:call_into(outs, ...)
       fail("kernel '%s': output %d must be a %s%s array", self.name, i, shapes[i].dtype, compat.shape_str(shapes[i].shape))
     end
   end
-  launch(self, entry, args, list)
+  for i = 1, #list do
+    if list[i].abstract and not array.compile_only() then
+      fail("kernel '%s': output %d is an abstract array (no data) outside compile-only mode", self.name, i)
+    end
+  end
+  if not array.compile_only() then launch(self, entry, args, list) end
   return outs
 end
 
@@ -360,9 +380,10 @@ end
 
 function M.is_kernel(x) return getmetatable(x) == Kernel end
 
---- The kernel's canonical IR text and PTX for the given arguments.
+--- The kernel's canonical IR text and PTX for the given arguments: arrays,
+--- abstract arrays (mgpu.abstract) or mgpu.shape(...) values, and numbers.
 function Kernel:lower(...)
-  local args = { ... }
+  local args = abstract_args({ ... })
   local grid = resolve_grid(self, args)
   local outs = resolve_out(self, args)
   local key = signature(args, grid, outs)
