@@ -199,6 +199,36 @@ describe("races the interpreter refuses", function()
                    err_of(early, x))
   end)
 
+  it("a GMEM read of what a TMA store may still be writing", function()
+    local function k(wait, rows)
+      return mgpu.kernel{
+        out_shape = { mgpu.shape({ 128, 64 }, "bf16"), mgpu.shape({ 64, 64 }, "bf16") },
+        scratch_shapes = { ab[1], mgpu.Barrier{} },
+        body = function(_, o, o2, s, bar)
+          s:store(mgpu.broadcast(4.0, { 64, 64 }, "bf16"))
+          mgpu.commit_smem()
+          mgpu.copy_smem_to_gmem(s, o:at(mgpu.ds(0, 64), mgpu.all))
+          if wait then mgpu.wait_smem_to_gmem(0) end
+          if rows == "tma" then
+            mgpu.copy_gmem_to_smem(o:at(mgpu.ds(32, 64), mgpu.all), s, bar)
+            mgpu.barrier_wait(bar)
+          else
+            o2:store(o:at(mgpu.ds(rows, 64), mgpu.all):load())
+          end
+          mgpu.wait_smem_to_gmem(0)
+        end,
+      }
+    end
+    local err = err_of(k(false, 0), x)
+    assert.matches("async_spec.lua:%d+: the GMEM load reads GMEM that the copy_smem_to_gmem at [^ ]*async_spec.lua:%d+ "
+                   .. "%(warpgroup 0 of block 0%) may still be writing", err)
+    assert.are.equal(2, #lines(err))
+    assert.matches("copy_gmem_to_smem reads GMEM that the copy_smem_to_gmem at", err_of(k(false, "tma"), x))
+    local _, o2 = k(true, 0)(x)
+    assert.are.equal(4, o2:get(64, 64))
+    assert.has_no.errors(function() k(false, 64)(x) end)   -- rows the copy does not write
+  end)
+
   it("a second warpgroup must wait for the copy itself", function()
     local function k(wait)
       return mgpu.kernel{

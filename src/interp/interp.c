@@ -114,9 +114,15 @@ static void do_load(interp *I, iagent *a, const ir_op *op) {
     return;
   }
   bool fl = dt_isfloat(t->dtype);
+  bool pending = r->space == MGPU_SPACE_GMEM && interp_gmem_stores_pending(I, r->root);
   for (int64_t e = 0; e < n; e++) {
     const unsigned char *q = interp_elem(I, op, r, t->shape, e, a->block);
     if (!q) { if (fl) out[e].f = 0; else out[e].i = 0; continue; }
+    if (pending) {
+      int64_t idx[IR_MAXRANK];
+      root_index(r, I->params[r->root].rank, t->shape, e, idx);
+      interp_gmem_read_check(I, a, op, r->root, I->params[r->root].rank, idx, NULL);
+    }
     if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, a->block, q, dt_bytes(t->dtype), ISH_READ);
     if (fl) out[e].f = dt_load(t->dtype, q);
     else out[e].i = dt_load_int(t->dtype, q);

@@ -237,6 +237,12 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
   c.gmem = *a->slots[o[0]].ref;
   c.smem = *a->slots[o[1]].ref;
   c.bar = idx;
+  if (interp_gmem_stores_pending(I, c.gmem.root)) {
+    int64_t lo[IR_MAXRANK], hi[IR_MAXRANK];
+    for (int d = 0; d < IR_MAXRANK; d++) { lo[d] = c.gmem.off[d]; hi[d] = lo[d] + 1; }
+    for (int i = 0; i < c.gmem.rank; i++) hi[c.gmem.dim[i]] = lo[c.gmem.dim[i]] + t->shape[i];
+    interp_gmem_read_check(I, a, op, c.gmem.root, I->params[c.gmem.root].rank, lo, hi);
+  }
   int group[8], n = 1, q = 0;
   group[0] = a->block;
   if (at[0]) {
@@ -286,6 +292,40 @@ void interp_tma_store(interp *I, iagent *a, const ir_op *op) {
     push_async(I, &c);
   }
   if (at[0]) a->group++;
+}
+
+/* The box of root indices an in-flight SMEM->GMEM copy writes: [lo, hi) per root dim. */
+static void store_box(const interp *I, const iasync *c, int64_t *lo, int64_t *hi) {
+  const ir_type *t = ir_vtype(I->k, ir_opds(I->k, c->op)[1]);
+  for (int d = 0; d < IR_MAXRANK; d++) { lo[d] = c->gmem.off[d]; hi[d] = lo[d] + 1; }
+  for (int i = 0; i < c->gmem.rank; i++) hi[c->gmem.dim[i]] = lo[c->gmem.dim[i]] + t->shape[i];
+}
+
+bool interp_gmem_stores_pending(const interp *I, int root) {
+  for (size_t i = 0; i < I->async.n; i++)
+    if (I->async.v[i].kind == IA_STORE && I->async.v[i].gmem.root == root) return true;
+  return false;
+}
+
+/* Root indices idx[lo..hi) (hi NULL: the one element at lo) of parameter root
+** are read at op by agent a: none may be written by a copy in flight. */
+void interp_gmem_read_check(interp *I, const iagent *a, const ir_op *op, int root, int rank, const int64_t *lo,
+                            const int64_t *hi) {
+  for (size_t i = 0; i < I->async.n; i++) {
+    const iasync *c = &I->async.v[i];
+    if (c->kind != IA_STORE || c->gmem.root != root) continue;
+    int64_t slo[IR_MAXRANK], shi[IR_MAXRANK];
+    store_box(I, c, slo, shi);
+    bool overlap = true;
+    for (int d = 0; d < rank && overlap; d++)
+      overlap = hi ? lo[d] < shi[d] && slo[d] < hi[d] : lo[d] >= slo[d] && lo[d] < shi[d];
+    if (!overlap) continue;
+    const iagent *w = &I->agents[c->agent];
+    FAULT(I, op, "%s reads GMEM that the copy_smem_to_gmem at %s (warpgroup %d of block %d) may still be writing: "
+          "warpgroup %d of block %d reads it before the wait_smem_to_gmem that covers the copy",
+          op->code == IR_tma_load ? "copy_gmem_to_smem" : "the GMEM load", ir_loc(I->k, c->op), w->wg, w->block,
+          a->wg, a->block);
+  }
 }
 
 void interp_wait_group(interp *I, iagent *a, int64_t n) {

@@ -152,6 +152,11 @@ void interp_barrier_arrive(interp *I, iagent *a, const ir_op *op);
 void interp_tma_load(interp *I, iagent *a, const ir_op *op);
 void interp_tma_store(interp *I, iagent *a, const ir_op *op);
 void interp_wait_group(interp *I, iagent *a, int64_t n);
+/* GMEM reads of parameter root: any SMEM->GMEM copy in flight into it?  Then
+** root indices [lo, hi) per dim (hi NULL: the element lo) may not overlap one. */
+bool interp_gmem_stores_pending(const interp *I, int root);
+void interp_gmem_read_check(interp *I, const iagent *a, const ir_op *op, int root, int rank, const int64_t *lo,
+                            const int64_t *hi);
 void interp_wgmma(interp *I, iagent *a, const ir_op *op);
 /* Finish this agent's wgmma groups until at most n are in flight. */
 void interp_wgmma_wait(interp *I, iagent *a, int64_t n);
