@@ -11,7 +11,11 @@
 ** Barriers count arrivals and bytes per phase; a warpgroup that waits on a
 ** phase that has already been followed by another completion is an error
 ** (the hardware's parity test would see the wrong phase), and so is an
-** SMEM->GMEM copy nobody awaited.
+** SMEM->GMEM copy nobody awaited.  Races that the late completion would
+** hide are errors too (see interp_smem_access): async-proxy reads of
+** uncommitted register stores, reads of SMEM a copy the reader has not
+** awaited writes, an arrival beyond a phase's count, and GMEM reads of a
+** store in flight.
 */
 #include <math.h>
 #include <stdio.h>
