@@ -301,6 +301,10 @@ function M.resources(k)
            compile_ms = r.compile_ms, load_ms = r.load_ms }
 end
 
+function M.jit_options(k, max_registers, opt_level)
+  check(lib.mgpu_kernel_set_jit_options(live(k, "kernel"), max_registers, opt_level), k.ctx)
+end
+
 function M.launch(k, args, stream)
   local h = live(k, "kernel")
   local n = #args

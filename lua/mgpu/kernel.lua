@@ -48,19 +48,91 @@ end
 
 local CompilerParams = {}
 CompilerParams.__index = CompilerParams
+-- Mosaic GPU's fields, Pallas TPU fields with a meaning on Hopper, and mgpu's own.
 local known_params = { approx_math = true, lowering_semantics = true, unsafe_no_auto_barriers = true,
                        reduction_scratch_bytes = true, dimension_semantics = true, max_concurrent_steps = true,
-                       delay_release = true }
+                       delay_release = true, profile_space = true, profile_dir = true,
+                       vmem_limit_bytes = true, has_side_effects = true, disable_bounds_checks = true, flags = true }
+-- Pallas TPU fields without a meaning on Hopper, and what to use instead.
+local tpu_only = {
+  allow_input_fusion = "mgpu does not fuse producers into kernel inputs; compute inputs with a kernel first",
+  internal_scratch_in_bytes = "use reduction_scratch_bytes (SMEM for cross-warp reductions) or scratch_shapes = { mgpu.SMEM(...) }",
+  serialization_format = "kernels are traced to mgpu IR in process; use k:lower(...) for its text and PTX",
+  kernel_type = "every mgpu kernel runs on the SMs; use num_threads (warpgroups) and cluster",
+  skip_device_barrier = "launches are ordered on one stream; there is no device barrier to skip",
+  collective_id = "mgpu drives one GPU; use mgpu.ClusterBarrier within a cluster or atomics on GMEM",
+  allow_collective_id_without_custom_barrier = "mgpu drives one GPU; use mgpu.ClusterBarrier within a cluster",
+  disable_semaphore_checks = "GMEM semaphores are not implemented; use mgpu.Barrier / mgpu.ClusterBarrier",
+  shape_invariant_numerics = "mgpu's numerics do not depend on the block shape; leave it out",
+  use_tc_tiling_on_sc = "there are no SparseCores; SMEM tiling is chosen with mgpu.SMEM transforms",
+  needs_layout_passes = "layouts are inferred with lowering_semantics = \"Warpgroup\" (or chosen with \"Lane\")",
+  fuse_transposed_lhs_in_matmul = "transpose an SMEM operand with mgpu.transpose_ref before mgpu.wgmma",
+  mosaic_params = "pass mgpu.CompilerParams{...} fields directly",
+  device_type = "mgpu targets Hopper (sm_90a) only",
+}
 local semantics = { Warpgroup = 0, warpgroup = 0, Lane = 1, lane = 1 }
 M.LoweringSemantics = { Warpgroup = "Warpgroup", Lane = "Lane" }
+
+-- flags: extra driver JIT (ptxas) options, applied when the PTX is loaded
+-- on a GPU.  A list of strings ("--maxrregcount=128", "-O2") or a table
+-- { maxrregcount = 128, opt_level = 2 }.
+local function parse_flags(f)
+  if type(f) ~= "table" then fail("CompilerParams: flags must be a table such as { \"--maxrregcount=128\" }") end
+  local out = {}
+  local function set(name, v, shown)
+    local n = tonumber(v)
+    if not n or n ~= math.floor(n) then fail("CompilerParams: flags: %s needs an integer, got %s", shown, tostring(v)) end
+    if name == "maxrregcount" then
+      if n < 16 or n > 255 then fail("CompilerParams: flags: maxrregcount must be between 16 and 255, got %d", n) end
+      out.max_registers = math.floor(n)
+    else
+      if n < 0 or n > 4 then fail("CompilerParams: flags: the optimization level must be 0..4, got %d", n) end
+      out.opt_level = math.floor(n)
+    end
+  end
+  local supported = "supported: --maxrregcount=N and -O0..-O4 (maxrregcount, opt_level)"
+  for k, v in pairs(f) do
+    if type(k) == "number" then
+      if type(v) ~= "string" then fail("CompilerParams: flags[%d] must be a string, got %s", k, type(v)) end
+      local r = v:match("^%-%-?maxrregcount[= ](.+)$")
+      local o = v:match("^%-O(%d)$") or v:match("^%-%-opt%-level[= ](.+)$")
+      if r then set("maxrregcount", r, v) elseif o then set("opt_level", o, v)
+      else fail("CompilerParams: flags: unknown JIT option '%s' (%s)", v, supported) end
+    elseif k == "maxrregcount" or k == "max_registers" then set("maxrregcount", v, k)
+    elseif k == "opt_level" or k == "optimization_level" then set("opt_level", v, k)
+    else fail("CompilerParams: flags: unknown JIT option '%s' (%s)", tostring(k), supported) end
+  end
+  return out
+end
 
 --- Compiler options; unknown names are errors.  lowering_semantics is
 --- "Warpgroup" (layouts inferred, the default) or "Lane" (chosen eagerly).
 function M.CompilerParams(opts)
   opts = opts or {}
   for k in pairs(opts) do
-    if not known_params[k] then fail("CompilerParams: unknown option '%s'", tostring(k)) end
+    if tpu_only[k] then fail("CompilerParams: %s is TPU-only; on Hopper %s", k, tpu_only[k]) end
+    if not known_params[k] then fail("CompilerParams: unknown field '%s'", tostring(k)) end
   end
+  local ps, pd = opts.profile_space, opts.profile_dir
+  if (ps ~= nil and ps ~= 0) ~= (pd ~= nil and pd ~= "") then
+    fail("CompilerParams: profile_space and profile_dir go together (got only %s)", (ps ~= nil and ps ~= 0) and "profile_space" or "profile_dir")
+  end
+  if ps ~= nil and ps ~= 0 then
+    compat.int(ps, "CompilerParams: profile_space")
+    if type(pd) ~= "string" then fail("CompilerParams: profile_dir must be a directory name") end
+    fail("CompilerParams: profile_space/profile_dir: the in-kernel profiler is not implemented yet " ..
+         "(time whole launches with mgpu.bench)")
+  end
+  local vl = opts.vmem_limit_bytes
+  if vl ~= nil then
+    vl = compat.int(vl, "CompilerParams: vmem_limit_bytes")
+    if vl < 0 then fail("CompilerParams: vmem_limit_bytes (the SMEM budget) must not be negative, got %d", vl) end
+  end
+  if opts.disable_bounds_checks then
+    fail("CompilerParams: disable_bounds_checks cannot have an effect: compiled kernels never check bounds " ..
+         "(blocks past an array's end are masked, which is semantics), and the interpreter's checks guard host memory")
+  end
+  local flags = opts.flags ~= nil and parse_flags(opts.flags) or {}
   local ls = opts.lowering_semantics or "Warpgroup"
   if semantics[ls] == nil then fail("CompilerParams: lowering_semantics must be \"Warpgroup\" or \"Lane\", got %s", tostring(ls)) end
   local rs = opts.reduction_scratch_bytes and compat.int(opts.reduction_scratch_bytes, "reduction_scratch_bytes") or 0
@@ -88,7 +160,9 @@ function M.CompilerParams(opts)
   return setmetatable({ approx_math = opts.approx_math and true or false, lowering_semantics = semantics[ls],
                         unsafe_no_auto_barriers = opts.unsafe_no_auto_barriers and true or false,
                         reduction_scratch_bytes = rs, dimension_semantics = ds, max_concurrent_steps = mcs,
-                        delay_release = dr }, CompilerParams)
+                        delay_release = dr, vmem_limit_bytes = vl, has_side_effects = opts.has_side_effects and true or false,
+                        disable_bounds_checks = false, max_registers = flags.max_registers, opt_level = flags.opt_level },
+                      CompilerParams)
 end
 
 function M.is_params(x) return getmetatable(x) == CompilerParams end
@@ -260,6 +334,17 @@ local function trace_kernel(k, args, grid, outs)
   core.loc(b, k.where)
   local kern = core.finish(b)
   core.release(b)
+  if k.params.max_registers or k.params.opt_level then    -- CompilerParams flags: driver JIT options
+    core.jit_options(kern, k.params.max_registers or 0, k.params.opt_level or -1)
+  end
+  local vl = k.params.vmem_limit_bytes
+  if vl then     -- the SMEM budget (Pallas TPU's vmem_limit_bytes)
+    local need = core.resources(kern).smem_bytes
+    if need > vl then
+      fail("kernel '%s' needs %d bytes of SMEM but compiler_params.vmem_limit_bytes (the SMEM budget) is %d",
+           k.name, need, vl)
+    end
+  end
   for _, p in ipairs(t.print_layouts or {}) do
     print(string.format(p.fmt, core.layout(kern, p.id)))
   end

@@ -59,6 +59,8 @@ struct mgpu_kernel {
   CUmodule mod;
   CUfunction fn;
   mgpu_kernel_resources res;
+  int32_t jit_maxreg;       /* mgpu_kernel_set_jit_options: 0 = default */
+  int32_t jit_opt;          /* optimization level + 1; 0 = default */
 };
 
 /* api_buffer.c: a buffer record over existing memory (one reference). */

@@ -363,11 +363,20 @@ static mgpu_status compile(mgpu_kernel *k) {
   if (runs_interpreted(k) || k->mod) return MGPU_OK;
   double t0 = time_ms();
   char info[4096] = "", err[8192] = "";
-  int keys[] = { CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
-                 CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
-  void *vals[] = { info, (void *)(uintptr_t)sizeof info, err, (void *)(uintptr_t)sizeof err };
-  CUresult r = load_cached(k, keys, vals, (unsigned)MGPU_COUNTOF(keys));
-  if (r) r = ctx->drv->ModuleLoadDataEx(&k->mod, k->ptx, 4, keys, vals);   /* no cache, or it failed */
+  int keys[6] = { CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
+  void *vals[6] = { info, (void *)(uintptr_t)sizeof info, err, (void *)(uintptr_t)sizeof err };
+  unsigned nopt = 4;   /* CompilerParams flags: extra JIT options (part of the cache key) */
+  if (k->jit_maxreg > 0) {
+    keys[nopt] = CU_JIT_MAX_REGISTERS;
+    vals[nopt++] = (void *)(uintptr_t)(unsigned)k->jit_maxreg;
+  }
+  if (k->jit_opt > 0) {
+    keys[nopt] = CU_JIT_OPTIMIZATION_LEVEL;
+    vals[nopt++] = (void *)(uintptr_t)(unsigned)(k->jit_opt - 1);
+  }
+  CUresult r = load_cached(k, keys, vals, nopt);
+  if (r) r = ctx->drv->ModuleLoadDataEx(&k->mod, k->ptx, nopt, keys, vals);   /* no cache, or it failed */
   if (r) { k->mod = NULL; return diag_set(&ctx->d, ERR_MODULE, "", k->ir->name, drv_errstr(ctx->drv, r), (int)r, err); }
   r = ctx->drv->ModuleGetFunction(&k->fn, k->mod, k->ir->name);
   if (r) return drv_fail(ctx->drv, &ctx->d, "cuModuleGetFunction", r);
@@ -403,6 +412,24 @@ mgpu_status mgpu_kernel_text(mgpu_kernel *k, int32_t kind, const char **out) {
     *out = s ? NULL : k->ptx;
   } else s = diag_set(&k->ctx->d, ERR_BAD_ARG, "", "mgpu_kernel_text: kind must be MGPU_TEXT_IR or MGPU_TEXT_PTX");
   api_leave(k->ctx);
+  return s;
+}
+
+mgpu_status mgpu_kernel_set_jit_options(mgpu_kernel *k, int32_t max_registers, int32_t opt_level) {
+  KER_ENTER(k);
+  mgpu_ctx *ctx = k->ctx;
+  mgpu_status s = MGPU_OK;
+  if (max_registers != 0 && (max_registers < 16 || max_registers > 255))
+    s = diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_kernel_set_jit_options: max_registers must be 0 or 16..255");
+  else if (opt_level < -1 || opt_level > 4)
+    s = diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_kernel_set_jit_options: opt_level must be -1 or 0..4");
+  else if (k->mod)
+    s = diag_set(&ctx->d, ERR_STATE, "", "mgpu_kernel_set_jit_options: the kernel is already loaded");
+  else {
+    k->jit_maxreg = max_registers;
+    k->jit_opt = opt_level + 1;
+  }
+  api_leave(ctx);
   return s;
 }
 

@@ -467,6 +467,12 @@ static int l_resources(lua_State *L) {
   return 1;
 }
 
+static int l_jit_options(lua_State *L) {
+  handle *u = geth(L, 1, T_KER);
+  CHECK(L, u->ctx, mgpu_kernel_set_jit_options(u->h, (int32_t)luaL_checkinteger(L, 2), (int32_t)luaL_checkinteger(L, 3)));
+  return 0;
+}
+
 static int l_launch(lua_State *L) {
   lua_settop(L, 3);
   handle *u = geth(L, 1, T_KER);
@@ -610,7 +616,7 @@ static const luaL_Reg core_funcs[] = {
   { "buffer_copy", l_buffer_copy },
   { "builder", l_builder }, { "loc", l_loc }, { "param", l_param }, { "op", l_op }, { "value", l_value },
   { "finish", l_finish }, { "release", l_release },
-  { "compile", l_compile }, { "text", l_text }, { "resources", l_resources }, { "launch", l_launch },
+  { "compile", l_compile }, { "text", l_text }, { "resources", l_resources }, { "jit_options", l_jit_options }, { "launch", l_launch },
   { "layout", l_layout },
   { "host_new", l_host_new }, { "host_download", l_host_download }, { "host_upload", l_host_upload },
   { "host_map", l_host_map }, { "host_reduce", l_host_reduce }, { "host_slice", l_host_slice },

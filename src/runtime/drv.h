@@ -37,6 +37,8 @@ enum {
   CU_JIT_ERROR_LOG_BUFFER = 5,
   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
   CU_JIT_LOG_VERBOSE = 12,
+  CU_JIT_MAX_REGISTERS = 0,
+  CU_JIT_OPTIMIZATION_LEVEL = 7,
   CU_JIT_INPUT_PTX = 1,             /* CUjitInputType, for cuLinkAddData */
   CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
   /* tensor maps (cuTensorMapEncodeTiled) */

@@ -1,0 +1,79 @@
+-- mgpu.CompilerParams: every Mosaic GPU field, the Pallas TPU fields with a
+-- meaning on Hopper, TPU-only fields refused with what to use instead.
+local mgpu = require "mgpu"
+local CP = mgpu.CompilerParams
+
+local function err_of(f, ...)
+  local ok, err = pcall(f, ...)
+  assert(not ok, "expected an error")
+  return tostring(err)
+end
+
+local function copy_kernel(params, n)
+  return mgpu.kernel{ name = "cp", grid = { 1 }, out_shape = mgpu.shape({ n or 256 }, "f32"), compiler_params = params,
+    body = function(x, o) o:store(x:load() + 1) end }
+end
+
+describe("CompilerParams", function()
+  it("accepts approx_math", function()
+    assert.is_true(CP{ approx_math = true }.approx_math)
+  end)
+  it("accepts dimension_semantics (arbitrary = sequential)", function()
+    assert.are.same({ "parallel", "sequential" }, CP{ dimension_semantics = { "parallel", "arbitrary" } }.dimension_semantics)
+    assert.matches("dimension_semantics%[1%]", err_of(CP, { dimension_semantics = { "sideways" } }))
+  end)
+  it("accepts max_concurrent_steps and delay_release", function()
+    local p = CP{ max_concurrent_steps = 3, delay_release = 1 }
+    assert.are.equal(3, p.max_concurrent_steps); assert.are.equal(1, p.delay_release)
+    assert.matches("delay_release = 2 must be less than max_concurrent_steps = 2",
+                   err_of(CP, { max_concurrent_steps = 2, delay_release = 2 }))
+  end)
+  it("accepts unsafe_no_auto_barriers and lowering_semantics", function()
+    assert.is_true(CP{ unsafe_no_auto_barriers = true }.unsafe_no_auto_barriers)
+    assert.are.equal(1, CP{ lowering_semantics = mgpu.LoweringSemantics.Lane }.lowering_semantics)
+    assert.matches("lowering_semantics must be", err_of(CP, { lowering_semantics = "Thread" }))
+  end)
+  it("refuses profile_space / profile_dir alone, and together says the profiler is not implemented", function()
+    assert.matches("profile_space and profile_dir go together %(got only profile_space%)", err_of(CP, { profile_space = 4096 }))
+    assert.matches("got only profile_dir", err_of(CP, { profile_dir = "/tmp/prof" }))
+    assert.matches("in%-kernel profiler is not implemented yet", err_of(CP, { profile_space = 4096, profile_dir = "/tmp/p" }))
+    CP{ profile_space = 0, profile_dir = "" }      -- the defaults: no profiling
+  end)
+  it("uses vmem_limit_bytes as the SMEM budget", function()
+    local k = mgpu.kernel{ name = "smem_user", grid = { 1 }, out_shape = mgpu.shape({ 128 }, "f32"),
+      scratch_shapes = { mgpu.SMEM({ 128 }, "f32") }, compiler_params = CP{ vmem_limit_bytes = 100 },
+      body = function(x, o, s) s:store(x:load()); o:store(s:load()) end }
+    assert.matches("needs %d+ bytes of SMEM but compiler_params.vmem_limit_bytes %(the SMEM budget%) is 100",
+                   err_of(k.lower, k, mgpu.shape({ 128 }, "f32")))
+    assert.matches("must not be negative", err_of(CP, { vmem_limit_bytes = -1 }))
+    local ok = copy_kernel(CP{ vmem_limit_bytes = 0 })     -- no SMEM needed: fits any budget
+    assert.matches("%.entry cp", ok:lower(mgpu.shape({ 256 }, "f32")).ptx)
+  end)
+  it("accepts has_side_effects (kernels are never deduplicated or skipped)", function()
+    local k = copy_kernel(CP{ has_side_effects = true })
+    local x = mgpu.iota(256, "f32")
+    assert.are.equal(2, k(x):to_table()[2])
+  end)
+  it("refuses disable_bounds_checks = true with the reason", function()
+    assert.matches("disable_bounds_checks cannot have an effect", err_of(CP, { disable_bounds_checks = true }))
+    CP{ disable_bounds_checks = false }
+  end)
+  it("takes flags as driver JIT options", function()
+    local p = CP{ flags = { "--maxrregcount=128", "-O2" } }
+    assert.are.equal(128, p.max_registers); assert.are.equal(2, p.opt_level)
+    assert.are.equal(64, CP{ flags = { maxrregcount = 64 } }.max_registers)
+    assert.matches("unknown JIT option '%-%-use_fast_math'", err_of(CP, { flags = { "--use_fast_math" } }))
+    assert.matches("maxrregcount must be between 16 and 255", err_of(CP, { flags = { "--maxrregcount=4" } }))
+    local k = copy_kernel(CP{ flags = { "--maxrregcount=64" } })        -- runs (the interpreter ignores JIT options)
+    assert.are.equal(1, k(mgpu.zeros(256)):to_table()[1])
+  end)
+  it("refuses TPU-only fields saying what to use on Hopper", function()
+    for _, f in ipairs({ "allow_input_fusion", "internal_scratch_in_bytes", "serialization_format", "kernel_type",
+                         "skip_device_barrier", "collective_id", "disable_semaphore_checks", "mosaic_params" }) do
+      assert.matches("CompilerParams: " .. f .. " is TPU%-only; on Hopper ", err_of(CP, { [f] = 1 }))
+    end
+  end)
+  it("names unknown fields", function()
+    assert.matches("CompilerParams: unknown field 'approx_mathh'", err_of(CP, { approx_mathh = true }))
+  end)
+end)
