@@ -34,7 +34,7 @@ local mgpu = {
   _VERSION = "mgpu " .. context.core.version(),
   version = context.core.version(),
   -- kernels
-  kernel = kernel.kernel, shape = kernel.shape, CompilerParams = kernel.CompilerParams, scalar = kernel.scalar,
+  kernel = kernel.kernel, shape = kernel.shape, show = kernel.show, CompilerParams = kernel.CompilerParams, scalar = kernel.scalar,
   ds = trace.ds, all = trace.all, const = trace.const,
   -- arrays
   array = array.array, from_table = array.from_table, empty = array.empty, zeros = array.zeros,

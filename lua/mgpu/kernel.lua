@@ -184,7 +184,24 @@ end
 
 local known_spec = { body = true, out_shape = true, out_type = true, scratch_shapes = true, scratch_types = true, grid = true,
                      grid_names = true, num_threads = true, thread_name = true, interpret = true,
-                     name = true, compiler_params = true, cluster = true, cluster_names = true }
+                     name = true, compiler_params = true, cluster = true, cluster_names = true, debug = true }
+
+-- Debug dumps: MGPU_DEBUG=ir,layout,smem,ptx,time (other words, such as
+-- "cache", are the engine's) or mgpu.kernel{ debug = true | "ir,ptx" }
+-- print each stage to stderr when a kernel is compiled.
+local dump_kinds = { ir = true, layout = true, smem = true, ptx = true, time = true }
+local function parse_debug(v)
+  if v == nil or v == false then return nil end
+  if v == true then return { ir = true, layout = true, smem = true, ptx = true, time = true } end
+  if type(v) ~= "string" then fail("mgpu.kernel: debug must be true or a string such as \"ir,ptx,time\"") end
+  local set
+  for w in v:gmatch("[^,%s]+") do
+    if w == "all" or w == "1" then return parse_debug(true) end
+    if dump_kinds[w] then set = set or {}; set[w] = true end
+  end
+  return set
+end
+local env_debug = parse_debug(os.getenv("MGPU_DEBUG") or false)
 
 --- mgpu.kernel{ body = fn(in_refs..., out_refs..., scratch_refs...),
 --- out_shape = shape or {shapes}, scratch_shapes = {mgpu.SMEM(...), ...}
@@ -254,6 +271,7 @@ function M.kernel(spec)
     num_threads = nt, thread_name = spec.thread_name, interpret = spec.interpret and true or false,
     cluster = cluster, cluster_names = cluster_names,
     params = cp or M.CompilerParams(), cache = {}, where = compat.where(),
+    debug = parse_debug(spec.debug),
   }, Kernel)
   return k
 end
@@ -299,6 +317,7 @@ local function signature(args, grid, outs)
 end
 
 local function trace_kernel(k, args, grid, outs)
+  local t0 = os.clock()
   local core = context.core
   local ctx = context.get()
   local okb, b = pcall(core.builder, ctx, { name = k.name, grid = grid, num_threads = k.num_threads, cluster = k.cluster,
@@ -348,10 +367,37 @@ local function trace_kernel(k, args, grid, outs)
   for _, p in ipairs(t.print_layouts or {}) do
     print(string.format(p.fmt, core.layout(kern, p.id)))
   end
-  return { kernel = kern }
+  return { kernel = kern, trace_ms = (os.clock() - t0) * 1000 - core.resources(kern).compile_ms,
+           passes_ms = core.resources(kern).compile_ms }
 end
 
 -- -- Calling ------------------------------------------------------------------
+
+-- Print the stages that `set` names for a freshly traced kernel to stderr.
+local function dump(k, entry, set, key)
+  local core = context.core
+  local kern = entry.kernel
+  local w = function(...) io.stderr:write(string.format(...)) end
+  local ok, err = pcall(core.compile, kern)
+  if not ok then w("mgpu debug: kernel '%s': %s\n", k.name, tostring(err)) end
+  local r = core.resources(kern)
+  w("mgpu debug: kernel '%s' (%s)\n", k.name, key)
+  if set.ir then w("-- ir --\n%s\n", core.text(kern, "ir")) end
+  if set.layout then
+    w("-- layout --\n")
+    for id = 1, 1e6 do
+      local okl, l = pcall(core.layout, kern, id)
+      if not okl then break end
+      if l and l ~= "" then w("%%%d: %s\n", id, l) end
+    end
+  end
+  if set.smem then w("-- smem --\n%d bytes of SMEM per block, %d threads\n", r.smem_bytes, r.threads) end
+  if set.ptx and ok then w("-- ptx --\n%s\n", core.text(kern, "ptx")) end
+  if set.time then
+    w("-- time --\ntrace %.2f ms, passes %.2f ms, PTX %.2f ms, JIT/load %s\n", entry.trace_ms, entry.passes_ms,
+      r.compile_ms - entry.passes_ms, r.load_ms > 0 and string.format("%.2f ms", r.load_ms) or "none (no GPU load)")
+  end
+end
 
 local function write_ptx(k, entry)
   local dir = context.config.emit_ptx
@@ -396,6 +442,8 @@ local function prepare(self, args, running)
   if not entry then
     entry = trace_kernel(self, args, grid, outs)
     self.cache[key] = entry
+    local set = self.debug or env_debug
+    if set then dump(self, entry, set, key) end
     if context.info().mode == "compile" then
       context.core.compile(entry.kernel)
       write_ptx(self, entry)
@@ -477,6 +525,23 @@ function Kernel:lower(...)
   local core = context.core
   return { ir = core.text(entry.kernel, "ir"), ptx = core.text(entry.kernel, "ptx"),
            resources = core.resources(entry.kernel) }
+end
+
+--- mgpu.show(k, args...): print the kernel's IR, PTX and resources (SMEM
+--- bytes; registers once loaded on a GPU) for these arguments (arrays,
+--- abstract arrays, mgpu.shape values or numbers).
+function M.show(k, ...)
+  if not M.is_kernel(k) then fail("show: expected an mgpu.kernel, got %s", type(k)) end
+  local l = k:lower(...)
+  local key = signature(abstract_args({ ... }), resolve_grid(k, abstract_args({ ... })), (resolve_out(k, abstract_args({ ... }))))
+  local kern = k.cache[key].kernel
+  pcall(context.core.compile, kern)
+  local r = context.core.resources(kern)
+  print(string.format("-- kernel '%s' --", k.name))
+  print("-- ir --"); print(l.ir)
+  print("-- ptx --"); print(context.core.text(kern, "ptx"))
+  print(string.format("-- resources --\nSMEM %d bytes per block, %d threads, registers %s, local %d bytes", r.smem_bytes,
+                      r.threads, r.registers > 0 and tostring(r.registers) or "unknown (not loaded on a GPU)", r.local_bytes))
 end
 
 Kernel.__tostring = function(k) return "mgpu.kernel(" .. k.name .. ")" end
