@@ -11,10 +11,12 @@ bf16 (or f16) inputs, head_dim 64 or 128, optionally causal.
   base 2 (scale folded with log2(e), row max and sum carried in the
   WGMMA:reduce(1) layout), O rescaled in its accumulator, P cast to 16 bits
   in registers and fed to wgmma as the A operand of P V;
+- ping-pong: the two compute warpgroups take turns at the tensor cores, so
+  one's softmax overlaps the other's matmuls;
 - at the end O / l goes through the Q slab in SMEM and leaves by TMA.
 
   mgpu examples/attention.lua [B] [S] [H] [D] [causal] [dtype] [key=value ...]
-    keys: block_kv (64|128) depth (slots, >= 2) reps
+    keys: block_kv (64|128) depth (slots, >= 2) pingpong (1|0) reps
   (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted)
 
 S must be a multiple of 128 (and of block_kv).  TFLOP/s = 4 B H S^2 D / time,
@@ -25,7 +27,7 @@ local mgpu = require "mgpu"
 local T = mgpu.transforms
 local lib = {}
 
-lib.defaults = { block_kv = 128, depth = 2, causal = false, dtype = "bf16" }
+lib.defaults = { block_kv = 128, depth = 2, causal = false, pingpong = 1, dtype = "bf16" }
 local BQ = 64          -- query rows per compute warpgroup
 local LOG2E = 1.4426950408889634
 
@@ -79,12 +81,21 @@ function lib.build(cfg)
         local function rows(r0, n) return mgpu.ds(b * S + r0, n) end
         local cols = mgpu.ds(h * D, D)
 
-        mgpu.run_scoped({ qo = mgpu.SMEM({ 2, BQ, D }, dtype, { transforms = xf }), qbar = mgpu.Barrier{ num_barriers = 2 } },
-                        function(s)
+        mgpu.run_scoped({ qo = mgpu.SMEM({ 2, BQ, D }, dtype, { transforms = xf }), qbar = mgpu.Barrier{ num_barriers = 2 },
+                          sched = mgpu.Barrier{ num_arrivals = 2 } }, function(s)
+          -- Ping-pong: the compute warpgroups meet at this barrier twice per KV block, warpgroup 1
+          -- one meeting behind, so that one's S = Q K^T runs on the tensor cores during the
+          -- other's softmax.
+          local function meet()
+            if c.pingpong == 0 then return end
+            mgpu.barrier_arrive(s.sched)
+            mgpu.barrier_wait(s.sched)
+          end
           local function step(idx, k_smem, v_smem, carry)
             local kv = idx[1]
             local sc = mgpu.run_scoped(function(sacc)
               mgpu.wgmma(sacc, s.qo:at(wg), mgpu.transpose_ref(k_smem, { 1, 0 }))
+              meet()
               return sacc:load()
             end, mgpu.ACC({ BQ, bkv }, "f32"))
             sc = sc * scale
@@ -102,6 +113,7 @@ function lib.build(cfg)
             local l = carry.l * alpha + p:sum(1)
             carry.acc:store(carry.acc:load() * alpha:broadcast_in_dim({ BQ, D }, { 0 }))
             mgpu.wgmma(carry.acc, p:astype(dtype), v_smem)
+            meet()
             mgpu.wgmma_wait(0)     -- V's slot is released when the step returns
             return { acc = carry.acc, m = m_new, l = l }
           end
@@ -112,7 +124,9 @@ function lib.build(cfg)
             mgpu.run_scoped(function(acc)
               local m0 = mgpu.layout_cast(mgpu.broadcast(-1e30, { BQ }, "f32"), row_l)   -- finite: no inf - inf
               local l0 = mgpu.layout_cast(mgpu.broadcast(0.0, { BQ }, "f32"), row_l)
+              mgpu.when(mgpu.eq(wg, 1), meet)    -- one meeting behind ...
               local fin = run({ acc = acc, m = m0, l = l0 })
+              mgpu.when(mgpu.eq(wg, 0), meet)    -- ... and the meetings balance at the end
               local out = acc:load() / fin.l:broadcast_in_dim({ BQ, D }, { 0 })
               s.qo:at(wg):store(out:astype(dtype))      -- Q's slab is free: every wgmma reading it is done
               mgpu.commit_smem()
