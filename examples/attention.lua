@@ -11,12 +11,14 @@ bf16 (or f16) inputs, head_dim 64 or 128, optionally causal.
   base 2 (scale folded with log2(e), row max and sum carried in the
   WGMMA:reduce(1) layout), O rescaled in its accumulator, P cast to 16 bits
   in registers and fed to wgmma as the A operand of P V;
-- ping-pong: the two compute warpgroups take turns at the tensor cores, so
-  one's softmax overlaps the other's matmuls;
+- optional ping-pong (pingpong=1): the two compute warpgroups take turns at
+  the tensor cores, so that one's softmax overlaps the other's matmuls (on
+  the H100 it measured 2-6% slower than letting them run freely:
+  bench/RESULTS.md run 12);
 - at the end O / l goes through the Q slab in SMEM and leaves by TMA.
 
   mgpu examples/attention.lua [B] [S] [H] [D] [causal] [dtype] [key=value ...]
-    keys: block_kv (64|128) depth (slots, >= 2) pingpong (1|0) reps
+    keys: block_kv (64|128) depth (slots, >= 2) pingpong (0|1) reps
   (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted)
 
 S must be a multiple of 128 (and of block_kv).  TFLOP/s = 4 B H S^2 D / time,
@@ -27,7 +29,7 @@ local mgpu = require "mgpu"
 local T = mgpu.transforms
 local lib = {}
 
-lib.defaults = { block_kv = 128, depth = 2, causal = false, pingpong = 1, dtype = "bf16" }
+lib.defaults = { block_kv = 128, depth = 2, causal = false, pingpong = 0, dtype = "bf16" }
 local BQ = 64          -- query rows per compute warpgroup
 local LOG2E = 1.4426950408889634
 
