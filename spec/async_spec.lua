@@ -6,11 +6,7 @@
 local mgpu = require "mgpu"
 local T = mgpu.transforms
 
-local function err_of(fn, ...)
-  local ok, err = pcall(fn, ...)
-  assert(not ok, "expected an error")
-  return err
-end
+local err_of = dofile("spec/support/util.lua").err_of
 
 local xf = { T.tiling{ 8, 64 }, T.swizzle(128) }
 

@@ -4,11 +4,7 @@
 local mgpu = require "mgpu"
 local bin = os.getenv("MGPU_BIN") or "build/mgpu"
 
-local function err_of(fn, ...)
-  local ok, err = pcall(fn, ...)
-  assert(not ok, "expected an error")
-  return err
-end
+local err_of = dofile("spec/support/util.lua").err_of
 
 -- stdout of `mgpu --interpret` on a script body
 local function run(body)

@@ -2,11 +2,7 @@
 -- allocation failures are reported at the script line with what failed.
 local mgpu = require "mgpu"
 
-local function err_of(fn, ...)
-  local ok, err = pcall(fn, ...)
-  assert(not ok, "expected an error")
-  return err
-end
+local err_of = dofile("spec/support/util.lua").err_of
 
 describe("non-string errors in a kernel body", function()
   local function kernel(body) return mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 128 }, "f32"), body = body } end

@@ -3,11 +3,7 @@
 -- layouts disagree between the loop's sides.
 local mgpu = require "mgpu"
 
-local function err_of(fn, ...)
-  local ok, err = pcall(fn, ...)
-  assert(not ok, "expected an error")
-  return err
-end
+local err_of = dofile("spec/support/util.lua").err_of
 
 local function count(s, pat)
   local _, n = s:gsub(pat, "")

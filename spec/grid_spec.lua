@@ -2,11 +2,7 @@
 -- tuples of axis names, and scratch_shapes given as a table of names.
 local mgpu = require "mgpu"
 
-local function err_of(fn, ...)
-  local ok, err = pcall(fn, ...)
-  assert(not ok, "expected an error")
-  return err
-end
+local err_of = dofile("spec/support/util.lua").err_of
 
 -- Every block of `grid` writes code(program ids...) into its row of a
 -- { prod(grid), 128 } i32 output; returns the first column as a table.

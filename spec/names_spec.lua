@@ -3,11 +3,7 @@
 -- multi-device, PyTorch) raise an error that says what to use instead.
 local mgpu = require "mgpu"
 
-local function err_of(fn, ...)
-  local ok, err = pcall(fn, ...)
-  assert(not ok, "expected an error")
-  return err
-end
+local err_of = dofile("spec/support/util.lua").err_of
 
 -- The module page's names, in its order, with what they are in mgpu.
 local provided = {

@@ -4,11 +4,7 @@
 local mgpu = require "mgpu"
 local T = mgpu.transforms
 
-local function err_of(fn, ...)
-  local ok, err = pcall(fn, ...)
-  assert(not ok, "expected an error")
-  return err
-end
+local err_of = dofile("spec/support/util.lua").err_of
 
 local function count(s, pat)
   local n = 0

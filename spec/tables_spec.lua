@@ -2,11 +2,7 @@
 -- ones are errors naming the row at the script's line, tolist nests.
 local mgpu = require "mgpu"
 
-local function err_of(fn, ...)
-  local ok, err = pcall(fn, ...)
-  assert(not ok, "expected an error")
-  return err
-end
+local err_of = dofile("spec/support/util.lua").err_of
 
 describe("nested tables", function()
   it("give the shape to from_table and array", function()

@@ -3,11 +3,7 @@
 local mgpu = require "mgpu"
 
 -- Returns the error message of fn, which must fail.
-local function err_of(fn, ...)
-  local ok, err = pcall(fn, ...)
-  assert(not ok, "expected an error")
-  return err
-end
+local err_of = dofile("spec/support/util.lua").err_of
 
 describe("tracing", function()
   it("caches one trace per signature", function()
