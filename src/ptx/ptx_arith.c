@@ -596,7 +596,17 @@ void ptx_elementwise(pe *e, const ir_op *op) {
     src[j] = pe_vreg(e, o[j]);
     arr[j] = ir_vtype(k, o[j])->kind == MGPU_VALUE_ARRAY;
   }
-  for (uint32_t i = 0; i < n; i++) {
+  uint32_t first = 0;
+  int to = cls == IRC_CONVERT ? (int)ir_ints(k, op)[0] : -1;
+  if (op->code == IR_astype && dt == MGPU_F32 && arr[0] && (to == MGPU_BF16 || to == MGPU_F16)) {
+    /* two elements per packing cvt (the high half takes the second) */
+    for (; first + 1 < n; first += 2) {
+      preg w = pe_reg(e, PR_R);
+      pe_ins(e, to == MGPU_BF16 ? "cvt.rn.bf16x2.f32" : "cvt.rn.f16x2.f32", 3, R(w), R(src[0] + first + 1), R(src[0] + first));
+      pe_ins(e, "mov.b32", 2, RV((preg[]){ d + first, d + first + 1 }, 2), R(w));
+    }
+  }
+  for (uint32_t i = first; i < n; i++) {
     preg a = arr[0] ? src[0] + i : src[0];
     preg b = op->nopd > 1 ? (arr[1] ? src[1] + i : src[1]) : 0;
     switch (cls) {
