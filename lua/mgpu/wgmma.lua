@@ -24,16 +24,34 @@ local Acc = {}
 Acc.__index = Acc
 Acc.__tostring = function(s) return string.format("mgpu.ACC(%s, %s)", compat.shape_str(s.shape), s.dtype) end
 Acc.__alloc = function(s)
-  return trace.op("acc_alloc", nil, { trace.dtype_code(s.dtype), s.shape[1], s.shape[2] }, nil, nil, s.where)
+  local ref = trace.op("acc_alloc", nil, { trace.dtype_code(s.dtype), s.shape[1], s.shape[2] }, nil, nil, s.where)
+  if s.init then   -- ACC.init(array): the accumulator starts from the array (stored in the WGMMA layout)
+    trace.op("store", { ref, s.init }, nil, nil, nil, s.where)
+  end
+  return ref
 end
 
 --- mgpu.ACC({M, N}, "f32"): a zero-initialised wgmma accumulator for run_scoped.
-function M.ACC(shape, dtype)
+--- mgpu.ACC.init(array): one starting from a register array (M, N) of f32
+--- (or f16) in the WGMMA layout.  (Acc specs are also WGMMAAccumulatorRef.)
+M.ACC = setmetatable({}, { __call = function(_, shape, dtype)
   shape = compat.shape(shape, "ACC shape")
   if #shape ~= 2 then fail("ACC: the shape must be {M, N}") end
   dtype = dtype or "f32"
   if dtype ~= "f32" and dtype ~= "f16" then fail("ACC: dtype must be f32 or f16, got %s", tostring(dtype)) end
   return setmetatable({ shape = shape, dtype = dtype, where = compat.where() }, Acc)
+end })
+
+function M.ACC.init(x)
+  if not trace.is_value(x) or x.kind ~= "array" or #x.shape ~= 2 then
+    fail("ACC.init: the initial value must be a 2-D register array (M, N), got %s", trace.is_value(x) and tostring(x) or type(x))
+  end
+  if x.dtype ~= "f32" and x.dtype ~= "f16" then
+    fail("ACC.init: the initial value must be f32 or f16 (the accumulator's dtype), got %s; use x:astype(\"f32\")", x.dtype)
+  end
+  local s = M.ACC(x.shape, x.dtype)
+  s.init = x
+  return s
 end
 
 --- acc += a @ b, asynchronously (one wgmma group).

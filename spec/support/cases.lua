@@ -1042,6 +1042,52 @@ wgmma_case("tf32", { dt = "f32", bmajor = "K", K = 64 })
 wgmma_case("f8e4m3", { dt = "f8e4m3", bmajor = "K", K = 128 })
 wgmma_case("f8e5m2-f16acc", { dt = "f8e5m2", bmajor = "K", K = 128, acc = "f16" })
 
+-- Accumulators starting from an array (ACC.init) and slices of one (acc:at): C (M, 128) starts as X,
+-- columns [0, 64) get A @ B0 and columns [64, 128) get A @ B1 (two N = 64 wgmma into slices); the
+-- output is read back in two partial loads (one per column half; with M = 128 also per row block).
+local function acc_case(name, M)
+  add("wgmma/acc-" .. name, function(mgpu)
+    local T = mgpu.transforms
+    local K = 64
+    local xf = { T.tiling{ 8, 64 }, T.swizzle(128) }
+    local k = mgpu.kernel{
+      name = "acc_slices", grid = { 1 }, out_shape = mgpu.shape({ M, 128 }, "f32"),
+      scratch_shapes = { mgpu.SMEM({ M, K }, "bf16", { transforms = xf }), mgpu.SMEM({ K, 64 }, "bf16", { transforms = xf }),
+                         mgpu.SMEM({ K, 64 }, "bf16", { transforms = xf }), mgpu.Barrier{ num_barriers = 3 } },
+      body = function(x, a, b0, b1, c, as, b0s, b1s, bars)
+        mgpu.copy_gmem_to_smem(a, as, bars:at(0))
+        mgpu.copy_gmem_to_smem(b0, b0s, bars:at(1))
+        mgpu.copy_gmem_to_smem(b1, b1s, bars:at(2))
+        for i = 0, 2 do mgpu.barrier_wait(bars:at(i)) end
+        mgpu.run_scoped(function(acc)
+          mgpu.wgmma(acc:at(mgpu.all, mgpu.ds(0, 64)), as, b0s)
+          mgpu.wgmma(acc:at(mgpu.all, mgpu.ds(64, 64)), as, b1s)
+          mgpu.wgmma_wait(0)
+          for r = 0, M - 64, 64 do
+            for h = 0, 64, 64 do
+              local rows, cols = mgpu.ds(r, 64), mgpu.ds(h, 64)
+              c:at(rows, cols):store(acc:at(rows, cols):load())
+            end
+          end
+        end, mgpu.ACC.init(x:load()))
+      end,
+    }
+    local x = mgpu.random.normal({ M, 128 }, "f32")
+    local a = mgpu.random.normal({ M, K }, "bf16", nil, 0, 1)
+    local b0 = mgpu.random.normal({ K, 64 }, "bf16", nil, 0, 1)
+    local b1 = mgpu.random.normal({ K, 64 }, "bf16", nil, 0, 1)
+    local r0 = matmul_tab(a:to_table(), b0:to_table(), M, 64, K)
+    local r1 = matmul_tab(a:to_table(), b1:to_table(), M, 64, K)
+    local xt, ref = x:to_table(), {}
+    for i = 0, M - 1 do for j = 0, 127 do
+      ref[i * 128 + j + 1] = xt[i * 128 + j + 1] + (j < 64 and r0[i * 64 + j + 1] or r1[i * 64 + j - 64 + 1])
+    end end
+    return compare(mgpu, k(x, a, b0, b1), ref), 1e-5
+  end)
+end
+acc_case("init-and-column-slices-64x128", 64)
+acc_case("init-and-slices-128x128", 128)
+
 add("setmaxnreg-roles", function(mgpu)
   -- warp specialisation's register split: warpgroup 0 gives registers back, warpgroup 1 takes them
   local k = mgpu.kernel{

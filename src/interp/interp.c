@@ -110,7 +110,9 @@ static void do_load(interp *I, iagent *a, const ir_op *op) {
   int64_t n = ir_numel(t);
   if (r->space == MGPU_SPACE_REGS) {   /* an accumulator: every wgmma finishes first */
     interp_wgmma_wait(I, a, 0);
-    memcpy(out, val(a, (uint32_t)r->root), sizeof(ival) * (size_t)n);
+    int64_t ld = ir_vtype(I->k, (uint32_t)r->root)->shape[1];
+    const ival *acc = val(a, (uint32_t)r->root) + r->off[0] * ld + r->off[1];   /* a slice: whole rows of N */
+    for (int64_t e = 0; e < n; e++) out[e] = acc[(e / t->shape[1]) * ld + e % t->shape[1]];
     return;
   }
   bool fl = dt_isfloat(t->dtype);
@@ -219,8 +221,9 @@ static void do_store(interp *I, iagent *a, const ir_op *op) {
   int64_t n = ir_numel(t);
   if (r->space == MGPU_SPACE_REGS) {
     interp_wgmma_wait(I, a, 0);
-    ival *acc = val(a, (uint32_t)r->root);
-    for (int64_t e = 0; e < n; e++) acc[e] = src[e * s];
+    int64_t ld = ir_vtype(I->k, (uint32_t)r->root)->shape[1];
+    ival *acc = val(a, (uint32_t)r->root) + r->off[0] * ld + r->off[1];
+    for (int64_t e = 0; e < n; e++) acc[(e / t->shape[1]) * ld + e % t->shape[1]] = src[e * s];
     return;
   }
   bool fl = dt_isfloat(t->dtype);

@@ -396,7 +396,9 @@ void interp_wgmma(interp *I, iagent *a, const ir_op *op) {
   const ir_kernel *k = I->k;
   const uint32_t *o = ir_opds(k, op);
   iasync c = new_async(I, a, op, IA_WGMMA);
-  c.acc = ival_of(a, (uint32_t)a->slots[o[0]].ref->root);
+  const iref *ar = a->slots[o[0]].ref;   /* the accumulator, or a slice of it */
+  c.acc_ld = ir_vtype(k, (uint32_t)ar->root)->shape[1];
+  c.acc = ival_of(a, (uint32_t)ar->root) + ar->off[0] * c.acc_ld + ar->off[1];
   const ir_type *at = ir_vtype(k, o[1]);
   if (at->kind == MGPU_VALUE_ARRAY) {   /* registers are read now */
     size_t n = sizeof(ival) * (size_t)ir_numel(at);
@@ -442,7 +444,7 @@ static void run_wgmma(interp *I, const iasync *c) {
         double y = mma_in(bt->dtype, interp_elem(I, c->op, &c->b, bt->shape, kk * N + j, c->block));
         sum += x * y;
       }
-      ival *d = &c->acc[i * N + j];
+      ival *d = &c->acc[i * c->acc_ld + j];
       d->f = dt_round(acct->dtype, d->f + sum);
     }
 }

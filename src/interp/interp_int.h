@@ -96,7 +96,8 @@ typedef struct iasync {
   int part_dim;                  /* loads: the dim the copy's part is cut along, or -1 for the whole tile */
   int64_t part_lo, part_hi;      /* its index range along that dim */
   int64_t group;                 /* stores and wgmma: the group */
-  ival *acc;                     /* wgmma */
+  ival *acc;                     /* wgmma: element (0, 0) of the accumulator (slice) */
+  int64_t acc_ld;                /* wgmma: its row stride (the whole accumulator's N) */
   iref a, b;                     /* wgmma operands (a unused when areg) */
   ival *areg;                    /* wgmma: A from registers (a copy) */
 } iasync;

@@ -413,6 +413,20 @@ static mgpu_status view_type(ir_builder *b, const uint32_t *opds, uint32_t nopd,
     }
   }
   if (1 + ndyn != nopd) return diag_set(b->d, ERR_BAD_ATTR, LOC(b), "view", "more operands than dynamic starts");
+  if (rt->space == MGPU_SPACE_REGS) {   /* an accumulator slice: whole 64-row blocks and 8-column groups */
+    static const int64_t unit[2] = { 64, 8 };
+    static const char *const name[2] = { "M (rows)", "N (columns)" };
+    if (out->rank != 2) return failf(b, "an accumulator slice keeps both dims: use ds(start, size) or mgpu.all, not an integer index");
+    for (uint32_t i = 0; i < 2 && i < nidx; i++) {
+      int64_t start = ints[3 * i + 1], size = ints[3 * i + 2];
+      if (ints[3 * i] == IR_IDX_ALL) continue;
+      if (start == IR_DYNAMIC) return failf(b, "an accumulator slice must start at a static offset (dim %u)", i);
+      if (start % unit[i] || size % unit[i] || start + size > rt->shape[i])
+        return failf(b, "accumulator slice ds(%lld, %lld) along %s: the WGMMA layout splits M into 64-row blocks and N "
+                     "into 8-column groups, so a slice must start and end at multiples of %lld inside %lld",
+                     (long long)start, (long long)size, name[i], (long long)unit[i], (long long)rt->shape[i]);
+    }
+  }
   return MGPU_OK;
 }
 

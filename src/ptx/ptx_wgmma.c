@@ -55,6 +55,17 @@ void ptx_acc_alloc(pe *e, const ir_op *op) {
   e->wg_fence = true;
 }
 
+/* The first register of accumulator ref accv (a slice starts at a 64-row
+** block and an 8-column group; ir_build checks that) and, in *ld, the
+** registers of one 64-row block of the whole accumulator. */
+static preg acc_first(pe *e, uint32_t accv, int *ld) {
+  const pref *r = &e->refs[accv];
+  const ir_type *root = ir_vtype(e->k, r->root);
+  int per = acc_per_block(root->dtype, root->shape[1]), group = per / (int)(root->shape[1] / 8);
+  *ld = per;
+  return e->acc[r->root] + (uint32_t)((r->soff[0] / 64) * per + (r->soff[1] / 8) * group);
+}
+
 /* Move between the accumulator of ref acc and the WGMMA-layout registers
 ** of value v (scalar: the same register everywhere). */
 static void acc_move(pe *e, uint32_t accv, uint32_t v, bool to_acc) {
@@ -62,11 +73,12 @@ static void acc_move(pe *e, uint32_t accv, uint32_t v, bool to_acc) {
   bool half = t->dtype == MGPU_F16, scalar = ir_vtype(e->k, v)->kind == MGPU_VALUE_SCALAR;
   lay_fit f;
   if (!scalar) pe_fit(e, v, &f);
-  preg a = e->acc[e->refs[accv].root], x = pe_vreg(e, v);
+  int ld;
+  preg a = acc_first(e, accv, &ld), x = pe_vreg(e, v);
   int per = acc_per_block(t->dtype, t->shape[1]);
   for (int64_t g = 0; g < t->shape[0] / 64; g++)
     for (int i = 0; i < per; i++) {
-      preg ar = a + (uint32_t)(g * per + i);
+      preg ar = a + (uint32_t)(g * ld + i);
       preg el[2];
       for (int h = 0; h < (half ? 2 : 1); h++) {
         int64_t row, col;
@@ -236,7 +248,8 @@ void ptx_wgmma(pe *e, const ir_op *op) {
 
   bool half = acct->dtype == MGPU_F16, sixteen = bytes == 2;
   int per = acc_per_block(acct->dtype, N);
-  preg acc = e->acc[e->refs[o[0]].root];
+  int ld;
+  preg acc = acc_first(e, o[0], &ld);
   for (int b = 0; b < nb; b++)
     for (int s = 0; s < ns; s++) {
       preg dbi = pe_reg(e, PR_RD), dai = 0;
@@ -247,7 +260,7 @@ void ptx_wgmma(pe *e, const ir_op *op) {
       }
       sb_printf(&e->body, "\twgmma.mma_async.sync.aligned.m64n%lldk%d.%s.%s.%s {", (long long)N, kin,
                 half ? "f16" : "f32", mma_type(at->dtype), mma_type(bt->dtype));
-      for (int i = 0; i < per; i++) sb_printf(&e->body, "%s%s", i ? ", " : "", R(acc + (uint32_t)(b * per + i)).s);
+      for (int i = 0; i < per; i++) sb_printf(&e->body, "%s%s", i ? ", " : "", R(acc + (uint32_t)(b * ld + i)).s);
       if (areg) {
         preg q = apack + (uint32_t)(4 * (b * ns + s));
         sb_printf(&e->body, "}, {%s, %s, %s, %s}, %s, %s, 1, 1", R(q).s, R(q + 1).s, R(q + 2).s, R(q + 3).s, R(dbi).s,
