@@ -39,12 +39,21 @@ local function pred_of(p, what)
   return p
 end
 
+local oob_modes = { zeros = 0, undefined = 1, promise_in_bounds = 2 }
+
 --- Copy src (a GMEM ref or view) into dst (an SMEM ref of the same shape);
 --- completion arrives on `barrier`.  opts: collective_axes (multicast to
---- every block of the cluster along them: each loads a part), predicate.
+--- every block of the cluster along them: each loads a part), predicate,
+--- oob: what the part of the box outside src holds: "zeros" (the default),
+--- "undefined" (anything), "promise_in_bounds" (the program promises there
+--- is none; the interpreter checks).  All three lower to the same TMA copy.
 function M.copy_gmem_to_smem(src, dst, bar, opts)
   local what = "copy_gmem_to_smem"
-  opts = check_opts(opts, what, { collective_axes = true, predicate = true })
+  opts = check_opts(opts, what, { collective_axes = true, predicate = true, oob = true })
+  local oob = oob_modes[opts.oob == nil and "zeros" or opts.oob]
+  if not oob then
+    fail("%s: oob must be \"zeros\", \"undefined\" or \"promise_in_bounds\", got %s", what, tostring(opts.oob))
+  end
   if bar == nil then fail("%s: a barrier is required (the copy arrives on it)", what) end
   for i, r in ipairs({ src, dst, bar }) do
     if not trace.is_ref(r) then fail("%s: argument %d must be a ref, got %s", what, i, type(r)) end
@@ -53,7 +62,7 @@ function M.copy_gmem_to_smem(src, dst, bar, opts)
   local p = pred_of(opts.predicate, what)
   local operands = { src, dst, bar }
   if p then operands[4] = p end
-  trace.op("tma_load", operands, { mask, p and 1 or 0 })
+  trace.op("tma_load", operands, oob == 0 and { mask, p and 1 or 0 } or { mask, p and 1 or 0, oob })
 end
 
 local reductions = { add = 1, min = 2, max = 3, inc = 4, dec = 5, ["and"] = 6, ["or"] = 7, xor = 8 }

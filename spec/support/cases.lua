@@ -1088,6 +1088,26 @@ end
 acc_case("init-and-column-slices-64x128", 64)
 acc_case("init-and-slices-128x128", 128)
 
+-- copy_gmem_to_smem with oob = "undefined" / "promise_in_bounds" on copies that are in bounds
+for _, oob in ipairs({ "undefined", "promise_in_bounds" }) do
+  add("copy/oob-" .. oob, function(mgpu)
+    local k = mgpu.kernel{
+      name = "copy_oob", grid = { 4 }, out_shape = mgpu.shape({ 256, 32 }, "f32"),
+      scratch_shapes = { mgpu.SMEM({ 64, 32 }, "f32"), mgpu.Barrier{} },
+      body = function(x, o, s, bar)
+        local rows = mgpu.ds(mgpu.program_id(0) * 64, 64)
+        mgpu.copy_gmem_to_smem(x:at(rows, mgpu.all), s, bar, { oob = oob })
+        mgpu.barrier_wait(bar)
+        o:at(rows, mgpu.all):store(s:load() + 1)
+      end,
+    }
+    local x = mgpu.random.normal({ 256, 32 }, "f32")
+    local ref = {}
+    for i, v in ipairs(x:to_table()) do ref[i] = v + 1 end
+    return compare(mgpu, k(x), ref), 1e-7
+  end)
+end
+
 add("setmaxnreg-roles", function(mgpu)
   -- warp specialisation's register split: warpgroup 0 gives registers back, warpgroup 1 takes them
   local k = mgpu.kernel{

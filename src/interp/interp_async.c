@@ -241,6 +241,16 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
   c.gmem = *a->slots[o[0]].ref;
   c.smem = *a->slots[o[1]].ref;
   c.bar = idx;
+  if (op->niat > 2 && at[2] == 2) {   /* oob = "promise_in_bounds": the program promised; check it */
+    const iparam *p = &I->params[c.gmem.root];
+    for (int i = 0; i < c.gmem.rank; i++) {
+      int d = c.gmem.dim[i];
+      if (c.gmem.off[d] + t->shape[i] > p->shape[d])
+        FAULT(I, op, "copy_gmem_to_smem: oob = \"promise_in_bounds\" but the copy reads [%lld, %lld) along dim %d of the "
+              "source, whose size is %lld (use oob = \"zeros\" to zero-fill)", (long long)c.gmem.off[d],
+              (long long)(c.gmem.off[d] + t->shape[i]), i, (long long)p->shape[d]);
+    }
+  }
   if (interp_gmem_stores_pending(I, c.gmem.root)) {
     int64_t lo[IR_MAXRANK], hi[IR_MAXRANK];
     for (int d = 0; d < IR_MAXRANK; d++) { lo[d] = c.gmem.off[d]; hi[d] = lo[d] + 1; }

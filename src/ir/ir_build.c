@@ -478,7 +478,8 @@ static mgpu_status copy_check(ir_builder *b, bool load, const uint32_t *opds, ui
   const char *op = load ? "copy_gmem_to_smem" : "copy_smem_to_gmem";
   uint32_t fixed = load ? 3 : 2;
   mgpu_status s;
-  if (nints != (load ? 2u : 3u)) return failf(b, "%s: expected %d integer attributes", op, load ? 2 : 3);
+  if (nints != (load ? 2u : 3u) && !(load && nints == 3)) return failf(b, "%s: expected %d integer attributes", op, load ? 2 : 3);
+  if (load && nints == 3 && (ints[2] < 0 || ints[2] > 2)) return failf(b, "%s: unknown oob mode %lld", op, (long long)ints[2]);
   bool has_pred = ints[load ? 1 : 2] != 0;
   if ((s = want_count(b, op, nopd, fixed + has_pred, fixed + has_pred))) return s;
   int gi = load ? 0 : 1, si = load ? 1 : 0;

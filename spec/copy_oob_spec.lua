@@ -1,0 +1,43 @@
+-- copy_gmem_to_smem's oob option: "zeros" (default), "undefined", "promise_in_bounds" (checked
+-- by the interpreter).  The GPU runs the copy/oob-* cases of spec/support/cases.lua.
+local mgpu = require "mgpu"
+local cases = dofile("spec/support/cases.lua")
+local err_of = dofile("spec/support/util.lua").err_of
+
+local function kern(oob)
+  return mgpu.kernel{
+    grid = { 3 }, out_shape = mgpu.shape({ 3, 64, 32 }, "f32"),
+    scratch_shapes = { mgpu.SMEM({ 64, 32 }, "f32"), mgpu.Barrier{} },
+    body = function(x, o, s, bar)
+      local i = mgpu.program_id(0)
+      mgpu.copy_gmem_to_smem(x:at(mgpu.ds(i * 64, 64), mgpu.all), s, bar, { oob = oob })
+      mgpu.barrier_wait(bar)
+      o:at(i):store(s:load())
+    end,
+  }
+end
+
+describe("copy_gmem_to_smem oob", function()
+  for _, c in ipairs(cases) do
+    if c.name:match("^copy/oob%-") then
+      it(c.name .. " matches the reference", function()
+        local err, tol = c.run(mgpu)
+        assert.is_true(err <= tol)
+      end)
+    end
+  end
+
+  it("promise_in_bounds faults when the copy is not in bounds; zeros fills", function()
+    local x = mgpu.random.normal({ 160, 32 }, "f32")   -- block 2 reads rows [128, 192) of 160
+    assert.matches("copy_oob_spec.lua:%d+: copy_gmem_to_smem: oob = \"promise_in_bounds\" but the copy reads %[128, 192%) "
+                   .. "along dim 0 of the source, whose size is 160", err_of(kern("promise_in_bounds"), x))
+    local got = kern("zeros")(x)
+    assert.are.equal(0, got:get(3, 64, 1))
+    assert.are.equal(x:get(160, 32), got:get(3, 32, 32))
+  end)
+
+  it("refuses unknown modes at the spec line", function()
+    assert.matches("copy_oob_spec.lua:%d+: copy_gmem_to_smem: oob must be \"zeros\", \"undefined\" or \"promise_in_bounds\", got clip",
+                   err_of(kern("clip"), mgpu.zeros({ 192, 32 }, "f32")))
+  end)
+end)
