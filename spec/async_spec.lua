@@ -287,7 +287,7 @@ describe("tracing rules", function()
     assert.matches("wgmma: operand B needs swizzled SMEM", err_of(mm({}, { 64, 64 }), z))
     assert.matches("wgmma: A and B must use the same swizzle",
                    err_of(mm({ T.tiling{ 8, 32 }, T.swizzle(64) }, { 64, 64 }), z))
-    assert.matches("only 16%-bit operands may be, 8%-bit and tf32 ones must be K%-major",
+    assert.matches("wgmma: 8%-bit operands must be K%-major %(B transposed.*only 16%-bit operands may be",
                    err_of(mm({ T.tiling{ 8, 64 }, T.swizzle(64) }, { 128, 64 }, false, "f8e4m3",
                              { T.tiling{ 8, 128 }, T.swizzle(128) }), z))
   end)

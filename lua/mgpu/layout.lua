@@ -56,6 +56,8 @@ end
 
 M.Layout = {
   WGMMA = new("wgmma"),
+  --- the 8-bit wgmma A fragment from registers (f8e4m3/f8e5m2, i8/u8): vectors of 4
+  WGMMA_8BIT = new("wgmma_8bit"),
   --- Pallas' older names for WGMMA:reduce(1) (rows) and WGMMA:reduce(0) (columns).
   WGMMA_ROW = new("wgmma.reduce(1)"),
   WGMMA_COL = new("wgmma.reduce(0)"),
@@ -91,7 +93,6 @@ local missing = {
   TCGEN05_TMEM_NATIVE = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
   TCGEN05_M64_COLLECTIVE = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
   TCGEN05_M64_COLLECTIVE_NATIVE = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
-  WGMMA_8BIT = "not implemented yet; 8-bit wgmma A operands come from SMEM",
   WGMMA_TRANSPOSED = "not implemented yet; transpose through SMEM (mgpu.transpose_ref)",
   WGMMA_UPCAST_2X = "not implemented yet", WGMMA_UPCAST_4X = "not implemented yet",
   SMEM_GMEM_COPY = "not implemented yet; copy with TMA (mgpu.copy_gmem_to_smem / copy_smem_to_gmem)",

@@ -38,7 +38,9 @@ M.ACC = setmetatable({}, { __call = function(_, shape, dtype)
   shape = compat.shape(shape, "ACC shape")
   if #shape ~= 2 then fail("ACC: the shape must be {M, N}") end
   dtype = dtype or "f32"
-  if dtype ~= "f32" and dtype ~= "f16" then fail("ACC: dtype must be f32 or f16, got %s", tostring(dtype)) end
+  if dtype ~= "f32" and dtype ~= "f16" and dtype ~= "i32" then
+    fail("ACC: dtype must be f32, f16 or i32 (for i8/u8 operands), got %s", tostring(dtype))
+  end
   return setmetatable({ shape = shape, dtype = dtype, where = compat.where() }, Acc)
 end })
 

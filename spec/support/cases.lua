@@ -986,19 +986,30 @@ add("cluster/multicast-and-cluster-barrier", function(mgpu)
 end)
 
 -- wgmma: acc (M, N) += A (M, K) @ B (K, N).  amajor/bmajor: "K" or "MN" (the SMEM operand seen
--- through transpose_ref when it is stored the other way), areg: A from registers.
+-- through transpose_ref when it is stored the other way), areg: A from registers (WGMMA_8BIT
+-- for 8-bit A), bdt: B's dtype when it differs from A's (f8e4m3 x f8e5m2, i8 x u8).
+local function int_operand(mgpu, shape, dt, seed)   -- every value of i8 / u8, exactly
+  local t, x = {}, seed
+  for i = 1, shape[1] * shape[2] do
+    x = (x * 1103515245 + 12345) % 2147483648
+    t[i] = math.floor(x / 65536) % 256 - (dt == "i8" and 128 or 0)
+  end
+  return mgpu.from_table(t, dt, shape)
+end
 local function wgmma_case(name, o)
   add("wgmma/" .. name, function(mgpu)
     local T = mgpu.transforms
     local M, N, K, dt = o.M or 64, o.N or 64, o.K or 64, o.dt or "bf16"
-    local bytes = ({ bf16 = 2, f16 = 2, f32 = 4, f8e4m3 = 1, f8e5m2 = 1 })[dt]
+    local bdt = o.bdt or dt
+    local bytes = ({ bf16 = 2, f16 = 2, f32 = 4, f8e4m3 = 1, f8e5m2 = 1, i8 = 1, u8 = 1 })[dt]
+    local int = dt == "i8" or dt == "u8"
     local sw = o.swizzle or 128
     local xf = { T.tiling{ 8, math.floor(sw / bytes) }, T.swizzle(sw) }
     local a_shape = o.amajor == "MN" and { K, M } or { M, K }
     local b_shape = o.bmajor == "K" and { N, K } or { K, N }
     local k = mgpu.kernel{
       name = "wgmma_t", grid = { 1 }, out_shape = mgpu.shape({ M, N }, o.acc or "f32"),
-      scratch_shapes = { mgpu.SMEM(a_shape, dt, { transforms = xf }), mgpu.SMEM(b_shape, dt, { transforms = xf }),
+      scratch_shapes = { mgpu.SMEM(a_shape, dt, { transforms = xf }), mgpu.SMEM(b_shape, bdt, { transforms = xf }),
                          mgpu.Barrier{ num_barriers = 2 } },
       body = function(a, b, c, as, bs, bars)
         mgpu.copy_gmem_to_smem(a, as, bars:at(0))
@@ -1007,7 +1018,7 @@ local function wgmma_case(name, o)
         mgpu.barrier_wait(bars:at(1))
         local av = o.amajor == "MN" and mgpu.transpose_ref(as, { 1, 0 }) or as
         local bv = o.bmajor == "K" and mgpu.transpose_ref(bs, { 1, 0 }) or bs
-        if o.areg then av = av:load{ layout = mgpu.Layout.WGMMA } end
+        if o.areg then av = av:load{ layout = bytes == 1 and mgpu.Layout.WGMMA_8BIT or mgpu.Layout.WGMMA } end
         mgpu.run_scoped(function(acc)
           mgpu.wgmma(acc, av, bv)
           if o.twice then mgpu.wgmma(acc, av, bv) end
@@ -1016,8 +1027,8 @@ local function wgmma_case(name, o)
         end, mgpu.ACC({ M, N }, o.acc or "f32"))
       end,
     }
-    local a = mgpu.random.normal(a_shape, dt, nil, 0, 1)
-    local b = mgpu.random.normal(b_shape, dt, nil, 0, 1)
+    local a = int and int_operand(mgpu, a_shape, dt, 7) or mgpu.random.normal(a_shape, dt, nil, 0, 1)
+    local b = int and int_operand(mgpu, b_shape, bdt, 11) or mgpu.random.normal(b_shape, bdt, nil, 0, 1)
     local at, bt = a:to_table(), b:to_table()
     if o.amajor == "MN" then at = ttab(at, K, M) end
     if o.bmajor == "K" then bt = ttab(bt, N, K) end
@@ -1025,7 +1036,7 @@ local function wgmma_case(name, o)
     if o.twice then for i = 1, #ref do ref[i] = 2 * ref[i] end end
     -- tf32 drops 13 mantissa bits; f16 accumulators round every step; the tensor cores add f8
     -- products with a narrower accumulator than f32 (about 1e-4 relative here)
-    local tol = dt == "f32" and 5e-3 or (o.acc == "f16" and 2e-3 or (bytes == 1 and 1e-3 or 1e-5))
+    local tol = int and 0 or dt == "f32" and 5e-3 or (o.acc == "f16" and 2e-3 or (bytes == 1 and 1e-3 or 1e-5))
     return compare(mgpu, k(a, b), ref), tol
   end)
 end
@@ -1041,6 +1052,15 @@ wgmma_case("bf16-A-in-registers", { areg = true, N = 128 })
 wgmma_case("tf32", { dt = "f32", bmajor = "K", K = 64 })
 wgmma_case("f8e4m3", { dt = "f8e4m3", bmajor = "K", K = 128 })
 wgmma_case("f8e5m2-f16acc", { dt = "f8e5m2", bmajor = "K", K = 128, acc = "f16" })
+wgmma_case("i8-i32acc", { dt = "i8", bmajor = "K", K = 128, acc = "i32" })
+wgmma_case("u8-i32acc-128x128-twice", { dt = "u8", bmajor = "K", M = 128, N = 128, K = 128, acc = "i32", twice = true })
+wgmma_case("i8xu8-N48-swizzle64", { dt = "i8", bdt = "u8", bmajor = "K", N = 48, K = 128, swizzle = 64, acc = "i32" })
+wgmma_case("u8xi8-N24-swizzle32", { dt = "u8", bdt = "i8", bmajor = "K", N = 24, K = 64, swizzle = 32, acc = "i32" })
+wgmma_case("i8-A-in-registers", { dt = "i8", bmajor = "K", N = 128, K = 128, acc = "i32", areg = true })
+wgmma_case("f8e4m3xf8e5m2", { dt = "f8e4m3", bdt = "f8e5m2", bmajor = "K", K = 128 })
+wgmma_case("f8e5m2xf8e4m3-f16acc", { dt = "f8e5m2", bdt = "f8e4m3", bmajor = "K", K = 128, acc = "f16" })
+wgmma_case("f8e4m3-A-in-registers", { dt = "f8e4m3", bmajor = "K", M = 128, K = 128, areg = true })
+wgmma_case("f8e5m2xf8e4m3-A-in-registers", { dt = "f8e5m2", bdt = "f8e4m3", bmajor = "K", K = 128, areg = true })
 
 -- Accumulators starting from an array (ACC.init) and slices of one (acc:at): C (M, 128) starts as X,
 -- columns [0, 64) get A @ B0 and columns [64, 128) get A @ B1 (two N = 64 wgmma into slices); the

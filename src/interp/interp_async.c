@@ -447,7 +447,7 @@ static void run_wgmma(interp *I, const iasync *c) {
       for (int64_t kk = 0; kk < K; kk++) {
         double x;
         if (c->areg) {
-          x = c->areg[i * K + kk].f;
+          x = dt_isfloat(at->dtype) ? c->areg[i * K + kk].f : (double)c->areg[i * K + kk].i;
         } else {
           x = mma_in(at->dtype, interp_elem(I, c->op, &c->a, at->shape, i * K + kk, c->block));
         }
@@ -455,7 +455,8 @@ static void run_wgmma(interp *I, const iasync *c) {
         sum += x * y;
       }
       ival *d = &c->acc[i * c->acc_ld + j];
-      d->f = dt_round(acct->dtype, d->f + sum);
+      if (acct->dtype == MGPU_I32) d->i = (int32_t)(uint32_t)(uint64_t)(d->i + (int64_t)sum);   /* s32 wraps */
+      else d->f = dt_round(acct->dtype, d->f + sum);
     }
 }
 

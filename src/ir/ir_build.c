@@ -528,7 +528,7 @@ static mgpu_status sync_check(ir_builder *b, int code, const int64_t *ints, uint
 static mgpu_status acc_type(ir_builder *b, const int64_t *ints, uint32_t nints, ir_type *out) {
   if (nints != 3) return failf(b, "ACC: expected (dtype, M, N)");
   int dt = (int)ints[0];
-  if (dt != MGPU_F32 && dt != MGPU_F16) return failf(b, "ACC: the accumulator dtype must be f32 or f16");
+  if (dt != MGPU_F32 && dt != MGPU_F16 && dt != MGPU_I32) return failf(b, "ACC: the accumulator dtype must be f32, f16 or i32");
   if (ints[1] < 64 || ints[1] % 64 || ints[1] > 256)
     return failf(b, "ACC: M must be a multiple of 64 up to 256 (a warpgroup's wgmma covers 64 rows), got %lld", (long long)ints[1]);
   if (ints[2] < 8 || ints[2] % 8 || ints[2] > 256)
@@ -544,6 +544,7 @@ static mgpu_status acc_type(ir_builder *b, const int64_t *ints, uint32_t nints, 
 }
 
 static bool is_f8(int dt) { return dt == MGPU_F8E4M3 || dt == MGPU_F8E5M2; }
+static bool is_i8(int dt) { return dt == MGPU_I8 || dt == MGPU_U8; }
 
 /* atomic (ref, value[, new]) ints = op, sem, scope: one element of GMEM,
 ** a value of its dtype; compare-and-swap takes the expected and the new value. */
@@ -606,13 +607,30 @@ static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
   if (a->rank != 2 || bt->rank != 2 || a->shape[0] != acc->shape[0] || bt->shape[1] != acc->shape[1] || a->shape[1] != bt->shape[0])
     return failf(b, "wgmma: shapes do not chain: acc %s += a %s @ b %s (need (M, N) += (M, K) @ (K, N))",
                  TS(acc, x), TS(a, y), TS(bt, z));
-  int da = a->dtype, db = bt->dtype;
-  bool ok = (da == db && (da == MGPU_BF16 || da == MGPU_F16 || da == MGPU_F32)) || (is_f8(da) && is_f8(db));
-  if (!ok) return failf(b, "wgmma: operand dtypes %s and %s are not supported (bf16, f16, f32 as tf32, or f8e4m3/f8e5m2)",
-                        dt_name(da), dt_name(db));
-  if (acc->dtype == MGPU_F16 && (da == MGPU_BF16 || da == MGPU_F32))
-    return failf(b, "wgmma: an f16 accumulator needs f16 or f8 operands, not %s", dt_name(da));
-  if (areg && dt_bytes(da) != 2) return failf(b, "wgmma: A from registers must be 16-bit (bf16 or f16), not %s", dt_name(da));
+  int da = a->dtype, db = bt->dtype, dc = acc->dtype;
+  int64_t N = acc->shape[1], K = a->shape[1];
+  if (is_i8(da) || is_i8(db) || dc == MGPU_I32) {   /* s32 += s8/u8 x s8/u8 */
+    if (!is_i8(da))
+      return failf(b, "wgmma: an i32 accumulator needs i8 or u8 operands (s32 += s8/u8 x s8/u8), not A %s", dt_name(da));
+    if (!is_i8(db) || dc != MGPU_I32)
+      return failf(b, "wgmma: an %s A needs an i8 or u8 B and an i32 accumulator, not B %s and a %s accumulator",
+                   dt_name(da), dt_name(db), dt_name(dc));
+    if (N % 16 && N != 8 && N != 24)
+      return failf(b, "wgmma: N = %lld is not a width wgmma has for 8-bit integer operands: N must be 8, 24 or a multiple "
+                   "of 16 up to 256", (long long)N);
+  } else {
+    bool ok = (da == db && (da == MGPU_BF16 || da == MGPU_F16 || da == MGPU_F32)) || (is_f8(da) && is_f8(db));
+    if (!ok)
+      return failf(b, "wgmma: operand dtypes %s and %s are not supported (bf16, f16, f32 as tf32, f8e4m3/f8e5m2 in any "
+                   "mix, or i8/u8 with an i32 accumulator)", dt_name(da), dt_name(db));
+    if (dc == MGPU_F16 && (da == MGPU_BF16 || da == MGPU_F32))
+      return failf(b, "wgmma: an f16 accumulator needs f16 or f8 operands, not %s", dt_name(da));
+  }
+  if (areg && dt_bytes(da) == 4) return failf(b, "wgmma: A from registers must be 16- or 8-bit, not %s (load f32 A from SMEM)", dt_name(da));
+  int kin = 32 / dt_bytes(da);
+  if (K % kin)
+    return failf(b, "wgmma: K = %lld must be a multiple of %d for %s operands (each instruction takes 32 bytes of K)",
+                 (long long)K, kin, dt_name(da));
   return MGPU_OK;
 }
 

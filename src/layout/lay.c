@@ -120,6 +120,16 @@ void lay_wgmma(lay_layout *l) {
   mgpu_assert(ok);
 }
 
+/* Pallas' WGMMA_LAYOUT_8BIT: the 8-bit A fragment, each warp's 16 rows in
+** 8x16 submatrices whose rows are 4 lanes x vectors of 4. */
+void lay_wgmma_8bit(lay_layout *l) {
+  static const int tr[4] = { 2, 2, 2, 1 };
+  static const int tiles[4][LAY_MAXRANK] = { { 64, 16 }, { 16, 16 }, { 8, 16 }, { 4 } };
+  static const int warp[1] = { -7 }, lane[2] = { -3, -2 };
+  bool ok = lay_tiled(l, 4, tr, tiles, 1, warp, 2, lane, -1, NULL, 0);
+  mgpu_assert(ok);
+}
+
 bool lay_equal(const lay_layout *a, const lay_layout *b) {
   if (a->kind != b->kind) return false;
   if (a->kind == LAY_STRIDED) return a->vec == b->vec;
@@ -439,7 +449,8 @@ bool lay_parse(const char *text, lay_layout *l, char *why, size_t n) {
   else if (eat(&r, "strided(")) {
     if (!num(&r, &v) || v < 1 || v > 16 || (v & (v - 1)) || !eat(&r, ")")) return failw(why, n, "strided(vec): vec is 1, 2, 4, 8 or 16");
     lay_strided(l, (int)v);
-  } else if (eat(&r, "wgmma")) lay_wgmma(l);
+  } else if (eat(&r, "wgmma_8bit")) lay_wgmma_8bit(l);
+  else if (eat(&r, "wgmma")) lay_wgmma(l);
   else if (eat(&r, "tiled")) { if (!parse_tiled(&r, l, why, n)) return false; }
   else if (eat(&r, "levels")) { if (!parse_levels(&r, l, why, n)) return false; }
   else return failw(why, n, "unknown layout (expected splat, strided(v), wgmma, tiled(...) or levels...)");

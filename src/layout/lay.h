@@ -71,6 +71,7 @@ bool lay_tiled(lay_layout *l, int ntiles, const int *tile_rank, const int (*tile
                int nwarp, const int *warp, int nlane, const int *lane, int vec_dim, char *why, size_t n);
 /* Named layouts (Pallas' plgpu.Layout). */
 void lay_wgmma(lay_layout *l);
+void lay_wgmma_8bit(lay_layout *l);   /* the 8-bit wgmma A fragment (vectors of 4) */
 /* Text form: "splat", "strided(8)", "wgmma", "wgmma.reduce(1)", "tiled(...)...". */
 bool lay_parse(const char *text, lay_layout *l, char *why, size_t n);
 /* Canonical text (round-trips through lay_parse). */

@@ -86,6 +86,8 @@ static void layout_name(const lay_layout *l, char *buf, size_t n) {
   if (l->kind == LAY_SPLAT) { snprintf(buf, n, "WG_SPLAT"); return; }
   if (l->kind == LAY_STRIDED) { snprintf(buf, n, "WG_STRIDED(%d)", l->vec); return; }
   if (lay_equal(l, &wg)) { snprintf(buf, n, "WGMMA"); return; }
+  lay_wgmma_8bit(&red);
+  if (lay_equal(l, &red)) { snprintf(buf, n, "WGMMA_8BIT"); return; }
   for (int axis = 0; axis < 2; axis++) {
     lay_reduce(&wg, 2, &axis, 1, &red);
     if (red.kind != LAY_NONE && lay_equal(l, &red)) { snprintf(buf, n, "WGMMA:reduce(%d)", axis); return; }
@@ -421,15 +423,16 @@ mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
     }
   }
   /* wgmma fragments: accumulator reads and writes, register A operands */
-  lay_layout wg;
+  lay_layout wg, wg8;
   lay_wgmma(&wg);
+  lay_wgmma_8bit(&wg8);
   for (uint32_t i = 0; i < k->ops.n; i++) {
     const ir_op *op = &k->ops.v[i];
     const uint32_t *o = ir_opds(k, op);
     int c = ir_optab[op->code].cls;
     if (c == IRC_LOAD && ir_vtype(k, o[0])->space == MGPU_SPACE_REGS) assign(&x, op->res, &wg, (int32_t)i);
     if (c == IRC_STORE && ir_vtype(k, o[0])->space == MGPU_SPACE_REGS && is_array(k, o[1])) assign(&x, o[1], &wg, (int32_t)i);
-    if (c == IRC_WGMMA && is_array(k, o[1])) assign(&x, o[1], &wg, (int32_t)i);
+    if (c == IRC_WGMMA && is_array(k, o[1])) assign(&x, o[1], dt_bytes(ir_vtype(k, o[1])->dtype) == 1 ? &wg8 : &wg, (int32_t)i);
   }
   /* fixed layouts */
   if (!x.lane) {

@@ -65,6 +65,7 @@ typedef struct pe {
   const ir_op *op;               /* op being lowered, for error locations */
   bool smem_reads;               /* SMEM was read since the last warpgroup barrier (auto barriers) */
   bool wg_fence;                 /* accumulator registers written since the last wgmma.fence */
+  int ptx_isa;                   /* PTX ISA version the kernel needs beyond 8.0 (84: mixed s8/u8 wgmma), else 0 */
   bool maxreg;                   /* setmaxnreg is used (the entry needs .minnctapersm 1) */
   preg *phase;                   /* per barrier_alloc result: b32 of expected parities */
   preg *acc;                     /* per acc_alloc result: first accumulator register */

@@ -48,10 +48,10 @@ void ptx_acc_alloc(pe *e, const ir_op *op) {
   ptx_alloc(e, op);
   const ir_type *t = ir_vtype(e->k, op->res);
   int n = acc_per_block(t->dtype, t->shape[1]) * (int)(t->shape[0] / 64);
-  bool half = t->dtype == MGPU_F16;
-  preg a = pe_regs(e, half ? PR_R : PR_F, (uint32_t)n);
+  bool bits = t->dtype != MGPU_F32;   /* f16 pairs and s32 live in b32 registers */
+  preg a = pe_regs(e, bits ? PR_R : PR_F, (uint32_t)n);
   e->acc[op->res] = a;
-  for (int i = 0; i < n; i++) pe_ins(e, half ? "mov.b32" : "mov.f32", 2, R(a + (uint32_t)i), half ? I(0) : F32(0));
+  for (int i = 0; i < n; i++) pe_ins(e, bits ? "mov.b32" : "mov.f32", 2, R(a + (uint32_t)i), bits ? I(0) : F32(0));
   e->wg_fence = true;
 }
 
@@ -86,7 +86,7 @@ static void acc_move(pe *e, uint32_t accv, uint32_t v, bool to_acc) {
         el[h] = scalar ? x : x + slot(e, &f, 64 * g + row, col);
       }
       if (half) pe_ins(e, "mov.b32", 2, to_acc ? R(ar) : RV(el, 2), to_acc ? RV(el, 2) : R(ar));
-      else pe_ins(e, "mov.f32", 2, to_acc ? R(ar) : R(el[0]), to_acc ? R(el[0]) : R(ar));
+      else pe_ins(e, t->dtype == MGPU_I32 ? "mov.b32" : "mov.f32", 2, to_acc ? R(ar) : R(el[0]), to_acc ? R(el[0]) : R(ar));
     }
 }
 
@@ -142,8 +142,9 @@ static void plan_operand(pe *e, operand *o, int64_t MN, int64_t K, int64_t rows,
     pe_failf(e, "wgmma: operand %s needs swizzled SMEM: transforms { tiling{8, %d}, swizzle(128) } (or 64/32 bytes: "
           "tiling{8, swizzle / %d})", o->name, 128 / o->bytes, o->bytes);
   if (!o->kmajor && o->bytes != 2)
-    pe_failf(e, "wgmma: operand %s is %s-major; only 16-bit operands may be, 8-bit and tf32 ones must be K-major",
-          o->name, o->is_b ? "N" : "M");
+    pe_failf(e, "wgmma: %s operands must be K-major (%s): operand %s is %s-major; only 16-bit operands may be",
+          o->bytes == 1 ? "8-bit" : "tf32", o->is_b ? "B transposed: an (N, K) SMEM ref seen through transpose_ref(b, {1, 0})"
+          : "A stored (M, K)", o->name, o->is_b ? "N" : "M");
   int64_t atom = S / o->bytes;   /* elements of one swizzle atom row */
   if (o->kmajor) {
     o->lbo = 0;
@@ -196,6 +197,8 @@ static const char *mma_type(int dt) {
   case MGPU_F16: return "f16";
   case MGPU_F8E4M3: return "e4m3";
   case MGPU_F8E5M2: return "e5m2";
+  case MGPU_I8: return "s8";
+  case MGPU_U8: return "u8";
   default: return "tf32";
   }
 }
@@ -207,7 +210,6 @@ void ptx_wgmma(pe *e, const ir_op *op) {
   int64_t M = acct->shape[0], N = acct->shape[1], K = at->shape[1];
   bool areg = at->kind == MGPU_VALUE_ARRAY;
   int bytes = dt_bytes(bt->dtype), kin = 32 / bytes;
-  if (K % kin) pe_failf(e, "wgmma: K = %lld must be a multiple of %d for %s operands", (long long)K, kin, dt_name(bt->dtype));
   int nb = (int)(M / 64), ns = (int)(K / kin);
   operand A, B;
   memset(&A, 0, sizeof A);
@@ -238,15 +240,25 @@ void ptx_wgmma(pe *e, const ir_op *op) {
     for (int b = 0; b < nb; b++)
       for (int s = 0; s < ns; s++)
         for (int q = 0; q < 4; q++) {
-          int64_t row = 64 * b + 8 * (q % 2), col = (int64_t)kin * s + 8 * (q / 2);
+          preg d = apack + (uint32_t)(4 * (b * ns + s) + q);
+          int64_t row = 64 * b + 8 * (q % 2), col = (int64_t)kin * s + (kin / 2) * (q / 2);
+          if (bytes == 1) {   /* WGMMA_8BIT: 4 consecutive columns, low bytes of b32 registers */
+            preg x[4], lo = pe_reg(e, PR_R), hi = pe_reg(e, PR_R);
+            for (int j = 0; j < 4; j++) x[j] = ar + slot(e, &af, row, col + j);
+            pe_ins(e, "prmt.b32", 4, R(lo), R(x[0]), R(x[1]), I(0x40));
+            pe_ins(e, "prmt.b32", 4, R(hi), R(x[2]), R(x[3]), I(0x40));
+            pe_ins(e, "prmt.b32", 4, R(d), R(lo), R(hi), I(0x5410));
+            continue;
+          }
           preg pair[2] = { ar + slot(e, &af, row, col), ar + slot(e, &af, row, col + 1) };
-          pe_ins(e, "mov.b32", 2, R(apack + (uint32_t)(4 * (b * ns + s) + q)), RV(pair, 2));
+          pe_ins(e, "mov.b32", 2, R(d), RV(pair, 2));
         }
   }
   if (e->wg_fence || areg) pe_ins(e, "wgmma.fence.sync.aligned", 0);
   e->wg_fence = false;
 
-  bool half = acct->dtype == MGPU_F16, sixteen = bytes == 2;
+  bool half = acct->dtype == MGPU_F16, sixteen = bytes == 2, integer = acct->dtype == MGPU_I32;
+  if (integer && at->dtype != bt->dtype && e->ptx_isa < 84) e->ptx_isa = 84;   /* s8 x u8: PTX ISA 8.4 (CUDA 12.4 drivers) */
   int per = acc_per_block(acct->dtype, N);
   int ld;
   preg acc = acc_first(e, o[0], &ld);
@@ -259,15 +271,18 @@ void ptx_wgmma(pe *e, const ir_op *op) {
         pe_ins(e, "add.s64", 3, R(dai), R(da), I(A.start[b * ns + s] >> 4));
       }
       sb_printf(&e->body, "\twgmma.mma_async.sync.aligned.m64n%lldk%d.%s.%s.%s {", (long long)N, kin,
-                half ? "f16" : "f32", mma_type(at->dtype), mma_type(bt->dtype));
+                half ? "f16" : integer ? "s32" : "f32", mma_type(at->dtype), mma_type(bt->dtype));
       for (int i = 0; i < per; i++) sb_printf(&e->body, "%s%s", i ? ", " : "", R(acc + (uint32_t)(b * ld + i)).s);
       if (areg) {
         preg q = apack + (uint32_t)(4 * (b * ns + s));
-        sb_printf(&e->body, "}, {%s, %s, %s, %s}, %s, %s, 1, 1", R(q).s, R(q + 1).s, R(q + 2).s, R(q + 3).s, R(dbi).s,
+        sb_printf(&e->body, "}, {%s, %s, %s, %s}, %s, %s", R(q).s, R(q + 1).s, R(q + 2).s, R(q + 3).s, R(dbi).s,
                   R(scale).s);
-        sb_printf(&e->body, ", %d;\n", B.kmajor ? 0 : 1);
+        if (!integer) sb_puts(&e->body, ", 1, 1");
+        if (sixteen) sb_printf(&e->body, ", %d", B.kmajor ? 0 : 1);
+        sb_puts(&e->body, ";\n");
       } else {
-        sb_printf(&e->body, "}, %s, %s, %s, 1, 1", R(dai).s, R(dbi).s, R(scale).s);
+        sb_printf(&e->body, "}, %s, %s, %s", R(dai).s, R(dbi).s, R(scale).s);
+        if (!integer) sb_puts(&e->body, ", 1, 1");   /* s32 takes no scale immediates */
         if (sixteen) sb_printf(&e->body, ", %d, %d", A.kmajor ? 0 : 1, B.kmajor ? 0 : 1);
         sb_puts(&e->body, ";\n");
       }
