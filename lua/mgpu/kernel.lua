@@ -9,6 +9,7 @@ local context = require "mgpu.context"
 local array = require "mgpu.array"
 local trace = require "mgpu.trace"
 local smem = require "mgpu.smem"
+local profile = require "mgpu.profile"
 
 local M = {}
 local fail = compat.fail
@@ -118,10 +119,11 @@ function M.CompilerParams(opts)
     fail("CompilerParams: profile_space and profile_dir go together (got only %s)", (ps ~= nil and ps ~= 0) and "profile_space" or "profile_dir")
   end
   if ps ~= nil and ps ~= 0 then
-    compat.int(ps, "CompilerParams: profile_space")
+    ps = compat.int(ps, "CompilerParams: profile_space")
+    if ps < 1 then fail("CompilerParams: profile_space (events per warpgroup) must be positive, got %d", ps) end
     if type(pd) ~= "string" then fail("CompilerParams: profile_dir must be a directory name") end
-    fail("CompilerParams: profile_space/profile_dir: the in-kernel profiler is not implemented yet " ..
-         "(time whole launches with mgpu.bench)")
+  else
+    ps, pd = nil, nil
   end
   local vl = opts.vmem_limit_bytes
   if vl ~= nil then
@@ -161,7 +163,8 @@ function M.CompilerParams(opts)
                         unsafe_no_auto_barriers = opts.unsafe_no_auto_barriers and true or false,
                         reduction_scratch_bytes = rs, dimension_semantics = ds, max_concurrent_steps = mcs,
                         delay_release = dr, vmem_limit_bytes = vl, has_side_effects = opts.has_side_effects and true or false,
-                        disable_bounds_checks = false, max_registers = flags.max_registers, opt_level = flags.opt_level },
+                        disable_bounds_checks = false, max_registers = flags.max_registers, opt_level = flags.opt_level,
+                        profile_space = ps, profile_dir = pd },
                       CompilerParams)
 end
 
@@ -335,6 +338,13 @@ local function trace_kernel(k, args, grid, outs)
     else refs[#refs + 1] = trace.wrap(t, core.param(b, "in", args[i].dtype, args[i].shape)) end
   end
   for i = 1, #outs do refs[#refs + 1] = trace.wrap(t, core.param(b, "out", outs[i].dtype, outs[i].shape)) end
+  local prof
+  if k.params.profile_space then   -- the profiler's hidden output, after the kernel's own
+    prof = { shape = profile.buffer_shape(grid, k.num_threads, k.params.profile_space), names = {}, ids = {},
+             dir = k.params.profile_dir, nwg = k.num_threads }
+    prof.ref = trace.wrap(t, core.param(b, "out", "u32", prof.shape))
+    t.profile = prof
+  end
   local saved = trace.current
   trace.current = t
   local ok, err = xpcall(function()
@@ -367,8 +377,9 @@ local function trace_kernel(k, args, grid, outs)
   for _, p in ipairs(t.print_layouts or {}) do
     print(string.format(p.fmt, core.layout(kern, p.id)))
   end
+  if prof then prof.ref = nil end
   return { kernel = kern, trace_ms = (os.clock() - t0) * 1000 - core.resources(kern).compile_ms,
-           passes_ms = core.resources(kern).compile_ms }
+           passes_ms = core.resources(kern).compile_ms, profile = prof }
 end
 
 -- -- Calling ------------------------------------------------------------------
@@ -459,8 +470,14 @@ local function launch(self, entry, args, results)
     bufs[i] = s and s.value or args[i].buf
   end
   for i = 1, #results do bufs[#bufs + 1] = results[i].buf end
+  local pbuf
+  if entry.profile then      -- profiling: a zeroed hidden output, decoded into a trace JSON after the launch
+    pbuf = array.zeros(entry.profile.shape, "u32")
+    bufs[#bufs + 1] = pbuf.buf
+  end
   local ok, err = pcall(context.core.launch, entry.kernel, bufs)
   if not ok then fail("%s", err) end
+  if pbuf then profile.write(entry.profile, pbuf:to_table(), self.name, self.interpret or context.info().mode == "interpret") end
 end
 
 --- k(inputs...) -> new output array(s).

@@ -521,4 +521,8 @@ function M.cond(c, ftrue, ffalse)
   return op("yield", values_of(f, f.n, t, "cond false branch"))
 end
 
+--- mgpu.named_scope("name", fn, ...): a profiled region (CompilerParams
+--- profile_space / profile_dir); without profiling it just calls fn.
+M.named_scope = require("mgpu.profile").named_scope
+
 return M

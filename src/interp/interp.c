@@ -382,8 +382,30 @@ static void copy_vals(interp *I, iagent *a, const uint32_t *from, uint32_t first
   }
 }
 
+/* profile: the warpgroup's event (tag = name id | end << 31, SM 0, the
+** step counter as its clock) in its trace's row of the buffer; a full row
+** only counts (the host reports the dropped events). */
+static void do_profile(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  const int64_t *at = ir_ints(k, op);
+  const iparam *p = &I->params[a->slots[ir_opds(k, op)[0]].ref->root];
+  int nwg = k->opts.num_threads > 0 ? k->opts.num_threads : 1;
+  int64_t trace = (I->clusters_done * I->nblocks + a->block) * nwg + a->wg;
+  if (trace >= p->shape[0]) FAULT(I, op, "profile: trace %lld is outside the buffer", (long long)trace);
+  uint32_t *row = (uint32_t *)(void *)p->data + trace * p->shape[1];
+  uint32_t n = row[0], space = (uint32_t)(p->shape[1] / 4 - 1);
+  row[0] = n + 1;
+  if (n >= space) return;
+  uint32_t *ev = row + 4 + 4 * (size_t)n;
+  ev[0] = (uint32_t)at[0] | (uint32_t)at[1] << 31;
+  ev[1] = 0;
+  ev[2] = (uint32_t)I->steps;
+  ev[3] = (uint32_t)((uint64_t)I->steps >> 32);
+}
+
 static void eval(interp *I, iagent *a, const ir_op *op) {
   const ir_kernel *k = I->k;
+  I->steps++;
   const uint32_t *o = ir_opds(k, op);
   const int64_t *at = ir_ints(k, op);
   ival *out = op->nres ? val(a, op->res) : NULL;
@@ -435,6 +457,7 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_WGMMA: interp_wgmma(I, a, op); break;
   case IRC_ATOMIC: do_atomic(I, a, op); break;
   case IRC_PRINT: do_print(I, a, op); break;
+  case IRC_PROF: do_profile(I, a, op); break;
   case IRC_SYNC:
     if (op->code == IR_commit_group) a->group++;
     else if (op->code == IR_commit_smem) a->epoch++;
@@ -720,6 +743,7 @@ static void run_cluster(interp *I) {
   }
   interp_async_clear(I);
   flush_prints(I);
+  I->clusters_done++;
 }
 
 mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *args, uint32_t nargs, diag *d) {

@@ -122,6 +122,8 @@ typedef struct interp {
   ival *scratch;                 /* carried-value staging, max numel */
   int64_t scratch_n;
   int64_t data_total, ref_total; /* elements and refs per agent */
+  int64_t steps;                 /* ops evaluated so far: the profiler's clock */
+  int64_t clusters_done;         /* clusters run so far (profile trace indices) */
 } interp;
 
 /* A fault of the interpreted kernel at op's script line (printf-style message). */

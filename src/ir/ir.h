@@ -85,6 +85,7 @@
   _(set_max_registers, SYNC, M)  /* ints=n, increase (1) or decrease (0): setmaxnreg */ \
   _(atomic, ATOMIC, M)           /* (one-element GMEM ref, value[, new]) ints=op, sem, scope -> the old value; once per warpgroup */ \
   _(debug_print, PRINT, M)       /* (scalars..., or one array) text=format with {} per operand: printf once per warpgroup, arrays one line per element */ \
+  _(profile, PROF, M)            /* (profile buffer parameter u32[traces, 4 + 4*space]) ints=name id, end: the warpgroup's leader stamps one event (globaltimer, smid) */ \
   /* structured control flow */ \
   _(for,   FOR,   R)             /* (lo, hi, step, inits...) -> carried results; args: iv, carried */ \
   _(if,    IF,    R)             /* (cond) -> results; regions: then, else */ \
@@ -103,7 +104,7 @@ typedef enum ir_opclass {
   IRC_CONST, IRC_GRIDIDX, IRC_THREADIDX, IRC_UNARY, IRC_BINARY, IRC_COMPARE,
   IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_BCASTDIM, IRC_RESHAPE, IRC_IOTA, IRC_LAYOUTCAST, IRC_REDUCE,
   IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_ALLOC, IRC_CLUSTERIDX,
-  IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC, IRC_PRINT,
+  IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC, IRC_PRINT, IRC_PROF,
   IRC_FOR, IRC_IF, IRC_WHILE, IRC_SCOPED, IRC_YIELD
 } ir_opclass;
 

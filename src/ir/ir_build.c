@@ -593,6 +593,21 @@ static mgpu_status print_check(ir_builder *b, const uint32_t *opds, uint32_t nop
   return MGPU_OK;
 }
 
+/* profile (buffer) ints=name id, end: the buffer is a kernel parameter,
+** u32[traces, 4 + 4*space] (a header, then 16-byte events). */
+static mgpu_status profile_check(ir_builder *b, const uint32_t *opds, uint32_t nopd, const int64_t *ints, uint32_t nints) {
+  mgpu_status s;
+  char x[96];
+  if ((s = want_count(b, "profile", nopd, 1, 1))) return s;
+  if ((s = want_space(b, "profile", opds, 0, MGPU_SPACE_GMEM, "a GMEM ref"))) return s;
+  const ir_type *t = ir_vtype(b->k, opds[0]);
+  if (!(b->k->vals.v[opds[0]].flags & IRV_PARAM) || t->dtype != MGPU_U32 || t->rank != 2 || t->shape[1] < 8 || t->shape[1] % 4)
+    return failf(b, "profile: the buffer must be a u32[traces, 4 + 4*space] kernel parameter, not %s", TS(t, x));
+  if (nints != 2 || ints[0] < 0 || ints[0] > 0x7fffffff || (ints[1] != 0 && ints[1] != 1))
+    return failf(b, "profile: needs ints (name id, end 0/1)");
+  return MGPU_OK;
+}
+
 /* wgmma (acc, a, b): acc (M, N) += a (M, K) @ b (K, N). */
 static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
   const char *op = "wgmma";
@@ -923,6 +938,10 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     break;
   case IRC_PRINT:
     if ((s = print_check(b, opds, nopd, text))) return s;
+    nrt = 0;
+    break;
+  case IRC_PROF:
+    if ((s = profile_check(b, opds, nopd, ints, nints))) return s;
     nrt = 0;
     break;
   case IRC_ATOMIC:

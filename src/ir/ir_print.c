@@ -35,6 +35,10 @@ static void print_attrs(strbuf *sb, const ir_kernel *k, const ir_op *op) {
   case IRC_CONVERT:
     sb_printf(sb, " to %s", dt_name(a[0]));
     return;
+  case IRC_PROF:
+    sb_printf(sb, " %s %lld", a[1] ? "end" : "begin", (long long)a[0]);
+    if (op->text) sb_printf(sb, " \"%s\"", ir_str(k, op->text));
+    return;
   case IRC_PRINT:   /* the format, one line whatever it holds */
     sb_puts(sb, " \"");
     for (const char *p = ir_str(k, op->text); *p; p++) {

@@ -195,6 +195,8 @@ void ptx_tma(pe *e, const ir_op *op);
 
 /* ptx_print.c: debug_print through the driver's vprintf */
 void ptx_debug_print(pe *e, const ir_op *op);
+/* profile: one event stamped by the warpgroup's leader (CompilerParams profile_space) */
+void ptx_profile(pe *e, const ir_op *op);
 /* Module-scope declarations (vprintf, format strings) and the argument
 ** buffer declared in the entry, when the kernel prints. */
 void ptx_print_decls(const pe *e, strbuf *out);

@@ -370,6 +370,7 @@ static void emit_region(pe *e, uint32_t i, uint32_t end) {
     case IRC_WGMMA: ptx_wgmma(e, op); break;
     case IRC_ATOMIC: define(e, op->res); ptx_atomic(e, op); break;
     case IRC_PRINT: ptx_debug_print(e, op); break;
+    case IRC_PROF: ptx_profile(e, op); break;
     case IRC_CLUSTERIDX: {
       static const char *const creg[3] = { "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z" };
       define(e, op->res);
