@@ -19,6 +19,7 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
     keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) nobar (0|1) reps
           sched=static|dynamic (tiles dealt round robin, or claimed at run time from a GMEM counter)
+          tune=1 (or --tune): mgpu.autotune picks tile_n, snake, wg_dim and sched; the winner is kept per shape
           act=relu|gelu (a fused epilogue, GELU in its tanh form: C = act(A @ B) before the cast)
   (4096^3 bf16 on a GPU; 256x384x320 interpreted)
 
@@ -160,8 +161,10 @@ local cfg = {}
 local pos = {}
 for _, a in ipairs(args) do
   local k, v = a:match("^([%w_]+)=(.+)$")
-  if k then cfg[k] = tonumber(v) or v else pos[#pos + 1] = a end
+  if k then cfg[k] = tonumber(v) or v elseif a == "--tune" then cfg.tune = 1 else pos[#pos + 1] = a end
 end
+local tune = cfg.tune == 1 or cfg.tune == "yes"
+cfg.tune = nil
 local small = mgpu.interpreting()
 local M = tonumber(pos[1]) or (small and 256 or 4096)
 local N = tonumber(pos[2]) or (small and 384 or M)
@@ -185,7 +188,7 @@ if act then cfg.epilogue = act[1] end
 local tn = cfg.tile_n or lib.defaults.tile_n
 while tn > 64 and N < tn * ((cfg.wg_dim or lib.defaults.wg_dim) == "N" and 2 or 1) do tn = tn / 2 end
 cfg.tile_n = tn
-local matmul = lib.build(cfg)
+local matmul = not tune and lib.build(cfg) or nil
 
 -- TMA reads rows that start on 16-byte boundaries: when K is not a multiple of 8, A and B are
 -- stored with K padded to one (the leading dimension a BLAS call would take), with B's padding
@@ -201,6 +204,49 @@ if Kp > K then
       local row = src:at(mgpu.min(r, K - 1), mgpu.all):load()
       dst:at(r, mgpu.all):store(mgpu.select(mgpu.lt(r, K), row, 0))
     end }(b)
+end
+
+-- tune=1: mgpu.autotune times tile_n x snake x wg_dim x sched (the other options as given) and keeps
+-- the winner per shape and options next to the kernel cache
+if tune then
+  local fixed, configs = {}, {}
+  local tuned = { epilogue = true, tile_n = true, snake = true, wg_dim = true, sched = true }
+  for k, v in pairs(cfg) do if not tuned[k] then fixed[#fixed + 1] = k .. "=" .. tostring(v) end end
+  if act_name then fixed[#fixed + 1] = "act=" .. act_name end
+  table.sort(fixed)
+  for _, tn_ in ipairs({ 128, 256 }) do
+    for _, wg in ipairs({ "M", "N" }) do
+      for _, sched in ipairs({ "static", "dynamic" }) do
+        for _, snake in ipairs({ 4, 8, 16 }) do
+          local fits = N >= tn_ * (wg == "N" and 2 or 1)
+          if fits and (sched == "static" or (cfg.cluster or 1) == 1) then
+            configs[#configs + 1] = { tile_n = tn_, wg_dim = wg, sched = sched, snake = snake }
+          end
+        end
+      end
+    end
+  end
+  if #configs == 0 then configs[1] = { tile_n = cfg.tile_n, wg_dim = "M", sched = "static", snake = 8 } end
+  local tcounter, tout = mgpu.zeros({ 2 }, "i32"), mgpu.empty({ M, N }, cfg.dtype)
+  local function with(t)
+    local c2 = {}
+    for k, v in pairs(cfg) do c2[k] = v end
+    for k, v in pairs(t) do c2[k] = v end
+    return c2
+  end
+  local _, best = mgpu.autotune{
+    key = string.format("matmul %dx%dx%d %s", M, N, Kp, table.concat(fixed, " ")),
+    configs = configs, args = { a, b },
+    kernel_factory = function(t)
+      local mm = lib.build(with(t))
+      if t.sched == "dynamic" then return function(x, y) return mm:call_into(tout, x, y, tcounter) end end
+      return function(x, y) return mm:call_into(tout, x, y) end
+    end,
+  }
+  print(string.format("matmul: tuned for %dx%dx%d %s: tile_n=%d snake=%d wg_dim=%s sched=%s", M, N, K, cfg.dtype,
+                      best.tile_n, best.snake, best.wg_dim, best.sched))
+  cfg = with(best)
+  matmul = lib.build(cfg)
 end
 local counter = cfg.sched == "dynamic" and mgpu.zeros({ 2 }, "i32") or nil
 local function inputs() if counter then return a, b, counter end return a, b end

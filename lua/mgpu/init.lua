@@ -29,6 +29,7 @@ local blockspec = require "mgpu.blockspec"
 local loops = require "mgpu.loops"
 local pipeline = require "mgpu.pipeline"
 local pallas_call = require "mgpu.pallas_call"
+local autotune = require "mgpu.autotune"
 
 local mgpu = {
   _VERSION = "mgpu " .. context.core.version(),
@@ -43,7 +44,7 @@ local mgpu = {
   from_dlpack = array.from_dlpack,
   -- configuration and device
   configure = context.configure,
-  bench = bench.bench,
+  bench = bench.bench, autotune = autotune.autotune,
   host = host,
   Layout = layout.Layout, Replicated = layout.Replicated, LoweringSemantics = kernel.LoweringSemantics,
   -- shared memory
