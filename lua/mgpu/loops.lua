@@ -259,6 +259,8 @@ end
 ---   counter: a GMEM i32 ref of at least 2 elements, zero before the
 ---     first launch; the last block to finish sets it back to zero, so
 ---     launches can follow each other (not run concurrently) with one counter.
+---     Give every loop of a kernel its own counter: a second loop on the
+---     same one could start claiming before the first one's reset.
 ---   grid_names: the launch-grid axes (all of them); without `grid` their
 ---     sizes are the work (Pallas' form: blocks that find no work left
 ---     exit), with `grid` (sizes, an mgpu extension) the blocks are
