@@ -19,6 +19,8 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
     keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) nobar (0|1) reps
           sched=static|dynamic (tiles dealt round robin, or claimed at run time from a GMEM counter)
+          mcast=1|0 (with cluster=2: multicast the shared operand, or let each block load it; the
+          cluster's blocks still take neighbouring tiles, which then meet in L2)
           tune=1 (or --tune): mgpu.autotune picks tile_n, snake, wg_dim and sched; the winner is kept per shape
           act=relu|gelu (a fused epilogue, GELU in its tanh form: C = act(A @ B) before the cast)
   (4096^3 bf16 on a GPU; 256x384x320 interpreted)
@@ -36,7 +38,7 @@ local lib = {}
 
 --- The default configuration (Pallas' TuningConfig fields).
 lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 3, snake = 8, wg_dim = "M", cluster = 1,
-                 delay = 0, nobar = 0, sched = "static", dtype = "bf16" }
+                 delay = 0, nobar = 0, sched = "static", mcast = 1, dtype = "bf16" }
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
 --- the f32 accumulator tile of one compute warpgroup before the cast.
@@ -117,9 +119,9 @@ function lib.build(cfg)
           max_concurrent_steps = depth, compute_context = epilogue, pipeline_state = state, step_offset = offset,
           in_specs = {
             mgpu.BlockSpec{ { cta_m, tk }, function(k) return mi, k end, transforms = xf, delay_release = c.delay,
-                            collective_axes = cn == 2 and "c" or nil },
+                            collective_axes = (cn == 2 and c.mcast ~= 0) and "c" or nil },
             mgpu.BlockSpec{ { tk, cta_n }, function(k) return k, ni end, transforms = xf, delay_release = c.delay,
-                            collective_axes = cm == 2 and "c" or nil },
+                            collective_axes = (cm == 2 and c.mcast ~= 0) and "c" or nil },
           },
         })
       end
