@@ -2,13 +2,8 @@
 -- (mgpu --emit-ptx, MGPU_COMPILE_ONLY=1): nothing is allocated, kernels
 -- compile and return abstract outputs, reading data is an error.
 local mgpu = require "mgpu"
-local bin = os.getenv("MGPU_BIN") or "build/mgpu"
-
-local function script(body)
-  local path = os.tmpname() .. ".lua"
-  local f = assert(io.open(path, "w")); f:write(body); f:close()
-  return path
-end
+local util = dofile("spec/support/util.lua")
+local bin, script = util.bin, util.script
 local function run(cmd)
   local p = io.popen(cmd .. " 2>&1; echo \"rc=$?\"")
   local out = p:read("a"); p:close()

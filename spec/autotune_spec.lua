@@ -4,7 +4,7 @@
 -- without a timer, bad arguments located at the caller's line.
 local mgpu = require "mgpu"
 local util = dofile("spec/support/util.lua")
-local bin = os.getenv("MGPU_BIN") or "build/mgpu"
+local bin = util.bin
 
 local function tmpdir()
   local d = os.tmpname()
@@ -99,10 +99,8 @@ local _, cfg = mgpu.autotune{ configs = { { s = 1 }, { s = 2 } }, key = "proc", 
 print("chose " .. cfg.s)
 ]]
   local function run(env, times)
-    local path = os.tmpname() .. ".lua"
-    local f = assert(io.open(path, "w")); f:write(script:format(times)); f:close()
-    local p = io.popen(env .. " MGPU_INTERPRET=1 " .. bin .. " " .. path .. " 2>&1")
-    local out = p:read("a"); p:close()
+    local path = util.script(script:format(times))
+    local out = util.output(env .. " MGPU_INTERPRET=1 " .. bin .. " " .. path)
     os.remove(path)
     return out
   end

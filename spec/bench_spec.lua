@@ -4,7 +4,7 @@
 local mgpu = require "mgpu"
 local bench = require "mgpu.bench"
 local context = require "mgpu.context"
-local bin = os.getenv("MGPU_BIN") or "build/mgpu"
+local bin = dofile("spec/support/util.lua").bin
 
 local function run(args)
   local tmp = os.tmpname()

@@ -1,6 +1,6 @@
 -- The mgpu command: scripts, flags, the REPL, and error reports that
 -- point at the script line with a non-zero exit status.
-local bin = os.getenv("MGPU_BIN") or "build/mgpu"
+local bin = dofile("spec/support/util.lua").bin
 
 local function run(args, input)
   local tmp = os.tmpname()
@@ -17,11 +17,7 @@ local function run(args, input)
   return out, code or (ok and 0 or 1)
 end
 
-local function script(body)
-  local path = os.tmpname() .. ".lua"
-  local f = assert(io.open(path, "w")); f:write(body); f:close()
-  return path
-end
+local script = dofile("spec/support/util.lua").script
 
 describe("mgpu command", function()
   it("prints its version", function()

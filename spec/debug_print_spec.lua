@@ -2,19 +2,13 @@
 -- separate `mgpu --interpret` process, so the test output stays clean),
 -- the PTX it lowers to (vprintf), and its errors.
 local mgpu = require "mgpu"
-local bin = os.getenv("MGPU_BIN") or "build/mgpu"
+local util = dofile("spec/support/util.lua")
+local err_of = util.err_of
 
-local err_of = dofile("spec/support/util.lua").err_of
-
--- stdout of `mgpu --interpret` on a script body
+-- the output of `mgpu --interpret` on a script body
 local function run(body)
-  local path = os.tmpname() .. ".lua"
-  local f = assert(io.open(path, "w"))
-  f:write('local mgpu = require "mgpu"\n', body)
-  f:close()
-  local p = assert(io.popen(bin .. " --interpret " .. path .. " 2>&1"))
-  local out = p:read("*a")
-  p:close()
+  local path = util.script('local mgpu = require "mgpu"\n' .. body)
+  local out = util.output(util.bin .. " --interpret " .. path)
   os.remove(path)
   return out
 end

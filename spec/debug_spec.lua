@@ -1,13 +1,8 @@
 -- Debug dumps: MGPU_DEBUG=ir,layout,smem,ptx,time and mgpu.kernel{ debug = true }
 -- print each stage to stderr when a kernel is compiled; mgpu.show prints a
 -- kernel's IR, PTX and resources.
-local bin = os.getenv("MGPU_BIN") or "build/mgpu"
-
-local function script(body)
-  local path = os.tmpname() .. ".lua"
-  local f = assert(io.open(path, "w")); f:write(body); f:close()
-  return path
-end
+local util = dofile("spec/support/util.lua")
+local bin, script = util.bin, util.script
 -- stderr only (stdout to /dev/null)
 local function stderr_of(cmd)
   local p = io.popen(cmd .. " 2>&1 >/dev/null")

@@ -4,8 +4,9 @@
 -- and checked for structure.
 local mgpu = require "mgpu"
 local profile = require "mgpu.profile"
-local err_of = dofile("spec/support/util.lua").err_of
-local bin = os.getenv("MGPU_BIN") or "build/mgpu"
+local util = dofile("spec/support/util.lua")
+local err_of = util.err_of
+local bin = util.bin
 
 -- A small JSON reader (objects, arrays, strings, numbers, true/false/null).
 local function json_decode(s)
@@ -149,9 +150,7 @@ describe("profiler", function()
   end)
 
   it("drops events past profile_space, says how many on stderr, and closes the scopes left open", function()
-    local script = os.tmpname() .. ".lua"
-    local f = assert(io.open(script, "w"))
-    f:write(string.format([[
+    local script = util.script(string.format([[
       local mgpu = require "mgpu"
       local k = mgpu.kernel{ name = "tight", num_threads = 2, thread_name = "wg", grid = { 2 },
         out_shape = mgpu.shape({ 4 }, "f32"),
@@ -163,10 +162,7 @@ describe("profiler", function()
       local p = require("mgpu.profile").last
       print("EVENTS " .. p.events .. " DROPPED " .. p.dropped .. " PATH " .. p.path)
     ]], dir))
-    f:close()
-    local p = assert(io.popen(bin .. " --interpret " .. script .. " 2>&1"))
-    local out = p:read("*a")
-    p:close()
+    local out = util.output(bin .. " --interpret " .. script)
     os.remove(script)
     assert.matches("profile_space = 3 was too small, 4 events dropped", out)
     assert.matches("EVENTS 12 DROPPED 4", out)

@@ -38,15 +38,8 @@ local function canon(v, depth)
   end
   if t == "boolean" or t == "nil" then return tostring(v) end
   if t ~= "table" or (depth or 0) > 8 then return "<" .. t .. ">" end
-  local keys = {}
-  for k in pairs(v) do keys[#keys + 1] = k end
-  table.sort(keys, function(a, b)
-    if type(a) ~= type(b) then return type(a) == "number" end
-    if type(a) == "number" or type(a) == "string" then return a < b end
-    return tostring(a) < tostring(b)
-  end)
   local parts = {}
-  for i, k in ipairs(keys) do
+  for i, k in ipairs(compat.sorted_keys(v)) do
     local val = canon(v[k], (depth or 0) + 1)
     if type(k) == "number" and k == i then parts[i] = val
     elseif type(k) == "string" and k:match("^[%a_][%w_]*$") then parts[i] = k .. "=" .. val

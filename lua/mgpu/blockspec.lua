@@ -66,9 +66,7 @@ local known = { block_shape = true, index_map = true, memory_space = true, trans
 function M.BlockSpec(opts)
   if opts == nil then opts = {} end
   if type(opts) ~= "table" then fail("BlockSpec expects a table of options") end
-  for k in pairs(opts) do
-    if not known[k] then fail("BlockSpec: unknown option '%s'", tostring(k)) end
-  end
+  compat.check_keys(opts, known, "BlockSpec")
   local shape = opts.block_shape or opts[1]
   local imap = opts.index_map or opts[2]
   local s = setmetatable({ where = compat.where() }, Spec)

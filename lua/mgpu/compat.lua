@@ -19,15 +19,25 @@ end
 M.mark_lib()
 
 --- "file:line" of the innermost caller outside the mgpu library.
-function M.where()
-  local level = 2
-  while true do
-    local info = debug.getinfo(level, "Sl")
-    if not info then return "?" end
-    if info.what ~= "C" and not M.lib_sources[info.source] then
-      return (info.short_src or "?") .. ":" .. (info.currentline or 0)
-    end
-    level = level + 1
+function M.where() return M.where_from(2) or "?" end
+
+--- A table's keys in a stable order: numbers first (ascending), then
+--- strings, then anything else by its text.
+function M.sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b)
+    if type(a) ~= type(b) then return type(a) == "number" end
+    if type(a) == "number" or type(a) == "string" then return a < b end
+    return tostring(a) < tostring(b)
+  end)
+  return keys
+end
+
+--- Refuse any key of the options table `opts` that `known` lacks.
+function M.check_keys(opts, known, what)
+  for k in pairs(opts) do
+    if not known[k] then M.fail("%s: unknown option '%s'", what, tostring(k)) end
   end
 end
 
@@ -38,13 +48,7 @@ function M.describe(v, depth)
   local mt = getmetatable(v)
   if type(v) ~= "table" or (type(mt) == "table" and mt.__tostring) then return tostring(v) end
   if (depth or 0) >= 2 then return "{...}" end
-  local keys, parts = {}, {}
-  for k in pairs(v) do keys[#keys + 1] = k end
-  table.sort(keys, function(a, b)
-    if type(a) ~= type(b) then return type(a) == "number" end
-    if type(a) == "number" or type(a) == "string" then return a < b end
-    return tostring(a) < tostring(b)
-  end)
+  local keys, parts = M.sorted_keys(v), {}
   for i, k in ipairs(keys) do
     if i > 8 then parts[#parts + 1] = string.format("... (%d entries)", #keys); break end
     local val = M.describe(v[k], (depth or 0) + 1)

@@ -26,9 +26,7 @@ local fail = compat.fail
 local function check_opts(opts, what, known)
   if opts == nil then return {} end
   if type(opts) ~= "table" then fail("%s: options must be a table", what) end
-  for k in pairs(opts) do
-    if not known[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
-  end
+  compat.check_keys(opts, known, what)
   return opts
 end
 

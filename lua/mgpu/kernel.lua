@@ -433,9 +433,22 @@ local function abstract_args(args)
   return args
 end
 
+-- The cached entry for these arguments, traced when there is none yet
+-- (`new` then true), and its cache key.
+local function entry_for(self, args)
+  local grid = resolve_grid(self, args)
+  local outs, single = resolve_out(self, args)
+  local key = signature(args, grid, outs)
+  local entry = self.cache[key]
+  if entry then return entry, outs, single, false, key end
+  entry = trace_kernel(self, args, grid, outs)
+  self.cache[key] = entry
+  return entry, outs, single, true, key
+end
+
 local function prepare(self, args, running)
-  abstract_args(args)
   for i = 1, #args do
+    if getmetatable(args[i]) == Shape then args[i] = array.spec(args[i].shape, args[i].dtype) end
     if not array.is_array(args[i]) and not as_scalar(args[i]) then
       fail("kernel '%s': argument %d must be an mgpu array or a number, got %s", self.name, i,
            trace.is_value(args[i]) and "a traced value" or type(args[i]))
@@ -446,13 +459,8 @@ local function prepare(self, args, running)
            compat.shape_str(args[i].shape))
     end
   end
-  local grid = resolve_grid(self, args)
-  local outs, single = resolve_out(self, args)
-  local key = signature(args, grid, outs)
-  local entry = self.cache[key]
-  if not entry then
-    entry = trace_kernel(self, args, grid, outs)
-    self.cache[key] = entry
+  local entry, outs, single, new, key = entry_for(self, args)
+  if new then
     local set = self.debug or env_debug
     if set then dump(self, entry, set, key) end
     if context.info().mode == "compile" then
@@ -533,12 +541,7 @@ function M.is_kernel(x) return getmetatable(x) == Kernel end
 --- The kernel's canonical IR text and PTX for the given arguments: arrays,
 --- abstract arrays (mgpu.abstract) or mgpu.shape(...) values, and numbers.
 function Kernel:lower(...)
-  local args = abstract_args({ ... })
-  local grid = resolve_grid(self, args)
-  local outs = resolve_out(self, args)
-  local key = signature(args, grid, outs)
-  local entry = self.cache[key] or trace_kernel(self, args, grid, outs)
-  self.cache[key] = entry
+  local entry = entry_for(self, abstract_args({ ... }))
   local core = context.core
   return { ir = core.text(entry.kernel, "ir"), ptx = core.text(entry.kernel, "ptx"),
            resources = core.resources(entry.kernel) }
@@ -549,13 +552,11 @@ end
 --- abstract arrays, mgpu.shape values or numbers).
 function M.show(k, ...)
   if not M.is_kernel(k) then fail("show: expected an mgpu.kernel, got %s", type(k)) end
-  local l = k:lower(...)
-  local key = signature(abstract_args({ ... }), resolve_grid(k, abstract_args({ ... })), (resolve_out(k, abstract_args({ ... }))))
-  local kern = k.cache[key].kernel
+  local kern = entry_for(k, abstract_args({ ... })).kernel
   pcall(context.core.compile, kern)
   local r = context.core.resources(kern)
   print(string.format("-- kernel '%s' --", k.name))
-  print("-- ir --"); print(l.ir)
+  print("-- ir --"); print(context.core.text(kern, "ir"))
   print("-- ptx --"); print(context.core.text(kern, "ptx"))
   print(string.format("-- resources --\nSMEM %d bytes per block, %d threads, registers %s, local %d bytes", r.smem_bytes,
                       r.threads, r.registers > 0 and tostring(r.registers) or "unknown (not loaded on a GPU)", r.local_bytes))

@@ -215,9 +215,7 @@ function M.nd_loop(grid, opts, body)
   if type(opts) == "function" and body == nil then opts, body = {}, opts end
   if type(opts) ~= "table" then fail("%s: options must be a table such as { collective_axes = \"sm\" }", what) end
   if type(body) ~= "function" then fail("%s: the body must be a function", what) end
-  for k in pairs(opts) do
-    if k ~= "collective_axes" and k ~= "tiling" and k ~= "init_carry" then fail("%s: unknown option '%s'", what, tostring(k)) end
-  end
+  compat.check_keys(opts, { collective_axes = true, tiling = true, init_carry = true }, what)
   local g, total = M.grid(grid, what .. " grid")
   local walk = g
   if opts.tiling ~= nil then
@@ -277,11 +275,7 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
   if type(opts) == "function" and body == nil then opts, body = {}, opts end
   if type(opts) ~= "table" then fail("%s: options must be a table such as { counter = ref, thread_axis = \"wg\" }", what) end
   if type(body) ~= "function" then fail("%s: the body must be a function", what) end
-  for k in pairs(opts) do
-    if k ~= "counter" and k ~= "grid" and k ~= "thread_axis" and k ~= "init_carry" and k ~= "cluster_axes" then
-      fail("%s: unknown option '%s'", what, tostring(k))
-    end
-  end
+  compat.check_keys(opts, { counter = true, grid = true, thread_axis = true, init_carry = true, cluster_axes = true }, what)
   if opts.cluster_axes ~= nil then fail("%s: cluster_axes needs cluster launch control, which Hopper does not have", what) end
   local counter = opts.counter
   if counter == nil then

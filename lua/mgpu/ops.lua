@@ -116,7 +116,7 @@ M.ceil = unary("ceil", math.ceil)
 -- Lua-number forms of the functions Lua's math library lacks (double precision).
 local huge = math.huge
 local function h_erf(x)
-  if x ~= x then return x end
+  if x ~= x or x == 0 then return x end   -- NaN, and zeros keep their sign
   local a, r = math.abs(x), 1
   if a < 2.5 then             -- 2/sqrt(pi) sum (-1)^n a^(2n+1) / (n! (2n+1))
     local term, sum, n = a, a, 0

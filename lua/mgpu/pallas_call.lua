@@ -47,9 +47,7 @@ end
 --- input arrays.  body(in_smem..., out_smem..., scratch...).
 function M.pallas_call(spec)
   if type(spec) ~= "table" then fail("pallas_call expects a table of options") end
-  for k in pairs(spec) do
-    if not known[k] then fail("pallas_call: unknown option '%s'", tostring(k)) end
-  end
+  compat.check_keys(spec, known, "pallas_call")
   if type(spec.body) ~= "function" then fail("pallas_call: body must be a function") end
   local grid = loops.grid(spec.grid or {}, "pallas_call grid")
   local cp = spec.compiler_params or kernel.CompilerParams()

@@ -44,9 +44,7 @@ M.PipelineState = { STEADY = 0, START = 1, STOP = 2 }
 
 local function check_keys(opts, known, what)
   if type(opts) ~= "table" then fail("%s: options must be a table", what) end
-  for k in pairs(opts) do
-    if not known[k] then fail("%s: unknown option '%s'", what, tostring(k)) end
-  end
+  compat.check_keys(opts, known, what)
 end
 
 local function int_opt(v, default, what, lo)

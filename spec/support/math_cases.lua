@@ -19,25 +19,8 @@ local unpack = table.unpack or unpack
 -- -- Double-precision references ----------------------------------------------------------
 
 local ref = {}
-function ref.erf(x)
-  if x ~= x then return x end
-  local a, r = math.abs(x), 1
-  if a < 2.5 then             -- 2/sqrt(pi) sum (-1)^n a^(2n+1) / (n! (2n+1))
-    local term, sum, n = a, a, 0
-    repeat
-      n = n + 1
-      term = -term * a * a / n
-      sum = sum + term / (2 * n + 1)
-    until math.abs(term) <= 1e-17 * sum
-    r = sum * 1.1283791670955126
-  elseif a < huge then        -- erfc's continued fraction
-    local f = 0
-    for k = 60, 1, -1 do f = (k / 2) / (a + f) end
-    r = 1 - math.exp(-a * a) / (a + f) * 0.5641895835477563
-  end
-  if x == 0 then return x end
-  return x < 0 and -r or r
-end
+ref.erf = require("mgpu.ops").erf   -- the library's double-precision form for Lua numbers
+
 function ref.expm1(x)
   local u = math.exp(x)
   if x == 0 or u == huge or x ~= x then return (x == 0 or x ~= x) and x or u end

@@ -87,13 +87,30 @@ static void d_exp(pe *e, preg x, preg *s, preg *p) {
   pe_ins(e, "mov.b64", 2, R(*s), R(kb));
 }
 
+/* ln(1 + f) = 2 atanh(s), s = f / (2 + f), by the odd series 2s (1 + z p(z)),
+** z = s^2, p's n coefficients c highest first.  wide: f64, rounded to
+** nearest; else f32 with the approximate division. */
+static preg log1p_series(pe *e, bool wide, preg f, const double *c, int n) {
+  preg den = wide ? fd(e) : f32(e), s = wide ? fd(e) : f32(e), z = wide ? fd(e) : f32(e);
+  preg t = wide ? fd(e) : f32(e), tz = wide ? fd(e) : f32(e);
+  po two = wide ? F64(2.0) : F32(2.0);
+  pe_ins(e, wide ? "add.rn.f64" : "add.f32", 3, R(den), R(f), two);
+  pe_ins(e, wide ? "div.rn.f64" : "div.approx.f32", 3, R(s), R(f), R(den));
+  pe_ins(e, wide ? "mul.rn.f64" : "mul.f32", 3, R(z), R(s), R(s));
+  preg p = horner(e, wide, z, c, n);
+  pe_ins(e, wide ? "add.rn.f64" : "add.f32", 3, R(t), R(s), R(s));
+  pe_ins(e, wide ? "mul.rn.f64" : "mul.f32", 3, R(tz), R(t), R(z));
+  pe_ins(e, wide ? "fma.rn.f64" : "fma.rn.f32", 4, R(t), R(tz), R(p), R(t));
+  return t;
+}
+
 /* ln u for a positive, finite f64 u (other inputs give garbage: callers select). */
 static preg d_log(pe *e, preg u) {
   static const double c[] = { 1.0 / 23, 1.0 / 21, 1.0 / 19, 1.0 / 17, 1.0 / 15, 1.0 / 13,
                               1.0 / 11, 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3 };
   const int64_t SQRT_HALF = 0x3FE6A09E667F3BCDLL;   /* bits of sqrt(1/2) */
   preg b = b64(e), k = b64(e), mb = b64(e);
-  preg m = fd(e), f = fd(e), den = fd(e), s = fd(e), z = fd(e), t = fd(e), tz = fd(e), kd = fd(e), res = fd(e);
+  preg m = fd(e), f = fd(e), kd = fd(e), res = fd(e);
   pe_ins(e, "mov.b64", 2, R(b), R(u));
   pe_ins(e, "sub.s64", 3, R(b), R(b), I(SQRT_HALF));
   pe_ins(e, "shr.s64", 3, R(k), R(b), I(52));
@@ -101,13 +118,7 @@ static preg d_log(pe *e, preg u) {
   pe_ins(e, "add.s64", 3, R(mb), R(mb), I(SQRT_HALF));
   pe_ins(e, "mov.b64", 2, R(m), R(mb));
   pe_ins(e, "sub.rn.f64", 3, R(f), R(m), F64(1.0));
-  pe_ins(e, "add.rn.f64", 3, R(den), R(f), F64(2.0));
-  pe_ins(e, "div.rn.f64", 3, R(s), R(f), R(den));
-  pe_ins(e, "mul.rn.f64", 3, R(z), R(s), R(s));
-  preg p = horner(e, true, z, c, 11);
-  pe_ins(e, "add.rn.f64", 3, R(t), R(s), R(s));
-  pe_ins(e, "mul.rn.f64", 3, R(tz), R(t), R(z));
-  pe_ins(e, "fma.rn.f64", 4, R(t), R(tz), R(p), R(t));          /* ln m = 2s (1 + z p) */
+  preg t = log1p_series(e, true, f, c, 11);                       /* ln m */
   pe_ins(e, "cvt.rn.f64.s64", 2, R(kd), R(k));
   pe_ins(e, "fma.rn.f64", 4, R(res), R(kd), F64(LN2_LO), R(t));
   pe_ins(e, "fma.rn.f64", 4, R(res), R(kd), F64(LN2_HI), R(res));
@@ -333,14 +344,8 @@ static void f32_log1p(pe *e, preg d, preg x, bool approx) {
   pe_ins(e, "lg2.approx.f32", 2, R(sp), R(u32));    /* -inf at -1, NaN below, inf, NaN */
   if (approx) {   /* |x| < 0.25: 2 atanh(x / (2 + x)) by its series; else lg2(1 + x) ln 2 */
     static const double c[] = { 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3 };
-    preg den = f32(e), s = f32(e), z = f32(e), t = f32(e), tz = f32(e), ax = f32(e), lt = prd(e);
-    pe_ins(e, "add.f32", 3, R(den), R(x), F32(2.0));
-    pe_ins(e, "div.approx.f32", 3, R(s), R(x), R(den));
-    pe_ins(e, "mul.f32", 3, R(z), R(s), R(s));
-    preg p = horner(e, false, z, c, 4);
-    pe_ins(e, "add.f32", 3, R(t), R(s), R(s));
-    pe_ins(e, "mul.f32", 3, R(tz), R(t), R(z));
-    pe_ins(e, "fma.rn.f32", 4, R(t), R(tz), R(p), R(t));
+    preg ax = f32(e), lt = prd(e);
+    preg t = log1p_series(e, false, x, c, 4);
     pe_ins(e, "mul.f32", 3, R(sp), R(sp), F32(0.6931471805599453));
     pe_ins(e, "abs.f32", 2, R(ax), R(x));
     pe_ins(e, "setp.lt.f32", 3, R(lt), R(ax), F32(0.25));
