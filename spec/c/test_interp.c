@@ -84,7 +84,7 @@ void test_interp_semantics(void) {
   interp_arg bufs[3] = { { o3, sizeof o3, 0 }, { fs, 40, 0 }, { fd, 40, 0 } };
   kinfo ki;
   CHECK(pass_run(k, &ki, 232448, &D) == MGPU_OK);
-  CHECK(interp_run(k, &ki, bufs, 3, &D) == MGPU_OK);
+  CHECK(interp_run(k, &ki, bufs, 3, 1, &D) == MGPU_OK);
   pass_free(k, &ki);
   CHECK(o3[0] == -8 && o3[1] == 8 && o3[2] == -8);   /* fib: 1 1 2 3 5 8 */
   for (int i = 0; i < 10; i++) CHECK(fd[i] == 2 * fs[i]);

@@ -541,7 +541,7 @@ static mgpu_status launch_interp(mgpu_kernel *k, const mgpu_launch_args *a) {
     s = api_buffer_host_copy(a->args[got].buffer, &args[got].data);
     args[got].size = a->args[got].buffer->size;
   }
-  if (!s) s = interp_run(k->ir, &k->ki, args, n, &ctx->d);
+  if (!s) s = interp_run(k->ir, &k->ki, args, n, 1, &ctx->d);
   for (uint32_t i = 0; i < n && !s; i++)
     if (k->ir->params.v[i].role == MGPU_PARAM_OUTPUT) s = api_buffer_host_writeback(a->args[i].buffer, args[i].data);
   for (uint32_t i = 0; i < got; i++)

@@ -40,7 +40,7 @@ unsigned char *interp_elem(const interp *I, const ir_op *op, const iref *r, cons
         FAULT(I, op, "SMEM index %lld is outside dimension %d of size %lld", (long long)idx[d], d, (long long)m->shape[d]);
     return I->blocks[blk].smem + I->ki->smem_off[r->root] + xf_offset(m, idx);
   }
-  const iparam *p = &I->params[r->root];
+  const iparam *p = interp_param(I, r);
   root_index(r, p->rank, vshape, e, idx);
   int64_t off = 0;
   for (int d = 0; d < p->rank; d++) {
@@ -116,14 +116,14 @@ static void do_load(interp *I, iagent *a, const ir_op *op) {
     return;
   }
   bool fl = dt_isfloat(t->dtype);
-  bool pending = r->space == MGPU_SPACE_GMEM && interp_gmem_stores_pending(I, r->root);
+  bool pending = r->space == MGPU_SPACE_GMEM && interp_gmem_stores_pending(I, interp_pslot(I, r));
   for (int64_t e = 0; e < n; e++) {
     const unsigned char *q = interp_elem(I, op, r, t->shape, e, a->block);
     if (!q) { if (fl) out[e].f = 0; else out[e].i = 0; continue; }
     if (pending) {
       int64_t idx[IR_MAXRANK];
-      root_index(r, I->params[r->root].rank, t->shape, e, idx);
-      interp_gmem_read_check(I, a, op, r->root, I->params[r->root].rank, idx, NULL);
+      root_index(r, interp_param(I, r)->rank, t->shape, e, idx);
+      interp_gmem_read_check(I, a, op, interp_pslot(I, r), interp_param(I, r)->rank, idx, NULL);
     }
     if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, a->block, q, dt_bytes(t->dtype), ISH_READ);
     if (fl) out[e].f = dt_load(t->dtype, q);
@@ -388,9 +388,9 @@ static void copy_vals(interp *I, iagent *a, const uint32_t *from, uint32_t first
 static void do_profile(interp *I, iagent *a, const ir_op *op) {
   const ir_kernel *k = I->k;
   const int64_t *at = ir_ints(k, op);
-  const iparam *p = &I->params[a->slots[ir_opds(k, op)[0]].ref->root];
+  const iparam *p = interp_param(I, a->slots[ir_opds(k, op)[0]].ref);
   int nwg = k->opts.num_threads > 0 ? k->opts.num_threads : 1;
-  int64_t trace = (I->clusters_done * I->nblocks + a->block) * nwg + a->wg;
+  int64_t trace = (I->clusters_done * I->cblocks + a->block % I->cblocks) * nwg + a->wg;
   if (trace >= p->shape[0]) FAULT(I, op, "profile: trace %lld is outside the buffer", (long long)trace);
   uint32_t *row = (uint32_t *)(void *)p->data + trace * p->shape[1];
   uint32_t n = row[0], space = (uint32_t)(p->shape[1] / 4 - 1);
@@ -401,6 +401,31 @@ static void do_profile(interp *I, iagent *a, const ir_op *op) {
   ev[1] = 0;
   ev[2] = (uint32_t)I->steps;
   ev[3] = (uint32_t)((uint64_t)I->steps >> 32);
+}
+
+/* remote: the same view of the parameter, on another device of the launch. */
+static void do_remote(interp *I, iagent *a, const ir_op *op) {
+  const uint32_t *o = ir_opds(I->k, op);
+  int64_t dev = val(a, o[1])->i;
+  if (dev < 0 || dev >= I->ndev)
+    FAULT(I, op, "on_device: device %lld is out of range: the launch has %d device%s (0..%d)", (long long)dev, I->ndev,
+          I->ndev == 1 ? "" : "s", I->ndev - 1);
+  *a->slots[op->res].ref = *a->slots[o[0]].ref;
+  a->slots[op->res].ref->dev = (int8_t)dev;
+}
+
+/* sem_wait: false while the semaphore holds less than the value (the agent
+** waits); otherwise the value is taken off and the agent goes on. */
+static bool sem_wait(interp *I, iagent *a, const ir_op *op) {
+  const uint32_t *o = ir_opds(I->k, op);
+  const iref *r = a->slots[o[0]].ref;
+  unsigned char *q = interp_elem(I, op, r, ir_vtype(I->k, o[0])->shape, 0, a->block);
+  if (!q) FAULT(I, op, "semaphore_wait: the semaphore is outside its array");
+  int64_t have = dt_load_int(MGPU_I32, q), want = val(a, o[1])->i;
+  if (want < 0) FAULT(I, op, "semaphore_wait: the value must not be negative, got %lld", (long long)want);
+  if (have < want) return false;
+  dt_store_int(MGPU_I32, q, have - want);
+  return true;
 }
 
 static void eval(interp *I, iagent *a, const ir_op *op) {
@@ -458,6 +483,7 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_ATOMIC: do_atomic(I, a, op); break;
   case IRC_PRINT: do_print(I, a, op); break;
   case IRC_PROF: do_profile(I, a, op); break;
+  case IRC_REMOTE: do_remote(I, a, op); break;
   case IRC_SYNC:
     if (op->code == IR_commit_group) a->group++;
     else if (op->code == IR_commit_smem) a->epoch++;
@@ -497,6 +523,10 @@ static bool run_agent(interp *I, iagent *a) {
     switch (op->code) {
     case IR_barrier_wait:
       if (!interp_barrier_wait(I, a, op)) return moved || a->pc != start;
+      a->pc = pc + 1;
+      break;
+    case IR_sem_wait:
+      if (!sem_wait(I, a, op)) return moved || a->pc != start;
       a->pc = pc + 1;
       break;
     case IR_for: {
@@ -613,6 +643,7 @@ static void alloc_agents(interp *I) {
     iagent *a = &I->agents[w];
     a->wg = w % nthreads;
     a->block = w / nthreads;
+    a->dev = a->block / I->cblocks;
     a->slots = mem_calloc(al, sizeof(islot) * k->vals.n);
     ival *data = a->data_block = total ? mem_calloc(al, sizeof(ival) * (size_t)total) : NULL;
     iref *rs = a->ref_block = refs ? mem_calloc(al, sizeof(iref) * (size_t)refs) : NULL;
@@ -629,6 +660,7 @@ static void alloc_agents(interp *I) {
       iref *r = a->slots[k->params.v[i].value].ref;
       const ir_type *t = ir_vtype(k, k->params.v[i].value);
       r->root = (int32_t)i;
+      r->dev = (int8_t)a->dev;
       r->space = MGPU_SPACE_GMEM;
       r->rank = t->rank;
       for (int d = 0; d < t->rank; d++) r->dim[d] = (int8_t)d;
@@ -641,7 +673,8 @@ static void alloc_agents(interp *I) {
 static void alloc_blocks(interp *I) {
   const ir_kernel *k = I->k;
   const mem_alloc *al = k->alloc;
-  I->nblocks = ir_cluster_blocks(&k->opts);
+  I->cblocks = ir_cluster_blocks(&k->opts);
+  I->nblocks = I->cblocks * I->ndev;
   for (uint32_t i = 0; i < k->ops.n; i++) {
     const ir_op *op = &k->ops.v[i];
     I->nmaps += op->code == IR_smem_alloc;
@@ -658,7 +691,7 @@ static void alloc_blocks(interp *I) {
     bl->shadow = I->ki->smem_bytes ? mem_calloc(al, sizeof(ishadow) * (size_t)I->ki->smem_bytes) : NULL;
     bl->bars = mem_calloc(al, sizeof(ibar) * (size_t)(I->nbars + 1));
     if ((I->ki->smem_bytes && (!bl->smem || !bl->shadow)) || !bl->bars) diag_throw(I->d, ERR_NOMEM, "");
-    int rest = b;   /* cluster axis 0 varies fastest, like %cluster_ctarank */
+    int rest = b % I->cblocks;   /* cluster axis 0 varies fastest, like %cluster_ctarank */
     for (int i = 0; i < k->opts.cluster_rank; i++) { bl->cidx[i] = rest % k->opts.cluster[i]; rest /= k->opts.cluster[i]; }
   }
   uint32_t j = 0;
@@ -746,12 +779,14 @@ static void run_cluster(interp *I) {
   I->clusters_done++;
 }
 
-mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *args, uint32_t nargs, diag *d) {
+mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *args, uint32_t nargs, int ndev, diag *d) {
   interp I;
   memset(&I, 0, sizeof I);
   I.k = k;
   I.ki = ki;
   I.d = d;
+  I.np = k->params.n;
+  I.ndev = ndev;
   jmp_buf *saved = d->jmp;
   d->jmp = &I.jmp;
   volatile mgpu_status st = MGPU_OK;   /* survives the longjmp */
@@ -760,12 +795,15 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
     goto done;
   }
   if (nargs != k->params.n) diag_throw(d, ERR_LAUNCH_ARG, "", k->name, "wrong number of arguments");
-  I.params = mem_calloc(k->alloc, sizeof(iparam) * (k->params.n ? k->params.n : 1));
+  if (ndev < 1 || ndev > 64) diag_throw(d, ERR_LAUNCH_ARG, "", k->name, "between 1 and 64 devices run a kernel together");
+  size_t nparam = (size_t)ndev * (k->params.n ? k->params.n : 1);
+  I.params = mem_calloc(k->alloc, sizeof(iparam) * nparam);
   if (!I.params) diag_throw(d, ERR_NOMEM, "");
-  for (uint32_t i = 0; i < k->params.n; i++) {
+  for (uint32_t q = 0; q < (uint32_t)ndev * k->params.n; q++) {
+    uint32_t i = q % k->params.n;
     const ir_type *t = ir_vtype(k, k->params.v[i].value);
-    iparam *p = &I.params[i];
-    p->data = args[i].data;
+    iparam *p = &I.params[q];
+    p->data = args[q].data;
     p->dtype = t->dtype;
     p->rank = t->rank;
     int64_t s = 1;
@@ -776,7 +814,8 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
   for (uint32_t i = 0; i < k->params.n; i++) {   /* scalar parameters */
     uint32_t v = k->params.v[i].value;
     if (k->params.v[i].role != MGPU_PARAM_SCALAR) continue;
-    for (int w = 0; w < I.nagents; w++) I.agents[w].slots[v].data[0] = interp_const(ir_vtype(k, v)->dtype, args[i].scalar);
+    for (int w = 0; w < I.nagents; w++)
+      I.agents[w].slots[v].data[0] = interp_const(ir_vtype(k, v)->dtype, args[I.agents[w].dev * k->params.n + i].scalar);
   }
   /* every point of the grid (any rank), in row-major order as the GPU starts them */
   int rank = k->opts.grid_rank;
@@ -790,7 +829,7 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
 done:
   flush_prints(&I);   /* what was printed before a fault helps explain it */
   free_all(&I);
-  if (I.params) mem_free(k->alloc, I.params, sizeof(iparam) * (k->params.n ? k->params.n : 1));
+  if (I.params) mem_free(k->alloc, I.params, sizeof(iparam) * (size_t)ndev * (k->params.n ? k->params.n : 1));
   d->jmp = saved;
   return st;
 }

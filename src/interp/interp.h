@@ -29,8 +29,11 @@ typedef struct interp_arg {
 
 /* Run the kernel over its whole grid with the SMEM plan of ki.  Faults
 ** (SMEM indices out of range, deadlocks) are reported with the op's
-** location.  SMEM is filled with 0xff bytes at the start of every block. */
-mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *args, uint32_t nargs, diag *d);
+** location.  SMEM is filled with 0xff bytes at the start of every block.
+** ndev devices run it together (a multi-device launch): args holds nargs
+** arguments per device, device after device; the devices run the same
+** grid point at once, so remote refs and semaphores connect them. */
+mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *args, uint32_t nargs, int ndev, diag *d);
 
 /* interp_ops.c: elementwise evaluation over n elements.  Operand strides
 ** are 0 (a broadcast scalar) or 1.  approx: the kernel's approx_math

@@ -31,7 +31,8 @@
 static int group_of(const interp *I, int b, int64_t mask, bool all, int *out) {
   const ir_kernel *k = I->k;
   int n = 0;
-  for (int c = 0; c < I->nblocks; c++) {
+  int first = b - b % I->cblocks;   /* the cluster of b's device */
+  for (int c = first; c < first + I->cblocks; c++) {
     int differ = 0;
     bool ok = true;
     for (int i = 0; i < k->opts.cluster_rank; i++) {
@@ -242,7 +243,7 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
   c.smem = *a->slots[o[1]].ref;
   c.bar = idx;
   if (op->niat > 2 && at[2] == 2) {   /* oob = "promise_in_bounds": the program promised; check it */
-    const iparam *p = &I->params[c.gmem.root];
+    const iparam *p = interp_param(I, &c.gmem);
     for (int i = 0; i < c.gmem.rank; i++) {
       int d = c.gmem.dim[i];
       if (c.gmem.off[d] + t->shape[i] > p->shape[d])
@@ -251,11 +252,11 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
               (long long)(c.gmem.off[d] + t->shape[i]), i, (long long)p->shape[d]);
     }
   }
-  if (interp_gmem_stores_pending(I, c.gmem.root)) {
+  if (interp_gmem_stores_pending(I, interp_pslot(I, &c.gmem))) {
     int64_t lo[IR_MAXRANK], hi[IR_MAXRANK];
     for (int d = 0; d < IR_MAXRANK; d++) { lo[d] = c.gmem.off[d]; hi[d] = lo[d] + 1; }
     for (int i = 0; i < c.gmem.rank; i++) hi[c.gmem.dim[i]] = lo[c.gmem.dim[i]] + t->shape[i];
-    interp_gmem_read_check(I, a, op, c.gmem.root, I->params[c.gmem.root].rank, lo, hi);
+    interp_gmem_read_check(I, a, op, interp_pslot(I, &c.gmem), interp_param(I, &c.gmem)->rank, lo, hi);
   }
   int group[8], n = 1, q = 0;
   group[0] = a->block;
@@ -315,19 +316,19 @@ static void store_box(const interp *I, const iasync *c, int64_t *lo, int64_t *hi
   for (int i = 0; i < c->gmem.rank; i++) hi[c->gmem.dim[i]] = lo[c->gmem.dim[i]] + t->shape[i];
 }
 
-bool interp_gmem_stores_pending(const interp *I, int root) {
+bool interp_gmem_stores_pending(const interp *I, int slot) {
   for (size_t i = 0; i < I->async.n; i++)
-    if (I->async.v[i].kind == IA_STORE && I->async.v[i].gmem.root == root) return true;
+    if (I->async.v[i].kind == IA_STORE && interp_pslot(I, &I->async.v[i].gmem) == slot) return true;
   return false;
 }
 
 /* Root indices idx[lo..hi) (hi NULL: the one element at lo) of parameter root
 ** are read at op by agent a: none may be written by a copy in flight. */
-void interp_gmem_read_check(interp *I, const iagent *a, const ir_op *op, int root, int rank, const int64_t *lo,
+void interp_gmem_read_check(interp *I, const iagent *a, const ir_op *op, int slot, int rank, const int64_t *lo,
                             const int64_t *hi) {
   for (size_t i = 0; i < I->async.n; i++) {
     const iasync *c = &I->async.v[i];
-    if (c->kind != IA_STORE || c->gmem.root != root) continue;
+    if (c->kind != IA_STORE || interp_pslot(I, &c->gmem) != slot) continue;
     int64_t slo[IR_MAXRANK], shi[IR_MAXRANK];
     store_box(I, c, slo, shi);
     bool overlap = true;
@@ -383,17 +384,28 @@ bool interp_barrier_wait(interp *I, iagent *a, const ir_op *op) {
 MGPU_NORET void interp_deadlock(interp *I) {
   const ir_kernel *k = I->k;
   char msg[2048];
-  size_t len = (size_t)snprintf(msg, sizeof msg, "deadlock: every warpgroup still running waits on a barrier that cannot complete:");
+  size_t len = (size_t)snprintf(msg, sizeof msg, "deadlock: every warpgroup still running waits on a %s that cannot complete:",
+                                I->ndev > 1 ? "barrier or semaphore" : "barrier");
   for (int w = 0; w < I->nagents && len < sizeof msg; w++) {
     const iagent *a = &I->agents[w];
     if (a->done) continue;
     const ir_op *op = &k->ops.v[a->pc];
     const iref *r = a->slots[ir_opds(k, op)[0]].ref;
+    char who[64] = "";
+    if (I->ndev > 1) snprintf(who, sizeof who, "device %d, ", a->dev);
+    if (op->code == IR_sem_wait) {
+      const unsigned char *q = interp_elem(I, op, r, ir_vtype(k, ir_opds(k, op)[0])->shape, 0, a->block);
+      len += (size_t)snprintf(msg + len, sizeof msg - len, "\n  %s: %sblock %d of the cluster, warpgroup %d waits for "
+                              "semaphore %lld of device %d to reach %lld (it holds %lld)", ir_loc(k, op), who,
+                              a->block % I->cblocks, a->wg, (long long)r->off[0], r->dev,
+                              (long long)ival_of((iagent *)a, ir_opds(k, op)[1])->i, (long long)dt_load_int(MGPU_I32, q));
+      continue;
+    }
     int idx = bar_index(I, r);
     const ibar *x = &I->blocks[a->block].bars[idx];
-    len += (size_t)snprintf(msg + len, sizeof msg - len, "\n  %s: block %d of the cluster, warpgroup %d waits for completion %lld "
-                            "(%d of %d arrivals missing, %lld bytes outstanding)", ir_loc(k, op), a->block, a->wg,
-                            (long long)a->waits[idx] + 1, x->missing, x->count, (long long)x->tx);
+    len += (size_t)snprintf(msg + len, sizeof msg - len, "\n  %s: %sblock %d of the cluster, warpgroup %d waits for completion %lld "
+                            "(%d of %d arrivals missing, %lld bytes outstanding)", ir_loc(k, op), who, a->block % I->cblocks,
+                            a->wg, (long long)a->waits[idx] + 1, x->missing, x->count, (long long)x->tx);
   }
   const iagent *first = NULL;
   for (int w = 0; w < I->nagents && !first; w++) if (!I->agents[w].done) first = &I->agents[w];

@@ -18,6 +18,7 @@ typedef struct iref {
   int32_t root;                  /* parameter index, or the allocating op's result (SMEM, barriers, accumulators) */
   uint8_t space;                 /* mgpu_space */
   uint8_t rank;
+  int8_t dev;                    /* GMEM: the device whose copy of the parameter it views */
   int8_t dim[IR_MAXRANK];        /* view dim -> root dim */
   int64_t off[IR_MAXRANK];       /* offset along every root dim */
 } iref;
@@ -36,7 +37,8 @@ typedef struct iframe {
 typedef struct iagent {
   uint32_t pc;
   int wg;                        /* warpgroup index in the block */
-  int block;                     /* block index in the cluster */
+  int block;                     /* block index among the clusters of every device (device * cblocks + index in the cluster) */
+  int dev;                       /* the device it runs on */
   bool done;
   VEC(iframe) stack;
   islot *slots;                  /* per value, pointing into the blocks below */
@@ -108,10 +110,13 @@ typedef struct interp {
   diag *d;
   jmp_buf jmp;
   int64_t block[8];              /* program id per grid axis (the cluster's) */
-  iparam *params;
+  iparam *params;                /* per device, per parameter (device * np + parameter) */
+  uint32_t np;                   /* parameters */
+  int ndev;                      /* devices running the kernel together (1 but for multi-device launches) */
   iagent *agents;
   int nagents;
-  int nblocks;                   /* blocks per cluster */
+  int cblocks;                   /* blocks per cluster */
+  int nblocks;                   /* blocks running together: one cluster per device */
   iblock *blocks;
   xf_map *maps;                  /* per smem_alloc op, in op order */
   uint32_t *map_of;              /* per value: index into maps (smem_alloc results) */
@@ -131,6 +136,9 @@ MGPU_NORET void interp_fault(const interp *I, const ir_op *op, const char *fmt, 
 #define FAULT(I, op, ...) interp_fault((I), (op), __VA_ARGS__)
 
 static inline ival *ival_of(iagent *a, uint32_t v) { return a->slots[v].data; }
+/* The parameter a GMEM ref views (on its device), and its index in I->params. */
+static inline int interp_pslot(const interp *I, const iref *r) { return r->dev * (int)I->np + r->root; }
+static inline const iparam *interp_param(const interp *I, const iref *r) { return &I->params[interp_pslot(I, r)]; }
 
 /* Race checks on SMEM element q (of `bytes` bytes) of block blk, accessed by
 ** agent a at op (interp.c).  Reads: generic ones fault on a TMA load that a
@@ -157,8 +165,8 @@ void interp_tma_store(interp *I, iagent *a, const ir_op *op);
 void interp_wait_group(interp *I, iagent *a, int64_t n);
 /* GMEM reads of parameter root: any SMEM->GMEM copy in flight into it?  Then
 ** root indices [lo, hi) per dim (hi NULL: the element lo) may not overlap one. */
-bool interp_gmem_stores_pending(const interp *I, int root);
-void interp_gmem_read_check(interp *I, const iagent *a, const ir_op *op, int root, int rank, const int64_t *lo,
+bool interp_gmem_stores_pending(const interp *I, int slot);
+void interp_gmem_read_check(interp *I, const iagent *a, const ir_op *op, int slot, int rank, const int64_t *lo,
                             const int64_t *hi);
 void interp_wgmma(interp *I, iagent *a, const ir_op *op);
 /* Finish this agent's wgmma groups until at most n are in flight. */

@@ -572,6 +572,28 @@ static mgpu_status atomic_check(ir_builder *b, const uint32_t *opds, uint32_t no
   return MGPU_OK;
 }
 
+/* remote (GMEM ref, device, peer table): the device an i32 scalar, the
+** table the i64 vector of the launch's peer offsets.  sem_wait (one i32
+** element of GMEM, value): the value an i32 scalar. */
+static mgpu_status remote_check(ir_builder *b, const char *name, const uint32_t *opds, uint32_t nopd) {
+  mgpu_status s;
+  char x[96];
+  bool wait = !strcmp(name, "sem_wait");
+  if ((s = want_count(b, name, nopd, wait ? 2 : 3, wait ? 2 : 3))) return s;
+  if ((s = want_space(b, name, opds, 0, MGPU_SPACE_GMEM, "a GMEM ref"))) return s;
+  const ir_type *r = ir_vtype(b->k, opds[0]), *v = ir_vtype(b->k, opds[1]);
+  if (wait && (r->rank != 0 || r->dtype != MGPU_I32))
+    return failf(b, "semaphore_wait: the semaphore must be one i32 element (index every dim), not %s", TS(r, x));
+  if (v->kind != MGPU_VALUE_SCALAR || v->dtype != MGPU_I32)
+    return failf(b, "%s: operand 2 must be an i32 scalar (%s), not %s", wait ? "semaphore_wait" : "remote",
+                 wait ? "the value" : "the device id", TS(v, x));
+  if (wait) return MGPU_OK;
+  const ir_type *t = ir_vtype(b->k, opds[2]);
+  if (t->kind != MGPU_VALUE_REF || t->space != MGPU_SPACE_GMEM || t->dtype != MGPU_I64 || t->rank != 1 || t->shape[0] < 3)
+    return failf(b, "remote: operand 3 must be the launch's peer table (a GMEM i64 vector), not %s", TS(t, x));
+  return MGPU_OK;
+}
+
 /* debug_print (values...) text=format: one {} per value; scalars, or one
 ** array alone (printed element by element); no refs, no f8. */
 static mgpu_status print_check(ir_builder *b, const uint32_t *opds, uint32_t nopd, const char *text) {
@@ -949,6 +971,14 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     memset(&rt[0], 0, sizeof rt[0]);
     rt[0].kind = MGPU_VALUE_SCALAR;
     rt[0].dtype = ir_vtype(k, opds[0])->dtype;
+    break;
+  case IRC_REMOTE:
+    if ((s = remote_check(b, name, opds, nopd))) return s;
+    rt[0] = *ir_vtype(k, opds[0]);
+    break;
+  case IRC_SEMWAIT:
+    if ((s = remote_check(b, name, opds, nopd))) return s;
+    nrt = 0;
     break;
   case IRC_FOR: {
     if ((s = want_count(b, name, nopd, 3, 3 + IR_MAXRES - 1))) return s;

@@ -31,6 +31,9 @@ typedef struct pref {
   int64_t soff[IR_MAXRANK];      /* static offset along each parameter dim */
   preg doff[IR_MAXRANK];         /* dynamic part (s64 register) or 0 */
   int64_t ddiv[IR_MAXRANK];      /* the dynamic part is a multiple of this */
+  preg base;                     /* GMEM: u64 address of the root on another device (remote), or 0 for the parameter's */
+  preg dev;                      /* remote: that device (s32) */
+  int ndev;                      /* remote: how many devices the launch has */
 } pref;
 
 /* A tensor map the kernel takes as a by-value parameter, encoded on the
@@ -43,6 +46,7 @@ typedef struct ptx_tmap {
   uint64_t strides[5];           /* bytes; strides[i] for dim i >= 1 (strides[0] is the element size) */
   uint32_t box[5];
   int swizzle;                   /* 0, 32, 64 or 128 */
+  int ndev;                      /* remote copies: one map per device (128 bytes apart, in device order), else 0 */
 } ptx_tmap;
 
 typedef VEC(ptx_tmap) ptx_tmaps;
@@ -156,6 +160,12 @@ void ptx_view(pe *e, const ir_op *op);
 void ptx_load(pe *e, const ir_op *op);
 void ptx_store(pe *e, const ir_op *op);
 void ptx_atomic(pe *e, const ir_op *op);
+/* remote: the ref's root on another device, at the parameter's address
+** plus that device's entry of the peer table. */
+void ptx_remote(pe *e, const ir_op *op);
+/* sem_wait: the leader spins with acquire loads, then takes the value off
+** with a compare-and-swap; the warpgroup waits for it. */
+void ptx_sem_wait(pe *e, const ir_op *op);
 
 /* ptx_smem.c: SMEM allocations, transposed views, loads and stores */
 /* The transforms of an SMEM allocation (the smem_alloc result `alloc`). */

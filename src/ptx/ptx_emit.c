@@ -369,6 +369,8 @@ static void emit_region(pe *e, uint32_t i, uint32_t end) {
     case IRC_SYNC: ptx_sync_op(e, op); break;
     case IRC_WGMMA: ptx_wgmma(e, op); break;
     case IRC_ATOMIC: define(e, op->res); ptx_atomic(e, op); break;
+    case IRC_REMOTE: ptx_remote(e, op); break;
+    case IRC_SEMWAIT: ptx_sem_wait(e, op); break;
     case IRC_PRINT: ptx_debug_print(e, op); break;
     case IRC_PROF: ptx_profile(e, op); break;
     case IRC_CLUSTERIDX: {
@@ -467,7 +469,8 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, pt
               k->name, i, i + 1 < nall ? "," : "");
   }
   for (uint32_t i = k->params.n; i < nall; i++)   /* tensor maps, by value */
-    sb_printf(out, "\t.param .align 64 .b8 %s_param_%u[128]%s\n", k->name, i, i + 1 < nall ? "," : "");
+    sb_printf(out, "\t.param .align 64 .b8 %s_param_%u[%d]%s\n", k->name, i,
+              128 * (tmaps->v[i - k->params.n].ndev ? tmaps->v[i - k->params.n].ndev : 1), i + 1 < nall ? "," : "");
   sb_printf(out, ")\n.maxntid %d, 1, 1\n", threads);
   if (e.maxreg) sb_puts(out, ".minnctapersm 1\n");   /* setmaxnreg needs a register count at entry */
   if (k->opts.cluster_rank) {

@@ -160,7 +160,7 @@ static void plan(pe *e, uint32_t refv, uint32_t valv, access *a) {
   int64_t soff = 0;
   for (int d = 0; d < a->prank; d++) soff += a->r->soff[d] * a->S[d];
   a->base = pe_reg(e, PR_RD);
-  pe_ins(e, "add.s64", 3, R(a->base), R(e->param_addr[a->r->root]), I(soff * a->bytes));
+  pe_ins(e, "add.s64", 3, R(a->base), R(a->r->base ? a->r->base : e->param_addr[a->r->root]), I(soff * a->bytes));
   for (int d = 0; d < a->prank; d++)
     if (a->r->doff[d]) pe_ins(e, "mad.lo.s64", 4, R(a->base), R(a->r->doff[d]), I(a->S[d] * a->bytes), R(a->base));
 }
@@ -473,6 +473,7 @@ void ptx_atomic(pe *e, const ir_op *op) {
   access a;
   plan(e, o[0], o[1], &a);
   int dt = a.dtype, bytes = a.bytes;
+  if (at[1] == IR_SEM_RELEASE || at[1] == IR_SEM_ACQ_REL) pe_wg_barrier(e);   /* the leader releases the warpgroup's writes */
   preg pred = pe_leader(e);
   preg inb = a.maybe_oob && !a.static_oob ? inside(e, &a) : 0;
   if (a.static_oob) pe_ins(e, "setp.ne.u32", 3, R(pred), R(e->lane), R(e->lane));   /* never */
@@ -496,6 +497,41 @@ void ptx_atomic(pe *e, const ir_op *op) {
   pe_pins(e, pred, false, bytes == 8 ? "st.shared.b64" : "st.shared.b32", 2, ADDR(slot, 0), R(old));
   pe_wg_barrier(e);
   pe_ins(e, bytes == 8 ? "ld.shared.b64" : "ld.shared.b32", 2, R(old), ADDR(slot, 0));
+  pe_wg_barrier(e);
+}
+
+void ptx_remote(pe *e, const ir_op *op) {
+  const uint32_t *o = ir_opds(e->k, op);
+  const pref *src = &e->refs[o[0]], *tab = &e->refs[o[2]];
+  pref *dst = &e->refs[op->res];
+  *dst = *src;
+  preg dev = pe_reg(e, PR_RD), addr = pe_reg(e, PR_RD), delta = pe_reg(e, PR_RD);
+  pe_ins(e, "cvt.s64.s32", 2, R(dev), R(pe_vreg(e, o[1])));
+  pe_ins(e, "mad.lo.s64", 4, R(addr), R(dev), I(8), R(e->param_addr[tab->root]));
+  pe_ins(e, "ld.global.nc.u64", 2, R(delta), ADDR(addr, 16));   /* entries 0, 1: this device, the count */
+  dst->dev = pe_vreg(e, o[1]);
+  dst->ndev = (int)ir_vtype(e->k, o[2])->shape[0] - 2;
+  dst->base = pe_reg(e, PR_RD);
+  pe_ins(e, "add.s64", 3, R(dst->base), R(src->base ? src->base : e->param_addr[src->root]), R(delta));
+}
+
+void ptx_sem_wait(pe *e, const ir_op *op) {
+  const uint32_t *o = ir_opds(e->k, op);
+  access a;
+  plan(e, o[0], o[1], &a);
+  preg lead = pe_leader(e), v = pe_reg(e, PR_R), want = pe_vreg(e, o[1]), next = pe_reg(e, PR_R), old = pe_reg(e, PR_R);
+  preg p = pe_reg(e, PR_P);
+  uint32_t spin = pe_label(e), done = pe_label(e);
+  pe_pins(e, lead, true, "bra", 1, LBL(done));
+  pe_label_here(e, spin);
+  pe_ins(e, "ld.acquire.sys.global.u32", 2, R(v), ADDR(a.base, 0));
+  pe_ins(e, "setp.lt.s32", 3, R(p), R(v), R(want));
+  pe_pins(e, p, false, "bra", 1, LBL(spin));
+  pe_ins(e, "sub.s32", 3, R(next), R(v), R(want));
+  pe_ins(e, "atom.acquire.sys.global.cas.b32", 4, R(old), ADDR(a.base, 0), R(v), R(next));
+  pe_ins(e, "setp.ne.u32", 3, R(p), R(old), R(v));
+  pe_pins(e, p, false, "bra", 1, LBL(spin));   /* another waiter took it first: look again */
+  pe_label_here(e, done);
   pe_wg_barrier(e);
 }
 

@@ -224,10 +224,11 @@ static void verify(pe *e, const tplan *p, int64_t origin) {
   }
 }
 
-static int tmap_param(pe *e, const tplan *p, uint32_t param, int swizzle) {
+static int tmap_param(pe *e, const tplan *p, uint32_t param, int swizzle, int ndev) {
   ptx_tmap t;
   memset(&t, 0, sizeof t);
   t.param = param;
+  t.ndev = ndev;
   t.dtype = p->dtype;
   t.rank = p->n;
   t.swizzle = swizzle;
@@ -348,12 +349,18 @@ void ptx_tma(pe *e, const ir_op *op) {
     else pe_ins(e, "mov.b32", 2, R(c), R(off));
     p.d[split].reg = c;
   }
-  int t = tmap_param(e, &p, p.g->root, swizzle);
+  int ndev = p.g->base ? p.g->ndev : 0;    /* remote views: the map of their device, among one per device */
+  int t = tmap_param(e, &p, p.g->root, swizzle, ndev);
   char pname[160], opc[160];
   snprintf(pname, sizeof pname, "%s_param_%u", k->name, k->params.n + (uint32_t)t);
   preg tm = pe_reg(e, PR_RD);
   pe_ins(e, "mov.b64", 2, R(tm), S(pname));
   pe_ins(e, "cvta.param.u64", 2, R(tm), R(tm));
+  if (ndev) {
+    preg d64 = pe_reg(e, PR_RD);
+    pe_ins(e, "cvt.s64.s32", 2, R(d64), R(p.g->dev));
+    pe_ins(e, "mad.lo.s64", 4, R(tm), R(d64), I(128), R(tm));
+  }
   po tmc = coords(e, &p);   /* "[tmap, {c...}]" */
   {
     po tn = R(tm);
