@@ -298,6 +298,44 @@ mgpu_status mgpu_kernel_resources_get(mgpu_kernel *k, mgpu_kernel_resources *out
 ** interpreted or is only compiled. */
 mgpu_status mgpu_kernel_set_jit_options(mgpu_kernel *k, int32_t max_registers, int32_t opt_level);
 mgpu_status mgpu_kernel_launch(mgpu_kernel *k, const mgpu_launch_args *args);
+
+/* Several devices.  A context is one device of a job of `count` devices:
+** either a process of an NVSHMEM job (one process per GPU, mgpu_dist_init)
+** or a simulated device of a world in this process (mgpu_world_join: one
+** thread per device, kernels run in the interpreter).  Symmetric buffers
+** exist at the same offset on every device, so kernels reach another
+** device's copy through the launch's peer table (mgpu_dist_table: i64
+** [this device, count, then per device the byte offset from a local
+** symmetric address to the same one there]).  Symmetric allocations,
+** barriers and (in a world) launches of kernels that touch other devices
+** are collective: every device makes the same calls in the same order. */
+typedef struct mgpu_world mgpu_world;
+mgpu_status mgpu_world_create(int32_t count, mgpu_world **out);
+void mgpu_world_release(mgpu_world *w);
+/* ctx (an interpreting context with no buffers yet) becomes device `rank`
+** of w.  Its kernels that use other devices then launch together with the
+** same launch of every other device. */
+mgpu_status mgpu_world_join(mgpu_ctx *ctx, mgpu_world *w, int32_t rank);
+/* ctx's device takes part in nothing more (its script ended): the others'
+** collective calls fail instead of waiting for it.  Released contexts leave. */
+mgpu_status mgpu_world_leave(mgpu_ctx *ctx);
+/* NVSHMEM (libnvshmem_host.so.3, loaded with dlopen; MGPU_NVSHMEM may name
+** the file).  Rank 0 makes a unique id (128 bytes) and hands it to every
+** rank, which joins with it on its GPU context.  NVLink multicast is never
+** used. */
+mgpu_status mgpu_dist_uniqueid(uint8_t *out, int32_t nbytes);
+mgpu_status mgpu_dist_init(mgpu_ctx *ctx, int32_t rank, int32_t count, const uint8_t *uid, int32_t nbytes);
+/* This device and the device count (0 and 1 for a context of no job). */
+mgpu_status mgpu_dist_info(mgpu_ctx *ctx, int32_t *rank, int32_t *count);
+/* Wait for every device's earlier work and for every device to get here. */
+mgpu_status mgpu_dist_barrier(mgpu_ctx *ctx);
+/* A zeroed buffer of the symmetric heap (collective).  Symmetric memory is
+** returned to the heap only when the job ends: frees would be collective. */
+mgpu_status mgpu_symmetric_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out);
+/* Which symmetric allocation of its context buf is (0, 1, ...), or -1. */
+int32_t mgpu_buffer_symmetric(const mgpu_buffer *buf);
+/* The peer table kernels take (one buffer per context, owned by it). */
+mgpu_status mgpu_dist_table(mgpu_ctx *ctx, mgpu_buffer **out);
 /* MGPU_FFI_END */
 
 typedef struct mgpu_script mgpu_script;    /* an engine-owned Lua 5.4 state running mgpu scripts */
@@ -324,6 +362,6 @@ mgpu_status mgpu_script_kernel(mgpu_script *s, const char *name, const mgpu_valu
 #endif
 
 /* The ABI version this header describes; mgpu_abi_version() must match. */
-#define MGPU_ABI_VERSION 3
+#define MGPU_ABI_VERSION 4
 
 #endif

@@ -149,6 +149,42 @@ end
 function M.buffer_size(b) return tonumber(lib.mgpu_buffer_size(live(b, "buffer"))) end
 function M.buffer_address(b) return tonumber(lib.mgpu_buffer_address(live(b, "buffer"))) end
 
+-- Several devices (worlds of simulated devices are joined by the mgpu command only)
+function M.world_join() error("simulated devices are set up by the mgpu command (mgpu -n N)", 0) end
+function M.world_leave(ctx) local c = live(ctx, "context"); check(lib.mgpu_world_leave(c), c) end
+function M.dist_uid()
+  local uid = ffi.new("uint8_t[128]")
+  if lib.mgpu_dist_uniqueid(uid, 128) ~= 0 then
+    error("cannot make an NVSHMEM unique id (libnvshmem_host.so.3 missing or failing; MGPU_NVSHMEM names it)", 0)
+  end
+  return ffi.string(uid, 128)
+end
+function M.dist_init(ctx, rank, count, uid)
+  local c = live(ctx, "context")
+  check(lib.mgpu_dist_init(c, rank, count, uid, #uid), c)
+end
+function M.dist_info(ctx)
+  local c = live(ctx, "context")
+  local r, n = ffi.new("int32_t[1]"), ffi.new("int32_t[1]")
+  check(lib.mgpu_dist_info(c, r, n), c)
+  return r[0], n[0]
+end
+function M.dist_barrier(ctx) local c = live(ctx, "context"); check(lib.mgpu_dist_barrier(c), c) end
+function M.symmetric(ctx, nbytes)
+  local c = live(ctx, "context")
+  if nbytes < 0 then error("bad argument #2 to 'symmetric' (size must not be negative)", 0) end
+  local out = ffi.new("mgpu_buffer*[1]")
+  check(lib.mgpu_symmetric_alloc(c, nbytes, out), c)
+  return wrap(out[0], c, lib.mgpu_buffer_release)
+end
+function M.buffer_symmetric(b) return lib.mgpu_buffer_symmetric(live(b, "buffer")) end
+function M.dist_table(ctx)
+  local c = live(ctx, "context")
+  local out = ffi.new("mgpu_buffer*[1]")
+  check(lib.mgpu_dist_table(c, out), c)
+  return wrap(out[0], c, lib.mgpu_buffer_release)
+end
+
 local fill_kinds = { value = 0, iota = 1, uniform = 2, normal = 3 }
 function M.buffer_fill(b, kind, dtype, count, a, bb, seed)
   local h = live(b, "buffer")

@@ -26,6 +26,8 @@ struct mgpu_ctx {
   CUevent ev[2];
   double timer_start;           /* host clock when not on a GPU */
   struct blas *blas;            /* cuBLAS, loaded by the first mgpu_blas_matmul (api_blas.c) */
+  struct dist *dist;            /* the job this context is a device of (api_dist.c), or NULL */
+  int32_t nsym;                 /* symmetric buffers made so far */
 };
 
 struct mgpu_buffer {
@@ -37,6 +39,7 @@ struct mgpu_buffer {
   bool owned;                   /* freed with the buffer */
   void (*on_release)(void *);   /* called when the last reference goes (DLPack imports) */
   void *on_release_arg;
+  int32_t sym;                  /* symmetric allocation number, or -1 */
 };
 
 struct mgpu_builder {
@@ -61,10 +64,24 @@ struct mgpu_kernel {
   mgpu_kernel_resources res;
   int32_t jit_maxreg;       /* mgpu_kernel_set_jit_options: 0 = default */
   int32_t jit_opt;          /* optimization level + 1; 0 = default */
+  int8_t collective;        /* uses other devices (remote, sem_wait): -1 not yet known, 0, 1 */
 };
 
 /* api_buffer.c: a buffer record over existing memory (one reference). */
 mgpu_status api_buffer_new(mgpu_ctx *ctx, uint64_t n, uint64_t addr, bool owned, mgpu_buffer **out);
+
+/* api_dist.c */
+/* The context's job ends (it leaves its world; NVSHMEM is finalized). */
+void api_dist_close(mgpu_ctx *ctx);
+/* A launch of kernel k (already compiled and checked) in a world: waits
+** for the same launch on every device and runs them together. */
+mgpu_status api_dist_launch(mgpu_kernel *k, const mgpu_launch_args *a);
+/* Kernel k uses other devices (cached). */
+bool api_dist_collective(mgpu_kernel *k);
+/* For GPU launches: byte offset from a local symmetric address to device d's (0 without a job). */
+int64_t api_dist_delta(const mgpu_ctx *ctx, int d);
+/* Every parameter a remote op views must be a symmetric buffer; else an error naming it. */
+mgpu_status api_dist_check_args(mgpu_kernel *k, const mgpu_launch_args *a);
 
 /* api_blas.c: frees the context's cuBLAS state. */
 void api_blas_close(mgpu_ctx *ctx);

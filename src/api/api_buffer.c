@@ -30,6 +30,7 @@ mgpu_status api_buffer_new(mgpu_ctx *ctx, uint64_t n, uint64_t addr, bool owned,
   b->size = n;
   b->addr = addr;
   b->owned = owned;
+  b->sym = -1;
   api_ref(ctx);
   *out = b;
   return MGPU_OK;

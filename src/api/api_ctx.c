@@ -30,6 +30,7 @@ void api_ref(mgpu_ctx *c) { c->refs++; }
 bool api_gpu(const mgpu_ctx *c) { return c->info.mode == MGPU_MODE_GPU; }
 
 static void ctx_destroy(mgpu_ctx *c) {
+  api_dist_close(c);
   if (c->drv) {
     for (int i = 0; i < 2; i++) if (c->ev[i]) c->drv->EventDestroy(c->ev[i]);
     api_blas_close(c);

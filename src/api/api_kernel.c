@@ -210,6 +210,7 @@ mgpu_status mgpu_builder_finish(mgpu_builder *b, mgpu_kernel **out) {
   if (!out) s = diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_builder_finish(out)");
   else *out = NULL;
   if (!s && !(k = mem_calloc(&ctx->alloc, sizeof *k))) s = diag_set(&ctx->d, ERR_NOMEM, "");
+  if (k) k->collective = -1;
   if (!s) {
     k->ctx = ctx;
     double t0 = time_ms();
@@ -587,17 +588,22 @@ static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a, uint64_
   mgpu_ctx *ctx = k->ctx;
   const ir_kernel *ir = k->ir;
   void *params[256 + 64];
-  _Alignas(64) unsigned char tmaps[64][128];
-  if (k->tmaps.n > 64) return diag_set(&ctx->d, ERR_UNSUPPORTED, "", ir->name, "more than 64 tensor maps");
+  _Alignas(64) unsigned char tmaps[64][128];   /* remote copies take one map per device, in a row */
+  size_t used = 0;
   for (uint32_t i = 0; i < ir->params.n; i++) {
     if (ir->params.v[i].role != MGPU_PARAM_SCALAR) scalars[i] = a->args[i].buffer->addr;
     params[i] = &scalars[i];
   }
   for (size_t i = 0; i < k->tmaps.n; i++) {
     const ptx_tmap *t = &k->tmaps.v[i];
-    mgpu_status s = encode_tmap(k, t, a->args[t->param].buffer->addr, tmaps[i]);
-    if (s) return s;
-    params[ir->params.n + i] = tmaps[i];
+    int n = t->ndev ? t->ndev : 1;
+    if (used + (size_t)n > 64) return diag_set(&ctx->d, ERR_UNSUPPORTED, "", ir->name, "more than 64 tensor maps");
+    params[ir->params.n + i] = tmaps[used];
+    for (int d = 0; d < n; d++) {   /* device d's copy of a symmetric array: the peer table's offset */
+      uint64_t addr = a->args[t->param].buffer->addr + (uint64_t)(t->ndev ? api_dist_delta(ctx, d) : 0);
+      mgpu_status s = encode_tmap(k, t, addr, tmaps[used++]);
+      if (s) return s;
+    }
   }
   CUlaunchConfig cfg;
   memset(&cfg, 0, sizeof cfg);
@@ -632,7 +638,10 @@ mgpu_status mgpu_kernel_launch(mgpu_kernel *k, const mgpu_launch_args *args) {
                                          : check_launch(k, args, scalars);
   if (!s && ctx->info.mode != MGPU_MODE_COMPILE_ONLY) {
     s = compile(k);
-    if (!s) s = runs_interpreted(k) ? launch_interp(k, args) : launch_gpu(k, args, scalars);
+    bool coll = !s && api_dist_collective(k);
+    if (coll) s = api_dist_check_args(k, args);
+    if (!s && coll && ctx->dist && runs_interpreted(k)) s = api_dist_launch(k, args);   /* every device's launch, together */
+    else if (!s) s = runs_interpreted(k) ? launch_interp(k, args) : launch_gpu(k, args, scalars);
   }
   api_leave(ctx);
   return s;

@@ -158,6 +158,78 @@ static int l_device(lua_State *L) {
   return 1;
 }
 
+/* -- Several devices ------------------------------------------------------------------ */
+
+/* world_join(ctx, world, rank): world is a light userdata from the embedder (the CLI). */
+static int l_world_join(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  luaL_checktype(L, 2, LUA_TLIGHTUSERDATA);
+  CHECK(L, u->ctx, mgpu_world_join(u->ctx, lua_touserdata(L, 2), (int32_t)luaL_checkinteger(L, 3)));
+  return 0;
+}
+
+static int l_world_leave(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  CHECK(L, u->ctx, mgpu_world_leave(u->ctx));
+  return 0;
+}
+
+static int l_dist_uid(lua_State *L) {
+  uint8_t uid[128];
+  if (mgpu_dist_uniqueid(uid, (int32_t)sizeof uid))
+    return luaL_error(L, "cannot make an NVSHMEM unique id (libnvshmem_host.so.3 missing or failing; MGPU_NVSHMEM names it)");
+  lua_pushlstring(L, (const char *)uid, sizeof uid);
+  return 1;
+}
+
+static int l_dist_init(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  size_t n = 0;
+  const char *uid = luaL_checklstring(L, 4, &n);
+  CHECK(L, u->ctx, mgpu_dist_init(u->ctx, (int32_t)luaL_checkinteger(L, 2), (int32_t)luaL_checkinteger(L, 3),
+                                   (const uint8_t *)uid, (int32_t)n));
+  return 0;
+}
+
+static int l_dist_info(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  int32_t rank = 0, count = 1;
+  CHECK(L, u->ctx, mgpu_dist_info(u->ctx, &rank, &count));
+  lua_pushinteger(L, rank);
+  lua_pushinteger(L, count);
+  return 2;
+}
+
+static int l_dist_barrier(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  CHECK(L, u->ctx, mgpu_dist_barrier(u->ctx));
+  return 0;
+}
+
+static int l_symmetric(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  if (n < 0) return luaL_argerror(L, 2, "size must not be negative");
+  mgpu_buffer *b = NULL;
+  CHECK(L, u->ctx, mgpu_symmetric_alloc(u->ctx, (uint64_t)n, &b));
+  newh(L, T_BUF, b, u->ctx);
+  return 1;
+}
+
+static int l_buffer_symmetric(lua_State *L) {
+  handle *u = geth(L, 1, T_BUF);
+  lua_pushinteger(L, mgpu_buffer_symmetric(u->h));
+  return 1;
+}
+
+static int l_dist_table(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  mgpu_buffer *b = NULL;
+  CHECK(L, u->ctx, mgpu_dist_table(u->ctx, &b));
+  newh(L, T_BUF, b, u->ctx);
+  return 1;
+}
+
 /* -- DLPack -------------------------------------------------------------------------- */
 
 static int l_dlpack_export(lua_State *L) {
@@ -623,6 +695,9 @@ static const luaL_Reg core_funcs[] = {
   { "host_matmul", l_host_matmul }, { "host_relerr", l_host_relerr }, { "host_shape", l_host_shape },
   { "host_get", l_host_get }, { "host_set", l_host_set },
   { "dlpack_export", l_dlpack_export }, { "dlpack_import", l_dlpack_import },
+  { "world_join", l_world_join }, { "world_leave", l_world_leave }, { "dist_uid", l_dist_uid }, { "dist_init", l_dist_init },
+  { "dist_info", l_dist_info }, { "dist_barrier", l_dist_barrier }, { "symmetric", l_symmetric },
+  { "buffer_symmetric", l_buffer_symmetric }, { "dist_table", l_dist_table },
   { NULL, NULL }
 };
 

@@ -87,6 +87,7 @@ typedef struct CUlaunchConfig {
   _(MemGetInfo,           "cuMemGetInfo_v2",               (size_t *, size_t *)) \
   _(MemFree,              "cuMemFree_v2",                  (CUdeviceptr)) \
   _(MemcpyHtoD,           "cuMemcpyHtoD_v2",               (CUdeviceptr, const void *, size_t)) \
+  _(MemsetD8,             "cuMemsetD8_v2",                 (CUdeviceptr, unsigned char, size_t)) \
   _(MemcpyDtoH,           "cuMemcpyDtoH_v2",               (void *, CUdeviceptr, size_t)) \
   _(MemcpyDtoD,           "cuMemcpyDtoD_v2",               (CUdeviceptr, CUdeviceptr, size_t)) \
   _(ModuleLoadDataEx,     "cuModuleLoadDataEx",            (CUmodule *, const void *, unsigned, int *, void **)) \
