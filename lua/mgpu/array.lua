@@ -41,7 +41,7 @@ end
 local function compile_only() return context.info().mode == "compile" end
 M.compile_only = compile_only
 
-local function new(shape, dtype, what)
+local function new(shape, dtype, what, alloc)
   local n = compat.numel(shape)
   local bytes = n * core().dtype_size(dtype)
   local self = setmetatable({ shape = shape, dtype = dtype, size = n, nbytes = bytes }, Array)
@@ -49,7 +49,7 @@ local function new(shape, dtype, what)
   local fbytes = core().dtype_size(dtype) + 0.0       -- in floating point: integers could wrap
   for i = 1, #shape do fbytes = fbytes * shape[i] end
   local ok, buf = false, "more than any memory holds"
-  if fbytes < 2 ^ 53 then ok, buf = pcall(core().buffer, context.get(), bytes) else bytes = fbytes end
+  if fbytes < 2 ^ 53 then ok, buf = pcall(alloc or core().buffer, context.get(), bytes) else bytes = fbytes end
   if not ok then      -- "file:line: zeros: cannot allocate 40 GB (40000000000 bytes) for f32[10000000000]: ..."
     local msg = tostring(buf):gsub("^out of memory allocating %d+ bytes %((.*)%)$", "out of memory; %1")
     compat.fail("%s: cannot allocate %s (%.0f bytes) for %s%s: %s", what or "array", human_bytes(bytes), bytes, dtype,
@@ -58,9 +58,9 @@ local function new(shape, dtype, what)
   self.buf = buf
   return self
 end
-local function make(shape, dtype, what)
+local function make(shape, dtype, what, alloc)
   dtype = check_dtype(dtype, what)
-  return new(compat.shape(shape, what .. " shape"), dtype, what)
+  return new(compat.shape(shape, what .. " shape"), dtype, what, alloc)
 end
 
 --- An array with unspecified contents.
@@ -71,6 +71,15 @@ function M.empty(shape, dtype) return make(shape, dtype, "empty") end
 function M.empty_for(what, shape, dtype) return make(shape, dtype, what) end
 
 function M.is_array(x) return getmetatable(x) == Array end
+
+--- mgpu.symmetric(shape, dtype): a zeroed array of the symmetric heap, at the
+--- same place on every device, so kernels reach other devices' copies with
+--- ref:on_device(d).  Collective: every device makes the same ones in order.
+function M.symmetric(shape, dtype)
+  local a = make(shape, dtype, "symmetric", core().symmetric)
+  a.symmetric = true
+  return a
+end
 
 --- An array description without memory (shape and dtype only), for
 --- tracing kernels ahead of their data: an abstract array.

@@ -18,6 +18,7 @@ M.config = {
   poison_outputs = nil,                     -- fill outputs with 0xFF before launch (default: in interpret mode)
   quiet = false,                            -- no interpret-mode notice
   abstract_arrays = nil,                    -- false: compile-only mode still allocates arrays
+  device = nil,                             -- CUDA device ordinal (mgpu -n N: the process's rank)
 }
 
 local ctx, info
@@ -26,7 +27,8 @@ local ctx, info
 function M.configure(opts)
   if ctx then compat.fail("mgpu.configure must be called before the first kernel or array is created") end
   for k, v in pairs(opts) do
-    if M.config[k] == nil and k ~= "mode" and k ~= "emit_ptx" and k ~= "poison_outputs" and k ~= "abstract_arrays" then
+    if M.config[k] == nil and k ~= "mode" and k ~= "emit_ptx" and k ~= "poison_outputs" and k ~= "abstract_arrays"
+       and k ~= "device" then
       compat.fail("mgpu.configure: unknown option '%s'", tostring(k))
     end
     M.config[k] = v
@@ -48,8 +50,9 @@ function M.get()
   local co = os.getenv("MGPU_COMPILE_ONLY")
   co = co and co ~= "" and co ~= "0"
   local mode = M.config.mode or ((M.config.emit_ptx or co) and "compile") or "auto"
-  ctx = M.core.ctx_new(mode)
+  ctx = M.core.ctx_new(mode, M.config.device)
   info = M.core.device(ctx)
+  if M.on_create then M.on_create(ctx) end
   if info.mode == "interpret" and not M.config.quiet and mode ~= "interpret" then
     local why = info.reason:match("^MGPU_INTERPRET") and info.reason or ("no GPU: " .. info.reason)
     io.stderr:write("mgpu: " .. why .. "; kernels run in the interpreter\n")

@@ -30,6 +30,7 @@ local loops = require "mgpu.loops"
 local pipeline = require "mgpu.pipeline"
 local pallas_call = require "mgpu.pallas_call"
 local autotune = require "mgpu.autotune"
+local distributed = require "mgpu.distributed"
 
 local mgpu = {
   _VERSION = "mgpu " .. context.core.version(),
@@ -63,6 +64,11 @@ local mgpu = {
   emit_pipeline = pipeline.emit_pipeline, emit_pipeline_warp_specialized = pipeline.emit_pipeline_warp_specialized,
   PipelineState = pipeline.PipelineState, nd_loop = loops.nd_loop, dynamic_scheduling_loop = loops.dynamic_scheduling_loop, planar_snake = loops.planar_snake,
   pallas_call = pallas_call.pallas_call,
+  -- several devices
+  distributed = distributed, process_index = distributed.process_index, process_count = distributed.process_count,
+  symmetric = distributed.symmetric, device_id = distributed.device_id, SemaphoreType = distributed.SemaphoreType,
+  semaphore_signal = distributed.semaphore_signal, semaphore_wait = distributed.semaphore_wait,
+  SemaphoreSignal = distributed.SemaphoreSignal, semaphore_signal_parallel = distributed.semaphore_signal_parallel,
 }
 
 for k, v in pairs(ops) do mgpu[k] = v end
@@ -81,10 +87,6 @@ mgpu._NOT_PROVIDED = {
   TMEM = "Blackwell-only (tensor memory); on Hopper use mgpu.ACC (registers) or mgpu.SMEM",
   multimem_store = "multi-device (NVLink multicast); mgpu drives one GPU",
   multimem_load_reduce = "multi-device (NVLink multicast); mgpu drives one GPU",
-  semaphore_signal_parallel = "multi-device semaphores are not implemented; mgpu drives one GPU",
-  SemaphoreSignal = "multi-device semaphores are not implemented; mgpu drives one GPU",
-  SemaphoreType = "GMEM semaphores are not implemented yet; signal across blocks with mgpu.atomic_add / " ..
-                  "mgpu.atomic_cas on a GMEM array (the interpreter runs blocks one at a time)",
   as_torch_kernel = "PyTorch-only; exchange arrays with other frameworks through DLPack (a:to_dlpack(), " ..
                     "mgpu.from_dlpack(t)) or embed kernels through include/mgpu.h",
 }

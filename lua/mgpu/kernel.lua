@@ -10,6 +10,7 @@ local array = require "mgpu.array"
 local trace = require "mgpu.trace"
 local smem = require "mgpu.smem"
 local profile = require "mgpu.profile"
+local distributed = require "mgpu.distributed"
 
 local M = {}
 local fail = compat.fail
@@ -345,6 +346,14 @@ local function trace_kernel(k, args, grid, outs)
     prof.ref = trace.wrap(t, core.param(b, "out", "u32", prof.shape))
     t.profile = prof
   end
+  local ndev = distributed.job_count()
+  if ndev then t.peers = trace.wrap(t, core.param(b, "in", "i64", { 2 + ndev })) end   -- the peer table (hidden)
+  local sems = {}
+  t.sem_queue = {}
+  for i, s in ipairs(distributed.sem_specs(k.scratch, k.scratch_named)) do   -- semaphores: hidden symmetric i32 arrays
+    t.sem_queue[i] = { spec = s, ref = trace.wrap(t, core.param(b, "out", "i32", s.shape)) }
+    sems[i] = s.shape
+  end
   local saved = trace.current
   trace.current = t
   local ok, err = xpcall(function()
@@ -379,7 +388,7 @@ local function trace_kernel(k, args, grid, outs)
   end
   if prof then prof.ref = nil end
   return { kernel = kern, trace_ms = (os.clock() - t0) * 1000 - core.resources(kern).compile_ms,
-           passes_ms = core.resources(kern).compile_ms, profile = prof }
+           passes_ms = core.resources(kern).compile_ms, profile = prof, peers = ndev ~= nil, sems = sems }
 end
 
 -- -- Calling ------------------------------------------------------------------
@@ -483,8 +492,15 @@ local function launch(self, entry, args, results)
     pbuf = array.zeros(entry.profile.shape, "u32")
     bufs[#bufs + 1] = pbuf.buf
   end
+  if entry.peers then bufs[#bufs + 1] = distributed.table_buffer() end
+  if #entry.sems > 0 and not entry.sem_arrays then   -- made at the first launch (collective), kept zero by the kernel
+    entry.sem_arrays = {}
+    for i, shape in ipairs(entry.sems) do entry.sem_arrays[i] = array.symmetric(shape, "i32") end
+  end
+  for _, a in ipairs(entry.sem_arrays or {}) do bufs[#bufs + 1] = a.buf end
   local ok, err = pcall(context.core.launch, entry.kernel, bufs)
   if not ok then fail("%s", err) end
+  if entry.sem_arrays and context.info().mode == "interpret" then distributed.check_sems(self.name, entry.sem_arrays) end
   if pbuf then profile.write(entry.profile, pbuf:to_table(), self.name, self.interpret or context.info().mode == "interpret") end
 end
 

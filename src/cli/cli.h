@@ -6,6 +6,27 @@
 
 #include <lua.h>
 
+typedef struct cli_opts {
+  const char *mode;       /* NULL, "interpret" or "compile" */
+  const char *emit_dir;
+  int interactive;
+  int script;             /* argv index of the script, or 0 */
+  int info;
+  int devices;            /* -n N, or 0 */
+} cli_opts;
+
+/* main.c: a Lua state with mgpu installed, `arg` set and the options'
+** configuration applied (NULL after reporting why not). */
+lua_State *cli_newstate(int argc, char **argv, const cli_opts *o);
+/* main.c: run argv[script] with its arguments; non-zero after reporting an error. */
+int cli_run_script(lua_State *L, int argc, char **argv, int script);
+
+/* devices.c: mgpu -n N: the script on N devices (simulated or NVSHMEM
+** processes); returns the exit status. */
+int cli_run_devices(int argc, char **argv, const cli_opts *o);
+/* report.c: this thread's reports start with prefix (e.g. "device 1: "). */
+void cli_report_prefix(const char *prefix);
+
 /* report.c: print an error ("mgpu: file:line: message") and, when the
 ** message starts with a readable file's location, that source line. */
 void cli_report(const char *msg);

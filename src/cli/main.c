@@ -24,18 +24,14 @@ static const char usage[] =
   "  --interpret     run kernels in the CPU interpreter even when a GPU is present\n"
   "  --emit-ptx DIR  compile every kernel the script calls and write DIR/<kernel>.ptx;\n"
   "                  nothing executes and mgpu.compile_only() is true\n"
+  "  -n N            run the script on N devices: one process per GPU over NVSHMEM, or\n"
+  "                  N simulated devices in the interpreter (no GPUs, --interpret)\n"
   "  -v, --version   print the version\n"
   "  -h, --help      print this help\n"
   "  --              stop handling options ('-' as the script reads stdin)\n"
   "With no script and no -e, mgpu starts the interactive loop.\n";
 
-typedef struct opts {
-  const char *mode;       /* NULL, "interpret" or "compile" */
-  const char *emit_dir;
-  int interactive;
-  int script;             /* argv index of the script, or 0 */
-  int info;
-} opts;
+typedef cli_opts opts;
 
 /* require("mgpu").configure{...} */
 static int configure(lua_State *L, const opts *o) {
@@ -65,7 +61,7 @@ static void make_arg(lua_State *L, int argc, char **argv, int script) {
   lua_setglobal(L, "arg");
 }
 
-static int run_script(lua_State *L, int argc, char **argv, int script) {
+int cli_run_script(lua_State *L, int argc, char **argv, int script) {
   const char *path = strcmp(argv[script], "-") == 0 ? NULL : argv[script];
   if (luaL_loadfile(L, path) != LUA_OK) {
     cli_report(lua_tostring(L, -1));
@@ -136,6 +132,18 @@ static int parse(int argc, char **argv, opts *o, int *status) {
     }
     if (!strcmp(a, "-i")) { o->interactive = 1; continue; }
     if (!strcmp(a, "--interpret")) { o->mode = "interpret"; continue; }
+    if (!strcmp(a, "-n")) {
+      char *end = NULL;
+      long n = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+      if (!end || *end || n < 1 || n > 64) {
+        fprintf(stderr, "mgpu: -n needs a device count between 1 and 64\n%s", usage);
+        *status = 1;
+        return 1;
+      }
+      o->devices = (int)n;
+      i++;
+      continue;
+    }
     if (!strcmp(a, "--emit-ptx") || !strcmp(a, "-e")) {
       if (i + 1 >= argc) {
         fprintf(stderr, "mgpu: %s needs an argument\n%s", a, usage);
@@ -159,17 +167,27 @@ static int parse(int argc, char **argv, opts *o, int *status) {
   return 0;
 }
 
+lua_State *cli_newstate(int argc, char **argv, const cli_opts *o) {
+  lua_State *L = luaL_newstate();
+  if (!L) { fputs("mgpu: cannot create a Lua state (out of memory)\n", stderr); return NULL; }
+  luaL_openlibs(L);
+  lmgpu_install(L);
+  make_arg(L, argc, argv, o->script);
+  if (configure(L, o)) { lua_close(L); return NULL; }
+  return L;
+}
+
 int main(int argc, char **argv) {
   opts o;
   memset(&o, 0, sizeof o);
   int status = 0;
   if (parse(argc, argv, &o, &status)) return status;
-  lua_State *L = luaL_newstate();
-  if (!L) { fputs("mgpu: cannot create a Lua state (out of memory)\n", stderr); return 1; }
-  luaL_openlibs(L);
-  lmgpu_install(L);
-  make_arg(L, argc, argv, o.script);
-  status = configure(L, &o);
+  if (o.devices > 1) {
+    if (!o.script) { fprintf(stderr, "mgpu: -n runs a script on several devices; name the script\n%s", usage); return 1; }
+    return cli_run_devices(argc, argv, &o);
+  }
+  lua_State *L = cli_newstate(argc, argv, &o);
+  if (!L) return 1;
   if (!status && o.info) status = run_string(L, info_code);
   /* -e chunks, in order, before the script */
   int end = o.script ? o.script : argc;
@@ -178,7 +196,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--emit-ptx")) i++;
   int ran_e = 0;
   for (int i = 1; i < end; i++) if (!strcmp(argv[i], "-e")) ran_e = 1;
-  if (!status && o.script) status = run_script(L, argc, argv, o.script);
+  if (!status && o.script) status = cli_run_script(L, argc, argv, o.script);
   if (!status && (o.interactive || (!o.script && !ran_e && !o.info))) {
     lua_getglobal(L, "require");
     lua_pushliteral(L, "mgpu");

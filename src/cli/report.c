@@ -27,8 +27,12 @@ static int source_line(const char *path, long line, char *out, size_t n) {
   return ok;
 }
 
+static _Thread_local const char *report_prefix = "";
+
+void cli_report_prefix(const char *prefix) { report_prefix = prefix ? prefix : ""; }
+
 void cli_report(const char *msg) {
-  fprintf(stderr, "mgpu: %s\n", msg);
+  fprintf(stderr, "mgpu: %s%s\n", report_prefix, msg);
   /* "path:line: ..." -> show the line */
   const char *c = strchr(msg, ':');
   while (c) {

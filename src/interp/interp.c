@@ -270,6 +270,7 @@ static void do_view(interp *I, iagent *a, const ir_op *op) {
   memcpy(dst->off, src->off, sizeof dst->off);
   dst->root = src->root;
   dst->space = src->space;
+  dst->dev = src->dev;
   dst->rank = 0;
   for (uint32_t i = 0; i < src->rank; i++) {
     if (i >= nidx) { dst->dim[dst->rank++] = src->dim[i]; continue; }

@@ -1,0 +1,261 @@
+--[[
+mgpu.distributed -- kernels over several devices, as Pallas Mosaic GPU
+writes them: one program per device (SPMD), symmetric arrays, views of
+another device's copy (ref:on_device(d)), GMEM semaphores signalled across
+devices, and host barriers.
+
+A job is either `mgpu -n N script.lua` (one process per GPU over NVSHMEM,
+or N simulated devices in the interpreter when there is no such setup) or,
+for embedders, mgpu.distributed.init{ rank, count, uid } on a GPU.  Without
+a job there is one device: device_id() is 0 and on_device(0) is the ref.
+
+Kernels that view other devices take the job's peer table (a hidden
+parameter); in a simulated job every device's launch of such a kernel waits
+for the others' and the interpreter runs them together.
+]]
+local compat = require "mgpu.compat"
+compat.mark_lib()
+local context = require "mgpu.context"
+local array = require "mgpu.array"
+local trace = require "mgpu.trace"
+
+local M = {}
+local fail = compat.fail
+
+-- The job set up by the mgpu command (mgpu -n N) before the script runs:
+-- { world = light userdata, rank, count } or { rank, count, uid }.
+M.job = nil
+
+--- Join a new default context to the job, if there is one.
+context.on_create = function(ctx)
+  local job = M.job
+  if not job or job.compile then return end
+  if job.world then context.core.world_join(ctx, job.world, job.rank)
+  else context.core.dist_init(ctx, job.rank, job.count, job.uid) end
+end
+
+--- mgpu.distributed.init{ rank = r, count = n, uid = s }: for embedders and
+--- LuaJIT, make this process device r of an NVSHMEM job of n GPUs; rank 0
+--- makes uid with mgpu.distributed.unique_id() and hands it to every rank.
+function M.init(opts)
+  if type(opts) ~= "table" then fail("distributed.init expects a table { rank = r, count = n, uid = id }") end
+  compat.check_keys(opts, { rank = true, count = true, uid = true }, "distributed.init")
+  local count = compat.int(opts.count, "distributed.init: count")
+  local rank = compat.int(opts.rank, "distributed.init: rank")
+  if count < 1 or rank < 0 or rank >= count then fail("distributed.init: rank %d of %d devices is not valid", rank, count) end
+  if type(opts.uid) ~= "string" or #opts.uid ~= 128 then
+    fail("distributed.init: uid must be the 128-byte string of mgpu.distributed.unique_id() made by rank 0")
+  end
+  local ok, err = pcall(context.core.dist_init, context.get(), rank, count, opts.uid)
+  if not ok then fail("distributed.init: %s", tostring(err)) end
+end
+
+--- A fresh NVSHMEM unique id (128 bytes), made by rank 0.
+function M.unique_id()
+  local ok, uid = pcall(context.core.dist_uid)
+  if not ok then fail("%s", tostring(uid)) end
+  return uid
+end
+
+--- This device's index and the device count.
+function M.process_index()
+  if M.job then return M.job.rank end
+  return (context.core.dist_info(context.get()))
+end
+function M.process_count()
+  if M.job then return M.job.count end
+  local _, n = context.core.dist_info(context.get())
+  return n
+end
+
+--- Wait until every device has finished its earlier work and got here.
+function M.barrier()
+  local ok, err = pcall(context.core.dist_barrier, context.get())
+  if not ok then fail("%s", tostring(err)) end
+end
+
+--- A zeroed symmetric array (collective).
+M.symmetric = array.symmetric
+
+-- -- In kernels -------------------------------------------------------------------
+
+-- The peer table of the kernel being traced (a hidden parameter).
+local function peers(what)
+  local t = trace.tr()
+  if not t.peers then fail("%s: the kernel runs on one device (no mgpu -n job)", what) end
+  return t.peers
+end
+
+--- This device's index (an i32 scalar; 0 without a job).
+function M.device_id()
+  local t = trace.tr()
+  if not t.peers then return trace.const(0, "i32") end
+  return t.peers:at(0):load():astype("i32")
+end
+
+--- The number of devices (a Lua number, known when tracing).
+function M.device_count() return M.process_count() end
+
+local function device_arg(d, what)
+  local n = M.process_count()
+  if type(d) == "number" then
+    d = compat.int(d, what .. ": device")
+    if d < 0 or d >= n then fail("%s: device %d is out of range: the job has %d device%s (0..%d)", what, d, n,
+                                 n == 1 and "" or "s", n - 1) end
+    return trace.const(d, "i32")
+  end
+  if not trace.is_value(d) or d.kind ~= "scalar" then fail("%s: device must be a number or an i32 scalar", what) end
+  if d.dtype ~= "i32" then d = d:astype("i32") end
+  return d
+end
+
+--- ref:on_device(d): the same view of a symmetric array's copy on device d.
+function trace.Ref.__index.on_device(ref, d)
+  if not trace.is_ref(ref) then fail("on_device: call it as ref:on_device(d)") end
+  local dev = device_arg(d, "on_device")
+  if not trace.tr().peers then return ref end   -- one device: device 0 is this one
+  return trace.op("remote", { ref, dev, peers("on_device") })
+end
+
+-- -- Semaphores -----------------------------------------------------------------------
+
+local Sem = {}     -- a SemaphoreType.REGULAR scratch spec
+Sem.__index = Sem
+Sem.__alloc = function(spec)   -- the parameter made for it before tracing, in allocation order
+  local t = trace.tr()
+  local q = t.sem_queue
+  if not q or #q == 0 then
+    fail("SemaphoreType.REGULAR: semaphores go in the kernel's scratch_shapes (not in run_scoped)")
+  end
+  local ref = table.remove(q, 1)
+  assert(ref.spec == spec)
+  return ref.ref
+end
+
+local function sem_spec(shape)
+  shape = shape == nil and {} or shape
+  if type(shape) == "number" then shape = { shape } end
+  return setmetatable({ shape = compat.shape(shape, "SemaphoreType.REGULAR shape"), where = compat.where() }, Sem)
+end
+
+--- mgpu.SemaphoreType.REGULAR(shape) (or .REGULAR for one): i32 GMEM
+--- semaphores in scratch_shapes, symmetric and zero at the kernel's start;
+--- every signal must be matched by a wait before the kernel ends.
+M.SemaphoreType = setmetatable({}, { __index = function(_, k)
+  if k == "REGULAR" then
+    return setmetatable({ shape = {}, where = "?" }, {
+      __index = Sem, __alloc = Sem.__alloc,
+      __call = function(_, shape) return sem_spec(shape) end })
+  end
+  if k == "BARRIER" then fail("SemaphoreType.BARRIER: use mgpu.Barrier for barriers inside a block") end
+  fail("SemaphoreType.%s does not exist (REGULAR)", tostring(k))
+end })
+
+function M.is_sem_spec(x)
+  local mt = getmetatable(x)
+  return mt == Sem or (type(mt) == "table" and mt.__alloc == Sem.__alloc)
+end
+
+local function sem_ref(sem, what)
+  if not trace.is_ref(sem) or sem.dtype ~= "i32" then
+    fail("%s: the semaphore must come from SemaphoreType.REGULAR scratch (an i32 GMEM ref)", what)
+  end
+  if #sem.shape ~= 0 then
+    fail("%s: index the semaphore array down to one semaphore (sems:at(i)), got shape %s", what, compat.shape_str(sem.shape))
+  end
+  return sem
+end
+
+local function signal_args(sem, inc, opts, what)
+  if type(inc) == "table" and opts == nil then opts, inc = inc, nil end
+  opts = opts or {}
+  if type(opts) ~= "table" then fail("%s: options must be a table { device_id = d, inc = n }", what) end
+  compat.check_keys(opts, { device_id = true, inc = true }, what)
+  inc = inc or opts.inc or 1
+  sem = sem_ref(sem, what)
+  if opts.device_id ~= nil then sem = sem:on_device(opts.device_id) end
+  return sem, trace.lift(inc, sem)
+end
+
+--- mgpu.semaphore_signal(sem, inc, { device_id = d }) (or (sem, { inc, device_id })):
+--- add inc to the semaphore (on device d), releasing the warpgroup's
+--- earlier writes to whoever waits for it.
+function M.semaphore_signal(sem, inc, opts)
+  local s, v = signal_args(sem, inc, opts, "semaphore_signal")
+  trace.op("atomic", { s, v }, { 0, 2, 3 })       -- add, release, system scope
+end
+
+--- mgpu.semaphore_wait(sem, value = 1): wait until the semaphore holds at
+--- least value, take value off, and see what the signallers released.
+function M.semaphore_wait(sem, value)
+  sem = sem_ref(sem, "semaphore_wait")
+  trace.op("sem_wait", { sem, trace.lift(value == nil and 1 or value, sem) })
+end
+
+--- mgpu.SemaphoreSignal(sem, { device_id, inc }): one signal for semaphore_signal_parallel.
+function M.SemaphoreSignal(sem, opts)
+  return { sem = sem, opts = opts or {}, where = compat.where() }
+end
+
+--- mgpu.semaphore_signal_parallel(signal, ...): every signal, each releasing
+--- the writes before it.
+function M.semaphore_signal_parallel(...)
+  local n = select("#", ...)
+  for i = 1, n do
+    local s = select(i, ...)
+    if type(s) ~= "table" or s.sem == nil then fail("semaphore_signal_parallel: argument %d must be mgpu.SemaphoreSignal(...)", i) end
+    M.semaphore_signal(s.sem, s.opts)
+  end
+end
+
+-- -- Kernel set-up (kernel.lua) ------------------------------------------------------------
+
+--- The semaphore specs of a kernel's scratch, in allocation order (the order
+--- smem.alloc / alloc_tree visit them).
+function M.sem_specs(scratch, named)
+  local out = {}
+  local function walk(v)
+    if M.is_sem_spec(v) then out[#out + 1] = v
+    elseif type(v) == "table" and getmetatable(v) == nil then
+      local keys = {}
+      for k in pairs(v) do keys[#keys + 1] = k end
+      table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)
+      for _, k in ipairs(keys) do walk(v[k]) end
+    end
+  end
+  if named then walk(scratch) else for i = 1, #scratch do if M.is_sem_spec(scratch[i]) then out[#out + 1] = scratch[i] end end end
+  return out
+end
+
+--- The job's device count when the context is a device of one, else nil.
+function M.job_count()
+  local n = M.process_count()
+  if n > 1 or M.job then return n end
+  return nil
+end
+
+--- After an interpreted launch: every semaphore is back at zero (the next
+--- launch reuses them), else an error naming the count left over.
+function M.check_sems(name, arrays)
+  for i, a in ipairs(arrays) do
+    local v = a:to_table()
+    if type(v) ~= "table" then v = { v } end
+    local flat = {}
+    local function walk(x) if type(x) == "table" then for j = 1, #x do walk(x[j]) end else flat[#flat + 1] = x end end
+    walk(v)
+    for j, x in ipairs(flat) do
+      if x ~= 0 then
+        fail("kernel '%s': semaphore %d of scratch semaphore array %d holds %d after the kernel: every signal " ..
+             "needs a matching semaphore_wait before the kernel ends", name, j - 1, i, x)
+      end
+    end
+  end
+end
+
+--- The peer table buffer of the context (i64[2 + count]).
+function M.table_buffer()
+  M.table_buf = M.table_buf or context.core.dist_table(context.get())
+  return M.table_buf
+end
+
+return M
