@@ -1,0 +1,159 @@
+-- Several devices: mgpu -n N with simulated devices (the interpreter runs
+-- every device's launch of a kernel that touches other devices together),
+-- symmetric arrays, remote views, semaphores, and the errors of each.
+local util = dofile("spec/support/util.lua")
+
+-- Run `body` (a script) on n simulated devices; returns the output and the exit code.
+local function run_on(n, body, extra)
+  local p = util.script(body)
+  local tmp = os.tmpname()
+  local ok, _, code = os.execute(string.format("timeout 60 %s -n %d --interpret %s %s > %s 2>&1", util.bin, n,
+                                               extra or "", p, tmp))
+  local f = assert(io.open(tmp)); local out = f:read("*a"); f:close()
+  os.remove(tmp)
+  if type(ok) == "number" then code = ok ~= 0 and 1 or 0 end   -- Lua 5.1
+  return out, code or (ok and 0 or 1), p
+end
+
+-- A ring: each device stores its row into the next device's copy of x and
+-- signals it there; each reads what the previous device stored.
+local ring = [[
+local mgpu = require "mgpu"
+local me, n = mgpu.process_index(), mgpu.process_count()
+local x = mgpu.symmetric({n, 8}, "f32")
+local k = mgpu.kernel{ out_shape = mgpu.shape({8}, "f32"), grid = {2},
+  scratch_shapes = { mgpu.SemaphoreType.REGULAR({2}) },
+  body = function(src, x, o, sems)
+    local dev, b = mgpu.device_id(), mgpu.program_id(0)
+    local nxt, prev = mgpu.rem(dev + 1, n), mgpu.rem(dev + n - 1, n)
+    x:at(dev):on_device(nxt):store(src:load() + b:astype("f32") * 0)
+    mgpu.semaphore_signal(sems:at(b), 1, { device_id = nxt })
+    mgpu.semaphore_wait(sems:at(b), 1)
+    o:store(x:at(prev):load())
+  end }
+local v = math.random(1, 1000)          -- fresh values every run, told to the others through the seed
+local src = mgpu.full({8}, 1000 * me + 7, "f32")
+local o = k(src, x)
+local prev = (me + n - 1) % n
+assert(o:tolist()[1] == 1000 * prev + 7 and o:tolist()[8] == 1000 * prev + 7, "ring: wrong value " .. tostring(o:tolist()[1]))
+print("ok " .. me .. " " .. v * 0)
+]]
+
+describe("mgpu -n", function()
+  for _, n in ipairs({ 2, 4 }) do
+    it("runs a ring of remote stores and semaphores on " .. n .. " simulated devices", function()
+      local out, code = run_on(n, ring)
+      assert.are.equal(0, code, out)
+      assert.matches(n .. " simulated devices in the interpreter", out)
+      for d = 0, n - 1 do assert.matches("ok " .. d .. " 0", out) end
+    end)
+  end
+
+  it("gives one device without -n", function()
+    local p = util.script([[
+      local mgpu = require "mgpu"
+      local x = mgpu.symmetric({4}, "i32")
+      local k = mgpu.kernel{ out_shape = mgpu.shape({4}, "i32"), grid = {1},
+        body = function(x, o) o:store(x:on_device(0):load() + mgpu.device_id()) end }
+      print(mgpu.process_index(), mgpu.process_count(), table.concat(k(x):tolist(), ","))
+    ]])
+    local out = util.output("MGPU_INTERPRET=1 " .. util.bin .. " " .. p)
+    assert.matches("0\t1\t0,0,0,0", out)
+  end)
+
+  it("reports a semaphore that is never signalled as a deadlock naming devices and lines", function()
+    local out, code, p = run_on(2, [[
+local mgpu = require "mgpu"
+local k = mgpu.kernel{ out_shape = mgpu.shape({1}, "i32"), grid = {1},
+  scratch_shapes = { mgpu.SemaphoreType.REGULAR({1}) },
+  body = function(o, sems)
+    mgpu.when(mgpu.eq(mgpu.device_id(), 1), function() mgpu.semaphore_wait(sems:at(0), 2) end)
+  end }
+k()
+]])
+    assert.are_not.equal(0, code)
+    assert.matches("deadlock", out)
+    assert.matches(p:gsub("%p", "%%%0") .. ":5: device 1, block 0 of the cluster, warpgroup 0 waits for semaphore 0 of device 1 to reach 2", out)
+    assert.matches("device 0: " .. p:gsub("%p", "%%%0") .. ":7:", out)      -- the call line, on every device
+  end)
+
+  it("refuses a device out of range, a non-symmetric remote array and unbalanced semaphores", function()
+    local out, code, p = run_on(2, [[
+local mgpu = require "mgpu"
+local k = mgpu.kernel{ out_shape = mgpu.shape({4}, "f32"), grid = {1},
+  body = function(x, o) o:store(x:on_device(2):load()) end }
+k(mgpu.symmetric({4}, "f32"))
+]])
+    assert.are_not.equal(0, code)
+    assert.matches(p:gsub("%p", "%%%0") .. ":3: on_device: device 2 is out of range: the job has 2 devices", out)
+
+    out, code = run_on(2, [[
+local mgpu = require "mgpu"
+local k = mgpu.kernel{ out_shape = mgpu.shape({4}, "f32"), grid = {1},
+  body = function(x, o) o:store(x:on_device(mgpu.rem(mgpu.device_id() + 1, 2)):load()) end }
+k(mgpu.zeros({4}, "f32"))
+]])
+    assert.are_not.equal(0, code)
+    assert.matches(":4: kernel 'kernel': argument 1 is used on other devices %(on_device at .-:3%) but is not a symmetric array", out)
+
+    out, code, p = run_on(2, [[
+local mgpu = require "mgpu"
+local k = mgpu.kernel{ out_shape = mgpu.shape({1}, "i32"), grid = {1},
+  scratch_shapes = { mgpu.SemaphoreType.REGULAR({3}) },
+  body = function(o, sems) mgpu.semaphore_signal(sems:at(2), 1) end }
+k()
+]])
+    assert.are_not.equal(0, code)
+    assert.matches(p:gsub("%p", "%%%0") .. ":5: kernel 'kernel': semaphore 2 of scratch semaphore array 1 holds 1 after the kernel", out)
+  end)
+
+  it("reports devices that launch different kernels or leave early", function()
+    local out, code = run_on(2, [[
+local mgpu = require "mgpu"
+local function mk(name) return mgpu.kernel{ name = name, out_shape = mgpu.shape({1}, "i32"), grid = {1},
+  scratch_shapes = { mgpu.SemaphoreType.REGULAR({1}) },
+  body = function(o, sems) mgpu.semaphore_signal(sems:at(0), 1); mgpu.semaphore_wait(sems:at(0), 1) end } end
+if mgpu.process_index() == 0 then mk("a")() else mk("b")() end
+]])
+    assert.are_not.equal(0, code)
+    assert.matches("device 0 launched kernel 'a' but device 1 launched 'b'", out)
+
+    out, code = run_on(2, [[
+local mgpu = require "mgpu"
+if mgpu.process_index() == 1 then error("device 1 gives up") end
+local k = mgpu.kernel{ out_shape = mgpu.shape({1}, "i32"), grid = {1},
+  scratch_shapes = { mgpu.SemaphoreType.REGULAR({1}) },
+  body = function(o, sems) mgpu.semaphore_signal(sems:at(0), 1); mgpu.semaphore_wait(sems:at(0), 1) end }
+k()
+]])
+    assert.are_not.equal(0, code)
+    assert.matches("device 1: .-:2: device 1 gives up", out)
+    assert.matches("device 0: .-:6: .-device 0 launches kernel 'kernel', but device 1 has ended its script", out)
+  end)
+
+  it("refuses semaphores outside kernels and bad semaphore arguments", function()
+    local mgpu = require "mgpu"
+    assert.matches("semaphore_wait: the semaphore must come from SemaphoreType.REGULAR scratch",
+                   util.err_of(mgpu.semaphore_wait, {}))
+    assert.matches("only available while a kernel body is being traced", util.err_of(mgpu.device_id))
+    assert.matches("SemaphoreType.FOO does not exist", util.err_of(function() return mgpu.SemaphoreType.FOO end))
+    local k = mgpu.kernel{ out_shape = mgpu.shape({1}, "i32"), grid = {1},
+      scratch_shapes = { mgpu.SemaphoreType.REGULAR({2}) },
+      body = function(o, sems) mgpu.semaphore_wait(sems, 1) end }
+    assert.matches("distributed_spec.lua:%d+: semaphore_wait: index the semaphore array down to one semaphore", util.err_of(k))
+  end)
+
+  it("lowers signals and waits to system-scope release and acquire (ptxas-checked by the examples)", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    local p = util.script(ring)
+    local out = util.output(string.format("%s -n 2 --emit-ptx %s %s", util.bin, dir, p))
+    local f = io.open(dir .. "/kernel.ptx")
+    assert.is_not_nil(f, out)
+    local ptx = f:read("*a"); f:close()
+    assert.matches("atom%.release%.sys%.global%.add%.s32", ptx)
+    assert.matches("ld%.acquire%.sys%.global%.u32", ptx)
+    assert.matches("atom%.acquire%.sys%.global%.cas%.b32", ptx)
+    assert.matches("ld%.global%.nc%.u64", ptx)      -- the peer table
+  end)
+end)
