@@ -26,7 +26,13 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
   (4096^3 bf16 on a GPU; 256x384x320 interpreted)
 
 Shapes need not divide the tiles: edge tiles are zero-filled when loaded
-and clipped when stored by the copy engine.  N must be a multiple of 64
+and clipped when stored by the copy engine.  Kernels built on this one
+(examples/collective_matmul.lua) pass hooks in cfg: `scratch` (more
+scratch shapes, handed to the hooks), `side_blocks` and `side(ext)` (the
+first blocks run side(ext) instead of output tiles), `tile_of(index, ext)`
+(which output tile a step takes) and `before_tile(mi, ni, wg, ext)` (run by
+every warpgroup before a tile's pipeline); ext holds the extra scratch refs
+in order, and ext.a, ext.b.  N must be a multiple of 64
 (the output's column tiles) and K of 8 (TMA reads 16-byte aligned rows;
 the script stores other K padded with zeros).  Loaded with
 `loadfile("examples/matmul.lua")("--lib")` it returns { build = ... } for
@@ -35,6 +41,7 @@ tools and specs.
 local mgpu = require "mgpu"
 local T = mgpu.transforms
 local lib = {}
+local compat_unpack = table.unpack or unpack
 
 --- The default configuration (Pallas' TuningConfig fields).
 lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 3, snake = 8, wg_dim = "M", cluster = 1,
@@ -51,6 +58,8 @@ function lib.build(cfg)
   assert(c.cluster == 1 or c.cluster == 2, "cluster must be 1 or 2")
   assert(c.sched == "static" or c.sched == "dynamic", "sched must be static or dynamic")
   assert(c.sched == "static" or c.cluster == 1, "sched=dynamic claims tiles per block: use cluster=1")
+  local side = c.side_blocks or 0
+  assert(side == 0 or (c.sched == "static" and c.cluster == 1), "side blocks need sched=static and cluster=1")
   local dynamic = c.sched == "dynamic"
   local cta_m = c.wg_dim == "M" and 2 * tm or tm          -- the block's tile: two warpgroups' tiles
   local cta_n = c.wg_dim == "N" and 2 * tn or tn
@@ -68,6 +77,7 @@ function lib.build(cfg)
     out_shape = function(a, b) return mgpu.shape({ a.shape[1], b.shape[2] }, a.dtype) end,
     grid = function(a, b)
       local tiles = mgpu.cdiv(a.shape[1], cta_m) * mgpu.cdiv(b.shape[2], cta_n)
+      if side > 0 then return { side + math.max(1, math.min(sms - side, tiles)) } end
       return { math.max(1, math.floor(math.min(sms, tiles) / c.cluster)) }   -- clusters: one block per SM
     end,
     grid_names = { "sm" }, cluster = { c.cluster }, cluster_names = { "c" },
@@ -75,12 +85,14 @@ function lib.build(cfg)
     -- wait_smem_to_gmem, commit_smem and wgmma_wait, which synchronise the warpgroup themselves)
     compiler_params = mgpu.CompilerParams{ unsafe_no_auto_barriers = c.nobar == 1 },
     num_threads = 3, thread_name = "wg",
-    scratch_shapes = { mgpu.SMEM({ 2, tm, tn }, c.dtype, { transforms = oxf }) },
+    scratch_shapes = { mgpu.SMEM({ 2, tm, tn }, c.dtype, { transforms = oxf }), compat_unpack(c.scratch or {}) },
     -- sched=dynamic takes a third input: the work counter (i32[2], zero; left zero)
     body = function(a, b, ...)
       local rest = { ... }
       local counter = dynamic and table.remove(rest, 1) or nil
       local out, out_smem = rest[1], rest[2]
+      local ext = { select(3, compat_unpack(rest)) }      -- the hooks' scratch, and the operands
+      ext.a, ext.b = a, b
       local M, K, N = a.shape[1], a.shape[2], b.shape[2]
       if b.shape[1] ~= K then error(string.format("matmul: A is %dx%d but B is %dx%d", M, K, b.shape[1], N), 0) end
       local m_iters, n_iters, k_iters = mgpu.cdiv(M, cta_m), mgpu.cdiv(N, cta_n), mgpu.cdiv(K, tk)
@@ -131,8 +143,14 @@ function lib.build(cfg)
       local proto = pipe_for(0, 0, shared and mgpu.PipelineState.START or nil)
       mgpu.run_scoped({ p = proto:get_allocations(a, b) }, function(s)
         local function tile(info)
-          local lm, ln = mgpu.planar_snake(info.index[1], { pm, pn }, 1, c.snake)
-          local mi, ni = lm * cm + (cm == 2 and cidx or 0), ln * cn + (cn == 2 and cidx or 0)
+          local mi, ni
+          if c.tile_of then
+            mi, ni = c.tile_of(info.index[1], ext)
+          else
+            local lm, ln = mgpu.planar_snake(info.index[1], { pm, pn }, 1, c.snake)
+            mi, ni = lm * cm + (cm == 2 and cidx or 0), ln * cn + (cn == 2 and cidx or 0)
+          end
+          if c.before_tile then c.before_tile(mi, ni, wg, ext) end
           local state, offset
           if shared then
             offset = info.local_index * k_iters
@@ -145,10 +163,17 @@ function lib.build(cfg)
         end
         if dynamic then
           mgpu.dynamic_scheduling_loop("sm", { counter = counter, grid = { pm * pn }, thread_axis = "wg" }, tile)
+        elseif side > 0 then     -- the tiles go round the blocks after the side blocks
+          local w, nw = mgpu.program_id(0) - side, mgpu.num_programs(0) - side
+          mgpu.when(mgpu.ge(w, 0), function()
+            local steps = mgpu.cdiv(pm * pn - w, nw)
+            mgpu.fori(0, steps, function(i) tile({ index = { w + i * nw }, local_index = i, num_local_steps = steps }) end)
+          end)
         else
           mgpu.nd_loop({ pm * pn }, { collective_axes = "sm" }, tile)
         end
       end)
+      if side > 0 then mgpu.when(mgpu.lt(mgpu.program_id(0), side), function() c.side(ext) end) end
       mgpu.when(mgpu.lt(wg, 2), function() mgpu.wait_smem_to_gmem(0) end)
     end,
   }

@@ -1,0 +1,138 @@
+--[[
+Collective matmul: A is sharded by rows over the devices, B (K x N) is each
+device's own; every device computes C = all_gather(A) @ B ((n*M) x N) while
+the gather is still going on.  It is the pipelined matmul of
+examples/matmul.lua with three hooks:
+
+- A lives in a symmetric array `ag` of n*M rows; each device starts with its
+  own shard in its chunk (rows me*M ..) and the others' chunks fill in;
+- the first `comm` blocks are a ring all-gather: row block by row block they
+  copy chunk (me - s) mod n to the next device (TMA through a remote view)
+  and signal its semaphore for that row block, with one count for each tile
+  that will read it there (and one more when it is to be forwarded again);
+- the other blocks take output tiles chunk by chunk, this device's own chunk
+  first; before a tile of another chunk the memory warpgroup waits on the
+  row block's semaphore, so the matmul of the chunks present overlaps the
+  copies of the next.
+
+  mgpu -n 2 examples/collective_matmul.lua [M] [N] [K] [dtype] [comm=8] [reps=20] [key=value (matmul cfg)]
+  (per device M=8192 rows of A, N = K = 8192 on GPUs; 256x256x128 simulated)
+]]
+local mgpu = require "mgpu"
+local here = (arg and arg[0] or "examples/collective_matmul.lua"):match("^(.*)/[^/]*$") or "."
+local lib = assert(loadfile(here .. "/matmul.lua"))("--lib")
+
+local pos, cfg = {}, {}
+for _, a in ipairs({ ... }) do
+  local k, v = a:match("^([%w_]+)=(.+)$")
+  if k then cfg[k] = tonumber(v) or v else pos[#pos + 1] = a end
+end
+local small = mgpu.interpreting()
+local me, n = mgpu.process_index(), mgpu.process_count()
+local M = tonumber(pos[1]) or (small and 256 or 8192)
+local N = tonumber(pos[2]) or (small and 256 or 8192)
+local K = tonumber(pos[3]) or (small and 128 or 8192)
+local dtype = pos[4] or "bf16"
+local comm = cfg.comm or (small and 1 or 8)
+local reps = cfg.reps or 20
+cfg.comm, cfg.reps = nil, nil
+cfg.dtype = dtype
+
+local tm, tn = cfg.tile_m or lib.defaults.tile_m, cfg.tile_n or lib.defaults.tile_n
+local cta_m, cta_n = 2 * tm, tn                   -- wg_dim = M: the block's tile
+assert(M % cta_m == 0 and N % cta_n == 0 and K % 64 == 0, "M must be a multiple of 2*tile_m, N of tile_n, K of 64")
+local m_blocks, n_iters = M / cta_m, N / cta_n   -- row blocks of one chunk, column tiles
+local TR, TC, slots_n = 32, 64, 4                 -- the ring's copies: 4 KiB tiles
+
+cfg.wg_dim = "M"
+cfg.side_blocks = comm
+cfg.scratch = { mgpu.SemaphoreType.REGULAR({ n, m_blocks }), mgpu.Barrier{ num_barriers = slots_n } }
+
+-- output tiles chunk by chunk, this device's chunk first, planar snake inside a chunk
+cfg.tile_of = function(t)
+  local per = m_blocks * n_iters
+  local s = t / per
+  local lm, ln = mgpu.planar_snake(mgpu.rem(t, per), { m_blocks, n_iters }, 1, cfg.snake or lib.defaults.snake)
+  local chunk = mgpu.rem(mgpu.device_id() + n - s, n)
+  return chunk * m_blocks + lm, ln
+end
+
+-- the memory warpgroup waits until another chunk's row block has landed here
+cfg.before_tile = function(mi, _, wg, ext)
+  local chunk = mi / m_blocks
+  mgpu.when(mgpu.eq(wg, 2):band(mgpu.ne(chunk, mgpu.device_id())), function()
+    mgpu.semaphore_wait(ext[1]:at(chunk, mgpu.rem(mi, m_blocks)), 1)
+  end)
+end
+
+-- the ring: side block b copies row blocks b, b + comm, ... of each chunk to the next device
+cfg.side = function(ext)
+  local sems, bars = ext[1], ext[2]
+  local wg = mgpu.axis_index("wg")
+  mgpu.when(mgpu.eq(wg, 0), function()
+    local ag = ext.a
+    mgpu.run_scoped({ slots = mgpu.SMEM({ slots_n, TR, TC }, dtype) }, function(s)
+      local b = mgpu.program_id(0)
+      local dev = mgpu.device_id()
+      local nxt = mgpu.rem(dev + 1, n)
+      local mine = mgpu.cdiv(m_blocks - b, comm)
+      local tiles = (cta_m / TR) * (K / TC)
+      for step = 0, n - 2 do
+        local chunk = mgpu.rem(dev + n - step, n)
+        local forwarded = step + 1 <= n - 2 and 1 or 0     -- the next device passes it on again
+        mgpu.fori(0, mine, function(i)
+          local lm = b + i * comm
+          if step > 0 then mgpu.semaphore_wait(sems:at(chunk, lm), 1) end   -- it has landed here
+          local r0 = chunk * M + lm * cta_m
+          mgpu.fori(0, tiles, function(j)
+            local r, c = r0 + j / (K / TC) * TR, mgpu.rem(j, K / TC) * TC
+            local slot = mgpu.rem(j, slots_n)
+            mgpu.wait_smem_to_gmem(slots_n - 1, { wait_read_only = true })
+            mgpu.copy_gmem_to_smem(ag:at(mgpu.ds(r, TR), mgpu.ds(c, TC)), s.slots:at(slot), bars:at(slot))
+            mgpu.barrier_wait(bars:at(slot))
+            mgpu.copy_smem_to_gmem(s.slots:at(slot), ag:on_device(nxt):at(mgpu.ds(r, TR), mgpu.ds(c, TC)))
+          end)
+          mgpu.wait_smem_to_gmem(0)
+          mgpu.semaphore_signal(sems:at(chunk, lm), n_iters + forwarded, { device_id = nxt })
+        end)
+      end
+    end)
+  end)
+end
+
+local matmul = lib.build(cfg)
+
+-- A: this device's shard in its chunk of the symmetric array (fresh values, from per-device seeds)
+local ag = mgpu.symmetric({ n * M, K }, dtype)
+local function shard(d) return mgpu.random.normal({ M, K }, dtype, 300 + d) end
+local fill = mgpu.kernel{ name = "place_shard", grid = { M / 8, K / 64 }, out_shape = mgpu.shape({ n * M, K }, dtype),
+  body = function(x, ag_)
+    local r, c = mgpu.program_id(0) * 8, mgpu.program_id(1) * 64
+    ag_:at(mgpu.ds(me * M + r, 8), mgpu.ds(c, 64)):store(x:at(mgpu.ds(r, 8), mgpu.ds(c, 64)):load())
+  end }
+fill:call_into(ag, shard(me))
+mgpu.distributed.barrier()                        -- every shard is in place before anyone reads it
+local b = mgpu.random.normal({ K, N }, dtype, 400 + me)
+local c = matmul(ag, b)
+if mgpu.compile_only() then return end
+
+-- check: rows of each chunk against the float64 product of that device's shard with B
+local H = mgpu.host
+local band = small and M or 64
+local err = 0
+for d = 0, n - 1 do
+  local ref = H.matmul(H.from(shard(d)):rows(0, band), H.from(b))
+  err = math.max(err, H.relerr(H.from(c):rows(d * M, band), ref))
+end
+print(string.format("device %d of %d: collective matmul (%d*%d)x%dx%d %s: relative error %.2e", me, n, n, M, N, K, dtype, err))
+assert(err <= 1e-2, "collective matmul differs from the reference")
+
+if not small then
+  local function run()
+    mgpu.distributed.barrier()   -- every device starts together, with the other chunks still to come
+    matmul:call_into(c, ag, b)
+  end
+  local ms = mgpu.bench(run, { reps = reps })
+  print(string.format("device %d: %.3f ms, %.1f TFLOP/s (all-gather overlapped; %d ring blocks)", me, ms,
+                      2 * n * M * N * K / ms / 1e9, comm))
+end
