@@ -42,7 +42,8 @@ local tm, tn = cfg.tile_m or lib.defaults.tile_m, cfg.tile_n or lib.defaults.til
 local cta_m, cta_n = 2 * tm, tn                   -- wg_dim = M: the block's tile
 assert(M % cta_m == 0 and N % cta_n == 0 and K % 64 == 0, "M must be a multiple of 2*tile_m, N of tile_n, K of 64")
 local m_blocks, n_iters = M / cta_m, N / cta_n   -- row blocks of one chunk, column tiles
-local TR, TC, slots_n = 32, 64, 4                 -- the ring's copies: 4 KiB tiles
+local TR, TC, slots_n = 64, 64, cfg.slots or 4    -- the ring's copies: 8 KiB tiles, loads slots_n - 1 ahead
+cfg.slots = nil
 
 cfg.wg_dim = "M"
 cfg.side_blocks = comm
@@ -84,13 +85,26 @@ cfg.side = function(ext)
           local lm = b + i * comm
           if step > 0 then mgpu.semaphore_wait(sems:at(chunk, lm), 1) end   -- it has landed here
           local r0 = chunk * M + lm * cta_m
+          local per_row = K / TC
+          local function tile_ref(j)   -- j: a traced index, or a Lua number in the prologue
+            local q, c = j / per_row, type(j) == "number" and j % per_row or mgpu.rem(j, per_row)
+            if type(j) == "number" then q = math.floor(q) end
+            return mgpu.ds(r0 + q * TR, TR), mgpu.ds(c * TC, TC)
+          end
+          local function load(j)    -- tile j into slot j mod slots_n
+            local slot = type(j) == "number" and j % slots_n or mgpu.rem(j, slots_n)
+            mgpu.copy_gmem_to_smem(ag:at(tile_ref(j)), s.slots:at(slot), bars:at(slot))
+          end
+          -- loads run slots_n - 1 tiles ahead of the stores
+          for j = 0, math.min(slots_n - 1, tiles) - 1 do load(j) end
           mgpu.fori(0, tiles, function(j)
-            local r, c = r0 + j / (K / TC) * TR, mgpu.rem(j, K / TC) * TC
             local slot = mgpu.rem(j, slots_n)
-            mgpu.wait_smem_to_gmem(slots_n - 1, { wait_read_only = true })
-            mgpu.copy_gmem_to_smem(ag:at(mgpu.ds(r, TR), mgpu.ds(c, TC)), s.slots:at(slot), bars:at(slot))
             mgpu.barrier_wait(bars:at(slot))
-            mgpu.copy_smem_to_gmem(s.slots:at(slot), ag:on_device(nxt):at(mgpu.ds(r, TR), mgpu.ds(c, TC)))
+            mgpu.copy_smem_to_gmem(s.slots:at(slot), ag:on_device(nxt):at(tile_ref(j)))
+            mgpu.when(mgpu.lt(j + slots_n - 1, tiles), function()
+              mgpu.wait_smem_to_gmem(1, { wait_read_only = true })   -- tile j - 1's store has read its slot
+              load(j + slots_n - 1)
+            end)
           end)
           mgpu.wait_smem_to_gmem(0)
           mgpu.semaphore_signal(sems:at(chunk, lm), n_iters + forwarded, { device_id = nxt })
