@@ -1,0 +1,80 @@
+/*
+** test_fuzz.c -- inputs the fuzzers (fuzz/) found that crashed or hung the
+** engine, as plain tests: each must now end in a status with a message.
+*/
+#include <math.h>
+
+#include "mgpu.h"
+#include "../../src/interp/interp.h"
+#include "test.h"
+
+static mgpu_ctx *ctx_new(void) {
+  mgpu_ctx_options o = { MGPU_MODE_INTERPRET, 0, NULL, NULL };
+  mgpu_ctx *c = NULL;
+  CHECK(mgpu_ctx_create(&o, &c) == MGPU_OK);
+  return c;
+}
+
+static mgpu_builder *builder(mgpu_ctx *c, const mgpu_kernel_options *o) {
+  mgpu_builder *b = NULL;
+  CHECK(mgpu_builder_create(c, o, &b) == MGPU_OK && b);
+  return b;
+}
+
+/* A kernel whose ops have neither operands nor integer attributes
+** (pointer arithmetic on the empty operand array). */
+static void no_operands(mgpu_ctx *c) {
+  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 } };
+  mgpu_builder *b = builder(c, &o);
+  int32_t res[4], n;
+  CHECK(mgpu_builder_op(b, "thread_id", NULL, res, 4, &n) == MGPU_OK && n == 1);
+  mgpu_kernel *k = NULL;
+  CHECK(mgpu_builder_finish(b, &k) == MGPU_OK);
+  const char *ptx = NULL;
+  CHECK(mgpu_kernel_text(k, MGPU_TEXT_PTX, &ptx) == MGPU_OK);
+  mgpu_launch_args la = { NULL, 0, 0 };
+  CHECK(mgpu_kernel_launch(k, &la) == MGPU_OK);
+  mgpu_kernel_release(k);
+  mgpu_builder_release(b);
+}
+
+/* Grids of rank 4 to 8 fold their leading axes into z: a product of those
+** past 2^63 is refused, not overflowed. */
+static void folded_grid_overflow(mgpu_ctx *c) {
+  mgpu_kernel_options o = { "k", 8, { 65536, 65536, 65536, 65536, 65536, 65536, 1, 1 }, 1, 0, 1, 0, 0, 0, 0, { 0 } };
+  mgpu_builder *b = NULL;
+  CHECK(mgpu_builder_create(c, &o, &b) == MGPU_ERR_ARG && !b);
+  CHECK_CONTAINS(mgpu_errmsg(c), "fold into CUDA's z dimension");
+}
+
+/* The interpreter's work limit ends a kernel that would run for hours. */
+static void work_limit(mgpu_ctx *c) {
+  mgpu_kernel_options o = { "k", 1, { 1 }, 1, 0, 1, 0, 0, 0, 0, { 0 } };
+  mgpu_builder *b = builder(c, &o);
+  int32_t res[4], n, lo, hi, one;
+  int64_t i32[1] = { MGPU_I32 };
+  mgpu_op_args c0 = { NULL, 0, i32, 1, 0, NULL }, cmax = { NULL, 0, i32, 1, 2147483647.0, NULL }, c1 = { NULL, 0, i32, 1, 1, NULL };
+  CHECK(mgpu_builder_op(b, "const", &c0, &lo, 1, &n) == MGPU_OK);
+  CHECK(mgpu_builder_op(b, "const", &cmax, &hi, 1, &n) == MGPU_OK);
+  CHECK(mgpu_builder_op(b, "const", &c1, &one, 1, &n) == MGPU_OK);
+  mgpu_op_args fa = { (int32_t[]){ lo, hi, one }, 3, NULL, 0, 0, NULL };
+  CHECK(mgpu_builder_op(b, "for", &fa, res, 4, &n) == MGPU_OK);   /* an empty body, 2^31 times */
+  CHECK(mgpu_builder_op(b, "yield", NULL, res, 4, &n) == MGPU_OK);
+  mgpu_kernel *k = NULL;
+  CHECK(mgpu_builder_finish(b, &k) == MGPU_OK);
+  mgpu_launch_args la = { NULL, 0, 0 };
+  interp_set_work_limit(100000);
+  CHECK(mgpu_kernel_launch(k, &la) == MGPU_ERR_RUNTIME);
+  CHECK_CONTAINS(mgpu_errmsg(c), "work limit (100000) is used up");
+  interp_set_work_limit(0);
+  mgpu_kernel_release(k);
+  mgpu_builder_release(b);
+}
+
+void test_fuzz_regressions(void) {
+  mgpu_ctx *c = ctx_new();
+  no_operands(c);
+  folded_grid_overflow(c);
+  work_limit(c);
+  mgpu_ctx_release(c);
+}
