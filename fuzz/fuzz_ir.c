@@ -170,6 +170,7 @@ out:
 static void finished(fz_reader *r, prog *p, mgpu_kernel *k) {
   const char *text = NULL;
   fz_check_status(p->ctx, mgpu_kernel_text(k, MGPU_TEXT_IR, &text));
+  if (getenv("MGPU_FUZZ_VERBOSE")) fputs(text, stderr);
   mgpu_status s = mgpu_kernel_text(k, MGPU_TEXT_PTX, &text);
   fz_check_status(p->ctx, s);
   if (!s && (!text || !strstr(text, ".target sm_90a"))) abort();

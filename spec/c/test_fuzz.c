@@ -47,6 +47,47 @@ static void folded_grid_overflow(mgpu_ctx *c) {
   CHECK_CONTAINS(mgpu_errmsg(c), "fold into CUDA's z dimension");
 }
 
+/* Integer constants wrap to their dtype from 64 bits, so a constant must
+** have 64 bits (1e300 as an i32 was cast to int64 by the passes). */
+static void const_range(mgpu_ctx *c) {
+  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 } };
+  mgpu_builder *b = builder(c, &o);
+  int32_t v, n;
+  int64_t i32[1] = { MGPU_I32 }, u64[1] = { MGPU_U64 }, i64[1] = { MGPU_I64 };
+  mgpu_op_args big = { NULL, 0, i32, 1, 1e300, NULL };
+  CHECK(mgpu_builder_op(b, "const", &big, &v, 1, &n) == MGPU_ERR_COMPILE);
+  CHECK_CONTAINS(mgpu_errmsg(c), "constant 1.0000000000000001e+300 is outside the 64-bit range of i32");
+  mgpu_op_args top = { NULL, 0, u64, 1, 18446744073709549568.0, NULL };   /* 2^64 - 2048 */
+  CHECK(mgpu_builder_op(b, "const", &top, &v, 1, &n) == MGPU_OK);
+  mgpu_op_args low = { NULL, 0, i64, 1, -9223372036854775808.0, NULL };
+  CHECK(mgpu_builder_op(b, "const", &low, &v, 1, &n) == MGPU_OK);
+  mgpu_op_args wrap = { NULL, 0, i32, 1, 4294967299.0, NULL };   /* 2^32 + 3: 3 as an i32 */
+  CHECK(mgpu_builder_op(b, "const", &wrap, &v, 1, &n) == MGPU_OK);
+  mgpu_kernel *k = NULL;
+  CHECK(mgpu_builder_finish(b, &k) == MGPU_OK);
+  const char *ptx = NULL;
+  CHECK(mgpu_kernel_text(k, MGPU_TEXT_PTX, &ptx) == MGPU_OK);
+  mgpu_launch_args la = { NULL, 0, 0 };
+  CHECK(mgpu_kernel_launch(k, &la) == MGPU_OK);
+  mgpu_kernel_release(k);
+  mgpu_builder_release(b);
+}
+
+/* Barriers are not memory that load and store move (the PTX lowering took
+** one for a GMEM parameter). */
+static void barrier_load(mgpu_ctx *c) {
+  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 } };
+  mgpu_builder *b = builder(c, &o);
+  int32_t bar, v, n;
+  int64_t ba[3] = { 1, 1, 0 };
+  mgpu_op_args al = { NULL, 0, ba, 3, 0, NULL };
+  CHECK(mgpu_builder_op(b, "barrier_alloc", &al, &bar, 1, &n) == MGPU_OK);
+  mgpu_op_args ld = { &bar, 1, NULL, 0, 0, NULL };
+  CHECK(mgpu_builder_op(b, "load", &ld, &v, 1, &n) == MGPU_ERR_COMPILE);
+  CHECK_CONTAINS(mgpu_errmsg(c), "load: operand 1 must be a GMEM, SMEM or accumulator ref");
+  mgpu_builder_release(b);
+}
+
 /* The interpreter's work limit ends a kernel that would run for hours. */
 static void work_limit(mgpu_ctx *c) {
   mgpu_kernel_options o = { "k", 1, { 1 }, 1, 0, 1, 0, 0, 0, 0, { 0 } };
@@ -75,6 +116,8 @@ void test_fuzz_regressions(void) {
   mgpu_ctx *c = ctx_new();
   no_operands(c);
   folded_grid_overflow(c);
+  const_range(c);
+  barrier_load(c);
   work_limit(c);
   mgpu_ctx_release(c);
 }

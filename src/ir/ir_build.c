@@ -129,6 +129,17 @@ static mgpu_status want_kind(ir_builder *b, const char *op, const uint32_t *opds
   return MGPU_OK;
 }
 
+/* Operand i (a ref) must hold data that loads and stores can move: GMEM,
+** SMEM or an accumulator, not mbarriers. */
+static mgpu_status want_memory(ir_builder *b, const char *op, const uint32_t *opds, int i) {
+  const ir_type *t = ir_vtype(b->k, opds[i]);
+  char x[96];
+  if (t->space == MGPU_SPACE_BARRIER)
+    return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, i + 1, "a GMEM, SMEM or accumulator ref (barriers are only "
+                    "waited on and arrived at)", TS(t, x));
+  return MGPU_OK;
+}
+
 static mgpu_status want_index(ir_builder *b, const char *op, const uint32_t *opds, int i) {
   const ir_type *t = ir_vtype(b->k, opds[i]);
   if (t->kind != MGPU_VALUE_SCALAR || (t->dtype != MGPU_I32 && t->dtype != MGPU_I64 && t->dtype != MGPU_U32)) {
@@ -679,6 +690,9 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     if (dt_isint(dt) || dt == MGPU_PRED) {
       if (num != trunc(num) || isnan(num))
         return failf(b, "constant %.17g is not an integer, but the dtype is %s", num, dt_name(dt));
+      /* integer constants wrap to their dtype, from 64 bits: the value must have them */
+      if (num < -9223372036854775808.0 || num >= (dt == MGPU_U64 ? 18446744073709551616.0 : 9223372036854775808.0))
+        return failf(b, "constant %.17g is outside the 64-bit range of %s", num, dt_name(dt));
     }
     rt[0].kind = MGPU_VALUE_SCALAR; rt[0].dtype = (uint8_t)dt;
     break;
@@ -838,6 +852,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   case IRC_LOAD: {
     if ((s = want_count(b, name, nopd, 1, 1))) return s;
     if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
+    if ((s = want_memory(b, name, opds, 0))) return s;
     const ir_type *t = ir_vtype(k, opds[0]);
     rt[0] = *t;
     rt[0].space = MGPU_SPACE_NONE;
@@ -848,6 +863,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   case IRC_STORE: {
     if ((s = want_count(b, name, nopd, 2, 2))) return s;
     if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
+    if ((s = want_memory(b, name, opds, 0))) return s;
     if ((s = want_data(b, name, opds, 1))) return s;
     const ir_type *r = ir_vtype(k, opds[0]), *v = ir_vtype(k, opds[1]);
     if (r->dtype != v->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), name, dt_name(r->dtype), dt_name(v->dtype));
