@@ -88,6 +88,21 @@ static void barrier_load(mgpu_ctx *c) {
   mgpu_builder_release(b);
 }
 
+/* Shapes whose element count passes 2^62 (ir_numel overflowed). */
+static void huge_shapes(mgpu_ctx *c) {
+  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 } };
+  mgpu_builder *b = builder(c, &o);
+  int32_t v, n;
+  int64_t io[4] = { MGPU_F32, 1, 64, INT64_C(161287369273114880) };
+  mgpu_op_args ia = { NULL, 0, io, 4, 0, NULL };
+  CHECK(mgpu_builder_op(b, "iota", &ia, &v, 1, &n) == MGPU_ERR_COMPILE);
+  CHECK_CONTAINS(mgpu_errmsg(c), "iota: f32[64,161287369273114880] holds 2^62 elements or more");
+  int64_t shape[3] = { INT64_C(1) << 31, INT64_C(1) << 31, 2 };
+  CHECK(mgpu_builder_param(b, MGPU_PARAM_INPUT, MGPU_F32, shape, 3, &v) == MGPU_ERR_COMPILE);
+  CHECK_CONTAINS(mgpu_errmsg(c), "2^62 elements or more");
+  mgpu_builder_release(b);
+}
+
 /* The interpreter's work limit ends a kernel that would run for hours. */
 static void work_limit(mgpu_ctx *c) {
   mgpu_kernel_options o = { "k", 1, { 1 }, 1, 0, 1, 0, 0, 0, 0, { 0 } };
@@ -118,6 +133,7 @@ void test_fuzz_regressions(void) {
   folded_grid_overflow(c);
   const_range(c);
   barrier_load(c);
+  huge_shapes(c);
   work_limit(c);
   mgpu_ctx_release(c);
 }

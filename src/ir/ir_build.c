@@ -74,6 +74,21 @@ static uint32_t new_value(ir_builder *b, const ir_type *t, int32_t def, uint16_t
   return k->vals.n++;
 }
 
+/* Every value holds fewer than 2^62 elements, so ir_numel and the byte
+** counts made from it cannot overflow. */
+static mgpu_status check_size(ir_builder *b, const char *op, const ir_type *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->shape[i] > 0 && n > (INT64_C(1) << 62) / t->shape[i]) {
+      char x[96], msg[160];
+      snprintf(msg, sizeof msg, "%s holds 2^62 elements or more", ir_type_str(t, x, sizeof x));
+      return diag_set(b->d, ERR_TOO_BIG, LOC(b), op, msg);
+    }
+    n *= t->shape[i];
+  }
+  return MGPU_OK;
+}
+
 mgpu_status irb_param(ir_builder *b, int role, int dtype, const int64_t *shape, int rank, uint32_t *out) {
   if (b->finished) return diag_set(b->d, ERR_FINISHED, "");
   if (!dt_valid(dtype) || dtype == MGPU_PRED) return diag_set(b->d, ERR_BAD_DTYPE, LOC(b), "param", dtype);
@@ -90,6 +105,8 @@ mgpu_status irb_param(ir_builder *b, int role, int dtype, const int64_t *shape, 
     if (shape[i] < 1) return diag_set(b->d, ERR_BAD_SHAPE, LOC(b), "param", "every dimension must be at least 1");
     t.shape[i] = shape[i];
   }
+  mgpu_status s = check_size(b, "param", &t);
+  if (s) return s;
   ir_kernel *k = b->k;
   if (!vec_reserve(k->alloc, &k->params, 1)) return diag_set(b->d, ERR_NOMEM, "");
   uint32_t v = new_value(b, &t, -1, (uint16_t)k->params.n, IRV_PARAM);
@@ -996,6 +1013,8 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     mgpu_unreachable();
   }
 
+  for (uint32_t r = 0; r < nrt; r++)
+    if ((s = check_size(b, name, &rt[r]))) return s;
   uint32_t tid = ir_str_intern(k, text);
   if (text && *text && !tid) return diag_set(b->d, ERR_NOMEM, "");
   int32_t i = append_op(b, code, opds, nopd, ints, nints, num, tid);
