@@ -57,11 +57,38 @@ void test_dlpack(void) {
   foreign.dl_tensor.strides = st;
   CHECK(mgpu_dlpack_import(c, &foreign, &back, &vi) == MGPU_ERR_ARG);
   CHECK_CONTAINS(mgpu_errmsg(c), "not C-contiguous");
+  /* malformed tensors (found by fuzz/fuzz_dlpack): refused with a message, the deleter not run */
+  foreign.dl_tensor.strides = NULL;
+  foreign.dl_tensor.shape = NULL;                       /* rank 2 without a shape array */
+  CHECK(mgpu_dlpack_import(c, &foreign, &back, &vi) == MGPU_ERR_ARG && !back);
+  CHECK_CONTAINS(mgpu_errmsg(c), "no shape array");
+  int64_t huge[2] = { INT64_C(1) << 40, INT64_C(1) << 40 };   /* 2^82 bytes */
+  foreign.dl_tensor.shape = huge;
+  CHECK(mgpu_dlpack_import(c, &foreign, &back, &vi) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "more than 2^63 - 1 bytes");
+  int64_t empty[2] = { INT64_C(1) << 40, 0 };             /* no elements: any extent is fine */
+  foreign.dl_tensor.shape = empty;
+  foreign.dl_tensor.data = NULL;
+  CHECK(mgpu_dlpack_import(c, &foreign, &back, &vi) == MGPU_OK && mgpu_buffer_size(back) == 0);
+  mgpu_buffer_release(back);
+  CHECK(deleted == 2);
+  foreign.dl_tensor.shape = s2;                           /* bytes but no data */
+  CHECK(mgpu_dlpack_import(c, &foreign, &back, &vi) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "data pointer is NULL");
+  foreign.dl_tensor.data = data;
+  foreign.dl_tensor.byte_offset = UINT64_MAX;
+  CHECK(mgpu_dlpack_import(c, &foreign, &back, &vi) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "wraps around");
+  CHECK(deleted == 2);
   mgpu_buffer *b2 = NULL;
   mgpu_buffer_alloc(c, 16, &b2);
   CHECK(mgpu_dlpack_export(b2, MGPU_F8E4M3, s1, 1, &t) == MGPU_ERR_ARG);
   CHECK(mgpu_dlpack_export(b2, MGPU_F64, s1, 1, &t) == MGPU_ERR_ARG);   /* 32 bytes > 16 */
-  CHECK(deleted == 1);
+  int64_t wrap[2] = { INT64_C(1) << 32, INT64_C(1) << 30 };   /* 4 * 2^62 bytes: 0 modulo 2^64 */
+  CHECK(mgpu_dlpack_export(b2, MGPU_F32, wrap, 2, &t) == MGPU_ERR_ARG && !t);
+  CHECK(mgpu_dlpack_export(b2, MGPU_F32, NULL, 0, &t) == MGPU_OK && t);   /* a scalar needs no shape array */
+  ((DLManagedTensor *)t)->deleter(t);
+  CHECK(deleted == 2);
   mgpu_buffer_release(b2);
   mgpu_ctx_release(c);
 }

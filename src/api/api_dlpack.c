@@ -55,14 +55,17 @@ mgpu_status mgpu_dlpack_export(mgpu_buffer *buf, int32_t dtype, const int64_t *s
   if (!to_dl(dtype, &dl)) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_export: DLPack has no type for f8");
   if (rank < 0 || rank > 8) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_export: rank must be 0 to 8");
   uint64_t n = dt_bytes(dtype);
+  bool over = false, empty = false;   /* over: the product passed 2^64, more than any buffer holds */
   for (int i = 0; i < rank; i++) {
     if (shape[i] < 0) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_export: negative dimension");
+    empty |= shape[i] == 0;
+    over |= shape[i] && n > UINT64_MAX / (uint64_t)shape[i];
     n *= (uint64_t)shape[i];
   }
-  if (n > buf->size) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_export: the shape needs more bytes than the buffer holds");
+  if (!empty && (over || n > buf->size)) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_export: the shape needs more bytes than the buffer holds");
   export_rec *r = mem_calloc(&ctx->alloc, sizeof *r);
   if (!r) return diag_set(&ctx->d, ERR_NOMEM, "");
-  memcpy(r->shape, shape, sizeof(int64_t) * (size_t)rank);
+  if (rank) memcpy(r->shape, shape, sizeof(int64_t) * (size_t)rank);   /* shape may be NULL at rank 0 */
   r->buf = buf;
   mgpu_buffer_retain(buf);
   DLTensor *t = &r->t.dl_tensor;
@@ -85,6 +88,35 @@ static void import_release(void *arg) {
   if (t->deleter) t->deleter(t);
 }
 
+/* The bytes tensor t of dtype dt spans, or why mgpu cannot use it: rank 0
+** to 8, a shape array when the rank is not 0, no negative dimension,
+** strides (when given) those of C order along every dimension longer than
+** 1 (any, when a dimension is 0), at most 2^63 - 1 bytes, data present
+** when there are bytes, and data + byte_offset not wrapping around. */
+static const char *import_extent(const DLTensor *t, int dt, uint64_t *bytes) {
+  if (t->ndim < 0 || t->ndim > 8) return "mgpu_dlpack_import: rank must be 0 to 8";
+  if (t->ndim > 0 && !t->shape) return "mgpu_dlpack_import: the tensor has no shape array";
+  bool empty = false;
+  for (int i = 0; i < t->ndim; i++) {
+    if (t->shape[i] < 0) return "mgpu_dlpack_import: negative dimension";
+    empty |= t->shape[i] == 0;
+  }
+  uint64_t n = empty ? 0 : dt_bytes(dt);
+  int64_t stride = 1;   /* elements: at most n, so it cannot overflow */
+  for (int i = t->ndim - 1; i >= 0 && !empty; i--) {
+    int64_t d = t->shape[i];
+    if (t->strides && d > 1 && t->strides[i] != stride) return "mgpu_dlpack_import: the tensor is not C-contiguous";
+    if (n > (uint64_t)INT64_MAX / (uint64_t)d) return "mgpu_dlpack_import: the tensor holds more than 2^63 - 1 bytes";
+    stride *= d;
+    n *= (uint64_t)d;
+  }
+  if (n && !t->data) return "mgpu_dlpack_import: the tensor's data pointer is NULL";
+  if ((uint64_t)(uintptr_t)t->data + t->byte_offset < (uint64_t)(uintptr_t)t->data)
+    return "mgpu_dlpack_import: data + byte_offset wraps around the address space";
+  *bytes = n;
+  return NULL;
+}
+
 mgpu_status mgpu_dlpack_import(mgpu_ctx *ctx, void *tensor, mgpu_buffer **out, mgpu_value_info *info) {
   API_CHECK(ctx, MAGIC_CTX);
   if (!tensor || !out || !info) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_dlpack_import(tensor, out, info)");
@@ -99,16 +131,9 @@ mgpu_status mgpu_dlpack_import(mgpu_ctx *ctx, void *tensor, mgpu_buffer **out, m
     return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_import: the tensor is on another GPU");
   int dt = from_dl(t->dtype);
   if (dt < 0) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_import: unsupported DLPack dtype (or lanes != 1)");
-  if (t->ndim < 0 || t->ndim > 8) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_import: rank must be 0 to 8");
-  uint64_t n = dt_bytes(dt);
-  int64_t stride = 1;
-  for (int i = t->ndim - 1; i >= 0; i--) {
-    if (t->shape[i] < 0) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_import: negative dimension");
-    if (t->strides && t->shape[i] > 1 && t->strides[i] != stride)
-      return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_import: the tensor is not C-contiguous");
-    stride *= t->shape[i];
-    n *= (uint64_t)t->shape[i];
-  }
+  uint64_t n = 0;
+  const char *why = import_extent(t, dt, &n);
+  if (why) return diag_set(&ctx->d, ERR_BAD_ARG, "", why);
   if (!api_enter(ctx)) return MGPU_ERR_THREAD;
   mgpu_status s = api_buffer_new(ctx, n, (uint64_t)(uintptr_t)t->data + t->byte_offset, false, out);
   if (!s) {

@@ -19,8 +19,8 @@
 static mgpu_status check_launch_grid(mgpu_ctx *ctx, const mgpu_kernel_options *o) {
   int64_t dims[3] = { 1, 1, 1 };
   for (int i = 0; i < o->grid_rank; i++) {      /* product in int64 without overflow */
-    ir_grid_axis m = ir_grid_map(o, i);
-    dims[m.hw] = dims[m.hw] > INT64_MAX / o->grid[i] ? INT64_MAX : dims[m.hw] * o->grid[i];
+    int hw = ir_grid_hw(o, i);   /* not ir_grid_map: its divisors may overflow on grids too large */
+    dims[hw] = dims[hw] > INT64_MAX / o->grid[i] ? INT64_MAX : dims[hw] * o->grid[i];
   }
   static const char hw[3] = { 'x', 'y', 'z' };
   for (int h = 0; h < 3; h++) {
@@ -34,7 +34,7 @@ static mgpu_status check_launch_grid(mgpu_ctx *ctx, const mgpu_kernel_options *o
     for (int i = 0; i < o->grid_rank; i++) {
       gn += (size_t)snprintf(grid + gn, sizeof grid - gn, i ? ", %d" : "%d", o->grid[i]);
       if (gn >= sizeof grid) gn = sizeof grid - 1;
-      if (ir_grid_map(o, i).hw != h) continue;
+      if (ir_grid_hw(o, i) != h) continue;
       an += (size_t)snprintf(axes + an, sizeof axes - an, nax++ ? ", %d" : "%d", i);
       if (an >= sizeof axes) an = sizeof axes - 1;
     }

@@ -4,6 +4,7 @@
 ** is in interp_ops.c; barriers, TMA copies and wgmma in interp_async.c.
 */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -429,6 +430,21 @@ static bool sem_wait(interp *I, iagent *a, const ir_op *op) {
   return true;
 }
 
+/* -- The work limit ----------------------------------------------------------------- */
+
+static _Atomic int64_t work_limit;
+
+void interp_set_work_limit(int64_t limit) { atomic_store(&work_limit, limit > 0 ? limit : 0); }
+
+/* Count `units` of work; past the limit the run stops with a fault at op
+** (NULL: between blocks). */
+static void charge(interp *I, const ir_op *op, int64_t units) {
+  I->work += units;
+  if (!I->work_limit || I->work <= I->work_limit) return;
+  if (op) FAULT(I, op, "the interpreter's work limit (%lld) is used up", (long long)I->work_limit);
+  diag_throw(I->d, ERR_INTERP, "", "the interpreter's work limit is used up");
+}
+
 static void eval(interp *I, iagent *a, const ir_op *op) {
   const ir_kernel *k = I->k;
   I->steps++;
@@ -436,6 +452,7 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   const int64_t *at = ir_ints(k, op);
   ival *out = op->nres ? val(a, op->res) : NULL;
   int64_t n = op->nres ? vnumel(k, op->res) : 0;
+  charge(I, op, n);
   switch (ir_optab[op->code].cls) {
   case IRC_CONST: out[0] = interp_const((int)at[0], op->num); break;
   case IRC_GRIDIDX:
@@ -521,6 +538,7 @@ static bool run_agent(interp *I, iagent *a) {
     uint32_t pc = a->pc;
     const ir_op *op = &k->ops.v[pc];
     const uint32_t *o = ir_opds(k, op);
+    charge(I, op, 1);
     switch (op->code) {
     case IR_barrier_wait:
       if (!interp_barrier_wait(I, a, op)) return moved || a->pc != start;
@@ -753,6 +771,7 @@ static void flush_prints(interp *I) {
 
 /* Run one cluster of blocks (one block without clusters) to the end. */
 static void run_cluster(interp *I) {
+  charge(I, NULL, I->nblocks);
   for (int b = 0; b < I->nblocks; b++)
     if (I->blocks[b].smem) {
       memset(I->blocks[b].smem, 0xff, (size_t)I->ki->smem_bytes);   /* SMEM starts as garbage (NaN) */
@@ -788,6 +807,7 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
   I.d = d;
   I.np = k->params.n;
   I.ndev = ndev;
+  I.work_limit = atomic_load(&work_limit);
   jmp_buf *saved = d->jmp;
   d->jmp = &I.jmp;
   volatile mgpu_status st = MGPU_OK;   /* survives the longjmp */

@@ -35,6 +35,12 @@ typedef struct interp_arg {
 ** grid point at once, so remote refs and semaphores connect them. */
 mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *args, uint32_t nargs, int ndev, diag *d);
 
+/* The most work one interp_run may do -- one unit per op run, per element an
+** op produces and per block -- before it stops with a runtime error; 0 (the
+** default) means no limit.  Process-wide: harnesses that run untrusted
+** kernels (the fuzzers) set it so that every run ends. */
+void interp_set_work_limit(int64_t limit);
+
 /* interp_ops.c: elementwise evaluation over n elements.  Operand strides
 ** are 0 (a broadcast scalar) or 1.  approx: the kernel's approx_math
 ** (exp, exp2, log, log2 then flush f32 subnormals as the GPU does). */

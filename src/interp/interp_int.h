@@ -129,6 +129,7 @@ typedef struct interp {
   int64_t data_total, ref_total; /* elements and refs per agent */
   int64_t steps;                 /* ops evaluated so far: the profiler's clock */
   int64_t clusters_done;         /* clusters run so far (profile trace indices) */
+  int64_t work, work_limit;      /* interp_set_work_limit: done so far, the limit (0 = none) */
 } interp;
 
 /* A fault of the interpreted kernel at op's script line (printf-style message). */

@@ -31,8 +31,9 @@ ir_kernel *ir_kernel_new(const mem_alloc *a, const mgpu_kernel_options *opts) {
   const char *nm = opts->name ? opts->name : "kernel";
   size_t n = strlen(nm) + 1;
   k->name = mem_realloc(a, NULL, 0, n);
+  /* opds and ints get storage too, so ir_opds and ir_ints never offset a NULL pointer */
   if (!k->name || !vec_reserve(a, &k->vals, 1) || !vec_reserve(a, &k->strs, 1) ||
-      !vec_reserve(a, &k->types, 1)) {
+      !vec_reserve(a, &k->types, 1) || !vec_reserve(a, &k->opds, 1) || !vec_reserve(a, &k->ints, 1)) {
     ir_kernel_free(k);
     return NULL;
   }

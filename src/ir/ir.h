@@ -225,10 +225,13 @@ static inline int ir_cluster_blocks(const mgpu_kernel_options *o) {
 ** grid's row-major order.  Axis `axis` is (id[hw] / div) % mod (no modulo when mod is 0);
 ** the launch, the PTX lowering and the interpreter all use this map. */
 typedef struct ir_grid_axis { int hw; int64_t div, mod; } ir_grid_axis;
+/* The hardware axis alone (no products: safe on grids not yet checked against CUDA's limits). */
+static inline int ir_grid_hw(const mgpu_kernel_options *o, int axis) {
+  return axis < o->grid_rank - 2 ? 2 : o->grid_rank - 1 - axis;
+}
 static inline ir_grid_axis ir_grid_map(const mgpu_kernel_options *o, int axis) {
-  ir_grid_axis m = { o->grid_rank - 1 - axis, 1, 0 };
+  ir_grid_axis m = { ir_grid_hw(o, axis), 1, 0 };
   if (axis < o->grid_rank - 2) {
-    m.hw = 2;
     for (int i = axis + 1; i < o->grid_rank - 2; i++) m.div *= o->grid[i];
     if (axis > 0) m.mod = o->grid[axis];
   }

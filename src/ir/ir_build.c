@@ -74,6 +74,21 @@ static uint32_t new_value(ir_builder *b, const ir_type *t, int32_t def, uint16_t
   return k->vals.n++;
 }
 
+/* Every value holds fewer than 2^62 elements, so ir_numel and the byte
+** counts made from it cannot overflow. */
+static mgpu_status check_size(ir_builder *b, const char *op, const ir_type *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->shape[i] > 0 && n > (INT64_C(1) << 62) / t->shape[i]) {
+      char x[96], msg[160];
+      snprintf(msg, sizeof msg, "%s holds 2^62 elements or more", ir_type_str(t, x, sizeof x));
+      return diag_set(b->d, ERR_TOO_BIG, LOC(b), op, msg);
+    }
+    n *= t->shape[i];
+  }
+  return MGPU_OK;
+}
+
 mgpu_status irb_param(ir_builder *b, int role, int dtype, const int64_t *shape, int rank, uint32_t *out) {
   if (b->finished) return diag_set(b->d, ERR_FINISHED, "");
   if (!dt_valid(dtype) || dtype == MGPU_PRED) return diag_set(b->d, ERR_BAD_DTYPE, LOC(b), "param", dtype);
@@ -90,6 +105,8 @@ mgpu_status irb_param(ir_builder *b, int role, int dtype, const int64_t *shape, 
     if (shape[i] < 1) return diag_set(b->d, ERR_BAD_SHAPE, LOC(b), "param", "every dimension must be at least 1");
     t.shape[i] = shape[i];
   }
+  mgpu_status s = check_size(b, "param", &t);
+  if (s) return s;
   ir_kernel *k = b->k;
   if (!vec_reserve(k->alloc, &k->params, 1)) return diag_set(b->d, ERR_NOMEM, "");
   uint32_t v = new_value(b, &t, -1, (uint16_t)k->params.n, IRV_PARAM);
@@ -126,6 +143,17 @@ static mgpu_status want_data(ir_builder *b, const char *op, const uint32_t *opds
 static mgpu_status want_kind(ir_builder *b, const char *op, const uint32_t *opds, int i, int kind) {
   const ir_type *t = ir_vtype(b->k, opds[i]);
   if (t->kind != kind) return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, i + 1, kind_name(kind), kind_name(t->kind));
+  return MGPU_OK;
+}
+
+/* Operand i (a ref) must hold data that loads and stores can move: GMEM,
+** SMEM or an accumulator, not mbarriers. */
+static mgpu_status want_memory(ir_builder *b, const char *op, const uint32_t *opds, int i) {
+  const ir_type *t = ir_vtype(b->k, opds[i]);
+  char x[96];
+  if (t->space == MGPU_SPACE_BARRIER)
+    return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, i + 1, "a GMEM, SMEM or accumulator ref (barriers are only "
+                    "waited on and arrived at)", TS(t, x));
   return MGPU_OK;
 }
 
@@ -701,6 +729,9 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     if (dt_isint(dt) || dt == MGPU_PRED) {
       if (num != trunc(num) || isnan(num))
         return failf(b, "constant %.17g is not an integer, but the dtype is %s", num, dt_name(dt));
+      /* integer constants wrap to their dtype, from 64 bits: the value must have them */
+      if (num < -9223372036854775808.0 || num >= (dt == MGPU_U64 ? 18446744073709551616.0 : 9223372036854775808.0))
+        return failf(b, "constant %.17g is outside the 64-bit range of %s", num, dt_name(dt));
     }
     rt[0].kind = MGPU_VALUE_SCALAR; rt[0].dtype = (uint8_t)dt;
     break;
@@ -860,6 +891,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   case IRC_LOAD: {
     if ((s = want_count(b, name, nopd, 1, 1))) return s;
     if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
+    if ((s = want_memory(b, name, opds, 0))) return s;
     const ir_type *t = ir_vtype(k, opds[0]);
     rt[0] = *t;
     rt[0].space = MGPU_SPACE_NONE;
@@ -870,6 +902,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   case IRC_STORE: {
     if ((s = want_count(b, name, nopd, 2, 2))) return s;
     if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
+    if ((s = want_memory(b, name, opds, 0))) return s;
     if ((s = want_data(b, name, opds, 1))) return s;
     const ir_type *r = ir_vtype(k, opds[0]), *v = ir_vtype(k, opds[1]);
     if (r->dtype != v->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), name, dt_name(r->dtype), dt_name(v->dtype));
@@ -1010,6 +1043,8 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     mgpu_unreachable();
   }
 
+  for (uint32_t r = 0; r < nrt; r++)
+    if ((s = check_size(b, name, &rt[r]))) return s;
   uint32_t tid = ir_str_intern(k, text);
   if (text && *text && !tid) return diag_set(b->d, ERR_NOMEM, "");
   int32_t i = append_op(b, code, opds, nopd, ints, nints, num, tid);

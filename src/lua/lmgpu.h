@@ -28,6 +28,10 @@ void lmgpu_push_ctx(lua_State *L, mgpu_ctx *ctx);
 /* The kernel held by the core handle at idx, or NULL. */
 mgpu_kernel *lmgpu_tokernel(lua_State *L, int idx);
 
+/* The Lua state of a script (lscript.c), for harnesses that bound what a
+** script may run (the fuzzers set a count hook on it). */
+lua_State *lmgpu_script_lua(mgpu_script *s);
+
 /* Preload "mgpu.core" and the embedded front end (linit.c). */
 void lmgpu_install(lua_State *L);
 

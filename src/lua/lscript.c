@@ -94,6 +94,8 @@ void mgpu_script_release(mgpu_script *s) {
   mgpu_ctx_release(ctx);
 }
 
+lua_State *lmgpu_script_lua(mgpu_script *s) { return s && s->magic == MAGIC_SCRIPT ? s->L : NULL; }
+
 #define SCRIPT_ENTER(s) \
   do { \
     if (!(s) || (s)->magic != MAGIC_SCRIPT) return MGPU_ERR_ARG; \

@@ -15,6 +15,18 @@ int64_t pass_gcd(int64_t a, int64_t b) {
   return a;
 }
 
+/* What an integer constant's value, as the kernel holds it (wrapped to dt),
+** is known to be divisible by: itself (0 for zero), or its largest power-of-2
+** divisor up to DIV_CAP when larger.  num is an integer in the 64-bit range
+** of dt (the builder checks). */
+static int64_t const_div(int dt, double num) {
+  uint64_t bits = num < 0 ? (uint64_t)(int64_t)num : (uint64_t)num;
+  int64_t v = dt_wrap_int(dt, (int64_t)bits);
+  if (v == INT64_MIN) return DIV_CAP;
+  int64_t a = llabs(v);
+  return a > DIV_CAP ? pass_gcd(a, DIV_CAP) : a;
+}
+
 static int64_t mul_div(int64_t a, int64_t b) {
   if (a == 0 || b == 0) return 0;
   if (a > DIV_CAP / b) return DIV_CAP;
@@ -34,7 +46,7 @@ void pass_divisibility(const ir_kernel *k, kinfo *ki) {
     const uint32_t *o = ir_opds(k, op);
     int64_t r = 1;
     switch (op->code) {
-    case IR_const: r = llabs((int64_t)op->num); if (r > DIV_CAP) r = DIV_CAP; break;
+    case IR_const: r = const_div(dt, op->num); break;
     case IR_add: case IR_sub: r = pass_gcd(ki->div[o[0]], ki->div[o[1]]); break;
     case IR_mul: r = mul_div(ki->div[o[0]], ki->div[o[1]]); break;
     case IR_shl: {   /* shift by a known constant */

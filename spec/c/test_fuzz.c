@@ -1,0 +1,139 @@
+/*
+** test_fuzz.c -- inputs the fuzzers (fuzz/) found that crashed or hung the
+** engine, as plain tests: each must now end in a status with a message.
+*/
+#include <math.h>
+
+#include "mgpu.h"
+#include "../../src/interp/interp.h"
+#include "test.h"
+
+static mgpu_ctx *ctx_new(void) {
+  mgpu_ctx_options o = { MGPU_MODE_INTERPRET, 0, NULL, NULL };
+  mgpu_ctx *c = NULL;
+  CHECK(mgpu_ctx_create(&o, &c) == MGPU_OK);
+  return c;
+}
+
+static mgpu_builder *builder(mgpu_ctx *c, const mgpu_kernel_options *o) {
+  mgpu_builder *b = NULL;
+  CHECK(mgpu_builder_create(c, o, &b) == MGPU_OK && b);
+  return b;
+}
+
+/* A kernel whose ops have neither operands nor integer attributes
+** (pointer arithmetic on the empty operand array). */
+static void no_operands(mgpu_ctx *c) {
+  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 } };
+  mgpu_builder *b = builder(c, &o);
+  int32_t res[4], n;
+  CHECK(mgpu_builder_op(b, "thread_id", NULL, res, 4, &n) == MGPU_OK && n == 1);
+  mgpu_kernel *k = NULL;
+  CHECK(mgpu_builder_finish(b, &k) == MGPU_OK);
+  const char *ptx = NULL;
+  CHECK(mgpu_kernel_text(k, MGPU_TEXT_PTX, &ptx) == MGPU_OK);
+  mgpu_launch_args la = { NULL, 0, 0 };
+  CHECK(mgpu_kernel_launch(k, &la) == MGPU_OK);
+  mgpu_kernel_release(k);
+  mgpu_builder_release(b);
+}
+
+/* Grids of rank 4 to 8 fold their leading axes into z: a product of those
+** past 2^63 is refused, not overflowed. */
+static void folded_grid_overflow(mgpu_ctx *c) {
+  mgpu_kernel_options o = { "k", 8, { 65536, 65536, 65536, 65536, 65536, 65536, 1, 1 }, 1, 0, 1, 0, 0, 0, 0, { 0 } };
+  mgpu_builder *b = NULL;
+  CHECK(mgpu_builder_create(c, &o, &b) == MGPU_ERR_ARG && !b);
+  CHECK_CONTAINS(mgpu_errmsg(c), "fold into CUDA's z dimension");
+}
+
+/* Integer constants wrap to their dtype from 64 bits, so a constant must
+** have 64 bits (1e300 as an i32 was cast to int64 by the passes). */
+static void const_range(mgpu_ctx *c) {
+  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 } };
+  mgpu_builder *b = builder(c, &o);
+  int32_t v, n;
+  int64_t i32[1] = { MGPU_I32 }, u64[1] = { MGPU_U64 }, i64[1] = { MGPU_I64 };
+  mgpu_op_args big = { NULL, 0, i32, 1, 1e300, NULL };
+  CHECK(mgpu_builder_op(b, "const", &big, &v, 1, &n) == MGPU_ERR_COMPILE);
+  CHECK_CONTAINS(mgpu_errmsg(c), "constant 1.0000000000000001e+300 is outside the 64-bit range of i32");
+  mgpu_op_args top = { NULL, 0, u64, 1, 18446744073709549568.0, NULL };   /* 2^64 - 2048 */
+  CHECK(mgpu_builder_op(b, "const", &top, &v, 1, &n) == MGPU_OK);
+  mgpu_op_args low = { NULL, 0, i64, 1, -9223372036854775808.0, NULL };
+  CHECK(mgpu_builder_op(b, "const", &low, &v, 1, &n) == MGPU_OK);
+  mgpu_op_args wrap = { NULL, 0, i32, 1, 4294967299.0, NULL };   /* 2^32 + 3: 3 as an i32 */
+  CHECK(mgpu_builder_op(b, "const", &wrap, &v, 1, &n) == MGPU_OK);
+  mgpu_kernel *k = NULL;
+  CHECK(mgpu_builder_finish(b, &k) == MGPU_OK);
+  const char *ptx = NULL;
+  CHECK(mgpu_kernel_text(k, MGPU_TEXT_PTX, &ptx) == MGPU_OK);
+  mgpu_launch_args la = { NULL, 0, 0 };
+  CHECK(mgpu_kernel_launch(k, &la) == MGPU_OK);
+  mgpu_kernel_release(k);
+  mgpu_builder_release(b);
+}
+
+/* Barriers are not memory that load and store move (the PTX lowering took
+** one for a GMEM parameter). */
+static void barrier_load(mgpu_ctx *c) {
+  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 } };
+  mgpu_builder *b = builder(c, &o);
+  int32_t bar, v, n;
+  int64_t ba[3] = { 1, 1, 0 };
+  mgpu_op_args al = { NULL, 0, ba, 3, 0, NULL };
+  CHECK(mgpu_builder_op(b, "barrier_alloc", &al, &bar, 1, &n) == MGPU_OK);
+  mgpu_op_args ld = { &bar, 1, NULL, 0, 0, NULL };
+  CHECK(mgpu_builder_op(b, "load", &ld, &v, 1, &n) == MGPU_ERR_COMPILE);
+  CHECK_CONTAINS(mgpu_errmsg(c), "load: operand 1 must be a GMEM, SMEM or accumulator ref");
+  mgpu_builder_release(b);
+}
+
+/* Shapes whose element count passes 2^62 (ir_numel overflowed). */
+static void huge_shapes(mgpu_ctx *c) {
+  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 } };
+  mgpu_builder *b = builder(c, &o);
+  int32_t v, n;
+  int64_t io[4] = { MGPU_F32, 1, 64, INT64_C(161287369273114880) };
+  mgpu_op_args ia = { NULL, 0, io, 4, 0, NULL };
+  CHECK(mgpu_builder_op(b, "iota", &ia, &v, 1, &n) == MGPU_ERR_COMPILE);
+  CHECK_CONTAINS(mgpu_errmsg(c), "iota: f32[64,161287369273114880] holds 2^62 elements or more");
+  int64_t shape[3] = { INT64_C(1) << 31, INT64_C(1) << 31, 2 };
+  CHECK(mgpu_builder_param(b, MGPU_PARAM_INPUT, MGPU_F32, shape, 3, &v) == MGPU_ERR_COMPILE);
+  CHECK_CONTAINS(mgpu_errmsg(c), "2^62 elements or more");
+  mgpu_builder_release(b);
+}
+
+/* The interpreter's work limit ends a kernel that would run for hours. */
+static void work_limit(mgpu_ctx *c) {
+  mgpu_kernel_options o = { "k", 1, { 1 }, 1, 0, 1, 0, 0, 0, 0, { 0 } };
+  mgpu_builder *b = builder(c, &o);
+  int32_t res[4], n, lo, hi, one;
+  int64_t i32[1] = { MGPU_I32 };
+  mgpu_op_args c0 = { NULL, 0, i32, 1, 0, NULL }, cmax = { NULL, 0, i32, 1, 2147483647.0, NULL }, c1 = { NULL, 0, i32, 1, 1, NULL };
+  CHECK(mgpu_builder_op(b, "const", &c0, &lo, 1, &n) == MGPU_OK);
+  CHECK(mgpu_builder_op(b, "const", &cmax, &hi, 1, &n) == MGPU_OK);
+  CHECK(mgpu_builder_op(b, "const", &c1, &one, 1, &n) == MGPU_OK);
+  mgpu_op_args fa = { (int32_t[]){ lo, hi, one }, 3, NULL, 0, 0, NULL };
+  CHECK(mgpu_builder_op(b, "for", &fa, res, 4, &n) == MGPU_OK);   /* an empty body, 2^31 times */
+  CHECK(mgpu_builder_op(b, "yield", NULL, res, 4, &n) == MGPU_OK);
+  mgpu_kernel *k = NULL;
+  CHECK(mgpu_builder_finish(b, &k) == MGPU_OK);
+  mgpu_launch_args la = { NULL, 0, 0 };
+  interp_set_work_limit(100000);
+  CHECK(mgpu_kernel_launch(k, &la) == MGPU_ERR_RUNTIME);
+  CHECK_CONTAINS(mgpu_errmsg(c), "work limit (100000) is used up");
+  interp_set_work_limit(0);
+  mgpu_kernel_release(k);
+  mgpu_builder_release(b);
+}
+
+void test_fuzz_regressions(void) {
+  mgpu_ctx *c = ctx_new();
+  no_operands(c);
+  folded_grid_overflow(c);
+  const_range(c);
+  barrier_load(c);
+  huge_shapes(c);
+  work_limit(c);
+  mgpu_ctx_release(c);
+}
