@@ -169,6 +169,7 @@ int main(int argc, char **argv) {
   luaL_openlibs(L);
   lmgpu_install(L);
   make_arg(L, argc, argv, o.script);
+  cli_sigint_install(L, 0);
   status = configure(L, &o);
   if (!status && o.info) status = run_string(L, info_code);
   /* -e chunks, in order, before the script */
@@ -179,6 +180,10 @@ int main(int argc, char **argv) {
   int ran_e = 0;
   for (int i = 1; i < end; i++) if (!strcmp(argv[i], "-e")) ran_e = 1;
   if (!status && o.script) status = run_script(L, argc, argv, o.script);
+  if (status && cli_sigint_take()) {   /* Ctrl-C: reported as the error "interrupted" */
+    lua_close(L);
+    return 130;
+  }
   if (!status && (o.interactive || (!o.script && !ran_e && !o.info))) {
     lua_getglobal(L, "require");
     lua_pushliteral(L, "mgpu");

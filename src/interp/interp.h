@@ -32,6 +32,11 @@ typedef struct interp_arg {
 ** location.  SMEM is filled with 0xff bytes at the start of every block. */
 mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *args, uint32_t nargs, diag *d);
 
+/* Request (true) or withdraw (false) that the running or next interp_run
+** stop with "interrupted" at its next op; async-signal-safe.  interp_run
+** consumes the request when it stops. */
+void interp_interrupt(bool on);
+
 /* interp_ops.c: elementwise evaluation over n elements.  Operand strides
 ** are 0 (a broadcast scalar) or 1.  approx: the kernel's approx_math
 ** (exp, exp2, log, log2 then flush f32 subnormals as the GPU does). */
