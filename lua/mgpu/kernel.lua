@@ -252,7 +252,10 @@ function M.kernel(spec)
     fail("mgpu.kernel: name must be an identifier (letters, digits, _), got %s", tostring(name))
   end
   local nt = spec.num_threads == nil and 1 or compat.int(spec.num_threads, "num_threads")
-  if nt < 1 or nt > 8 then fail("num_threads (warpgroups per block) must be between 1 and 8, got %d", nt) end
+  if nt < 1 or nt > 8 then
+    fail("num_threads (warpgroups per block) must be between 1 and 8, got %d (%d threads; a block has at most 1024, " ..
+         "128 per warpgroup)", nt, nt * 128)
+  end
   if spec.thread_name ~= nil and type(spec.thread_name) ~= "string" then fail("thread_name must be a string") end
   local cluster = spec.cluster or {}
   if type(cluster) == "number" then cluster = { cluster } end
@@ -263,7 +266,7 @@ function M.kernel(spec)
     if cluster[i] < 1 then fail("cluster[%d] must be at least 1, got %d", i, cluster[i]) end
     csize = csize * cluster[i]
   end
-  if csize > 8 then fail("a cluster may hold at most 8 blocks, got %d", csize) end
+  if csize > 8 then fail("a cluster may hold at most 8 blocks (the portable cluster size), got %d", csize) end
   local cluster_names = check_names(spec.cluster_names, #cluster, "cluster_names")
   local cp = spec.compiler_params
   if cp ~= nil and not M.is_params(cp) then
