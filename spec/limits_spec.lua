@@ -6,6 +6,8 @@ local mgpu = require "mgpu"
 
 local err_of = dofile("spec/support/util.lua").err_of
 
+-- Errors found when a kernel is compiled for its first launch carry the
+-- calling line and the body's line, in that order.
 local function at_line(pattern, err)
   assert.matches("^[^\n]*limits_spec.lua:%d+: " .. pattern, tostring(err))
 end
@@ -120,6 +122,6 @@ describe("tensor map (TMA) limits", function()
 
   it("the tile fits the GMEM array", function()
     local k, a = copy({ 4, 64 }, { 8, 64 }, "f32")
-    at_line("slice ds%(0, 8%) does not fit dimension 0 of size 4", err_of(k, a))
+    at_line("copy_gmem_to_smem: the tile %(8%) is larger than dimension 0 of the GMEM array %(4%)$", err_of(k, a))
   end)
 end)
