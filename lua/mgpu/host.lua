@@ -27,7 +27,11 @@ local function call(name, ...)
   return compat.unpack(r, 2, r.n)
 end
 
-local function wrap(h) return setmetatable({ h = h, shape = core().host_shape(h) }, Host) end
+local function wrap(h)
+  local shape = core().host_shape(h)
+  context.track(8 * compat.numel(shape))
+  return setmetatable({ h = h, shape = shape }, Host)
+end
 function M.is_host(x) return getmetatable(x) == Host end
 
 -- What `x` is, for errors: "a device array", "a number", ...
