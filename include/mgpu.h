@@ -205,6 +205,13 @@ typedef enum mgpu_host_op {
 
 int32_t mgpu_abi_version(void);
 const char *mgpu_version(void);
+/* Ask a kernel running in the CPU interpreter to stop (on != 0), or withdraw
+** the request (0).  Async-signal-safe: a SIGINT handler may call it.  The
+** launch in progress (in any context) stops at its next op and returns
+** MGPU_ERR_RUNTIME "interrupted" with everything it held freed, which
+** consumes the request; a request made while no launch runs stops the next
+** one.  GPU launches are not affected. */
+void mgpu_interrupt(int32_t on);
 const char *mgpu_dtype_name(int32_t dtype);
 int32_t mgpu_dtype_size(int32_t dtype);
 int32_t mgpu_dtype_from_name(const char *name);

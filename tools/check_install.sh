@@ -11,12 +11,12 @@ mkdir -p "$scratch"
 cmake --install "$build" --prefix "$prefix" > "$scratch/install.log"
 libdir=$(ls -d "$prefix"/lib*/ | head -1)
 libdir=${libdir%/}
-echo "== pkg-config"
+echo "== pkg-config, exactly as the README says, run with no library path set"
 PKG_CONFIG_PATH=$libdir/pkgconfig
 export PKG_CONFIG_PATH
-cc -std=c99 -Wall -Wextra -Werror examples/embed.c $(pkg-config --cflags --libs mgpu) -lm \
-   -Wl,-rpath,"$libdir" -o "$scratch/embed_pc"
-"$scratch/embed_pc" examples/embed_kernels.lua 3000
+cc examples/embed.c $(pkg-config --cflags --libs mgpu) -o "$scratch/embed_pc"
+env -u LD_LIBRARY_PATH "$scratch/embed_pc" examples/embed_kernels.lua 3000
+cc -std=c99 -Wall -Wextra -Werror examples/embed.c $(pkg-config --cflags --libs mgpu) -o "$scratch/embed_pc_strict"
 echo "== find_package"
 mkdir -p "$scratch/consumer"
 cp examples/embed.c "$scratch/consumer/"

@@ -49,7 +49,12 @@ local function new(shape, dtype, what, alloc)
   local fbytes = core().dtype_size(dtype) + 0.0       -- in floating point: integers could wrap
   for i = 1, #shape do fbytes = fbytes * shape[i] end
   local ok, buf = false, "more than any memory holds"
-  if fbytes < 2 ^ 53 then ok, buf = pcall(alloc or core().buffer, context.get(), bytes) else bytes = fbytes end
+  if fbytes < 2 ^ 53 then
+    context.track(bytes)
+    ok, buf = pcall(alloc or core().buffer, context.get(), bytes)
+  else
+    bytes = fbytes
+  end
   if not ok then      -- "file:line: zeros: cannot allocate 40 GB (40000000000 bytes) for f32[10000000000]: ..."
     local msg = tostring(buf):gsub("^out of memory allocating %d+ bytes %((.*)%)$", "out of memory; %1")
     compat.fail("%s: cannot allocate %s (%.0f bytes) for %s%s: %s", what or "array", human_bytes(bytes), bytes, dtype,

@@ -61,6 +61,21 @@ function M.get()
   return ctx
 end
 
+-- Memory held outside the Lua heap (device buffers, host arrays) is freed by
+-- the collector, which sees only the small Lua objects holding it.  After
+-- every `external_step` bytes of such allocations a full collection runs,
+-- so unreachable buffers cannot pile up between collections.
+local external, external_step = 0, 16 * 2 ^ 20
+
+--- Note `bytes` newly allocated outside the Lua heap.
+function M.track(bytes)
+  external = external + bytes
+  if external >= external_step then
+    external = 0
+    collectgarbage()
+  end
+end
+
 function M.info()
   M.get()
   return info

@@ -18,93 +18,155 @@ Host.__index = Host
 M.Host = Host
 
 local function core() return context.core end
-local function wrap(h) return setmetatable({ h = h, shape = core().host_shape(h) }, Host) end
+local fail = compat.fail
+
+-- core.<name>(...), with a failure raised at the user's line.
+local function call(name, ...)
+  local r = compat.pack(pcall(core()[name], ...))
+  if not r[1] then fail("%s", tostring(r[2])) end
+  return compat.unpack(r, 2, r.n)
+end
+
+local function wrap(h)
+  local shape = core().host_shape(h)
+  context.track(8 * compat.numel(shape))
+  return setmetatable({ h = h, shape = shape }, Host)
+end
 function M.is_host(x) return getmetatable(x) == Host end
+
+-- What `x` is, for errors: "a device array", "a number", ...
+local function what(x)
+  if array.is_array(x) then return "a device array" end
+  if M.is_host(x) then return "a host array" end
+  return type(x)
+end
+
+-- `self` of a method must be a host array (h:sum(), not h.sum()).
+local function need_host(x, method)
+  if not M.is_host(x) then
+    fail("%s: expected a host array (call it as h:%s(...)), got %s", method, method, what(x))
+  end
+  return x
+end
 
 --- A host copy of a device array (or a host array, returned as is).
 function M.from(x)
   if M.is_host(x) then return x end
-  if not array.is_array(x) then compat.fail("host.from: expected an mgpu array, got %s", type(x)) end
+  if not array.is_array(x) then fail("host.from: expected an mgpu array, got %s", type(x)) end
   array.no_data(x, "host.from")
-  local h = core().host_new(context.get(), x.shape)
-  core().host_download(h, x.buf, x.dtype)
+  local h = call("host_new", context.get(), x.shape)
+  call("host_download", h, x.buf, x.dtype)
   return wrap(h)
 end
 
 function M.zeros(shape)
-  return wrap(core().host_new(context.get(), compat.shape(shape, "shape")))
+  shape = compat.shape(shape, "host.zeros: shape")
+  if #shape > 8 then fail("host.zeros: a host array has at most 8 dimensions, got shape %s", compat.shape_str(shape)) end
+  return wrap(call("host_new", context.get(), shape))
 end
 
 function M.from_table(t, shape)
+  if type(t) ~= "table" then fail("host.from_table: expected a table of numbers, got %s", type(t)) end
+  for i = 1, #t do
+    if type(t[i]) ~= "number" then fail("host.from_table: value %d must be a number, got %s", i, type(t[i])) end
+  end
   local h = M.zeros(shape or #t)
-  core().host_set(h.h, 0, t)
+  local n = compat.numel(h.shape)
+  if #t ~= n then
+    fail("host.from_table: %d values for shape %s (%d elements)", #t, compat.shape_str(h.shape), n)
+  end
+  call("host_set", h.h, 0, t)
   return h
 end
 
 --- A device array of `dtype` holding these values.
 function Host:to_device(dtype)
+  need_host(self, "to_device")
   local a = array.empty(self.shape, dtype)
   if a.abstract then return a end
-  core().host_upload(self.h, a.buf, a.dtype)
+  call("host_upload", self.h, a.buf, a.dtype)
   return a
 end
 
 function Host:to_table()
-  return core().host_get(self.h, 0, compat.numel(self.shape))
+  need_host(self, "to_table")
+  return call("host_get", self.h, 0, compat.numel(self.shape))
 end
 
-local function operand(x)
+local function operand(x, name)
   if M.is_host(x) then return x.h end
   if type(x) == "number" then return x end
   if array.is_array(x) then return M.from(x).h end
-  compat.fail("host arrays combine with host arrays, device arrays and numbers, not %s", type(x))
+  fail("%s: host arrays combine with host arrays, device arrays and numbers, not %s", name, type(x))
 end
 
 local function binop(name)
   return function(a, b)
+    if not M.is_host(a) and not M.is_host(b) then   -- Host.max(x, y) with neither a host array
+      fail("%s: expected a host array, got %s and %s", name, what(a), what(b))
+    end
     if type(a) == "number" then   -- number op host: lift the number
       local s = M.zeros({})
-      core().host_set(s.h, 0, { a })
+      call("host_set", s.h, 0, { a })
       a = s
     end
-    return wrap(core().host_map(name, operand(a), operand(b)))
+    return wrap(call("host_map", name, operand(a, name), operand(b, name)))
   end
 end
 Host.__add, Host.__sub, Host.__mul, Host.__div = binop("add"), binop("sub"), binop("mul"), binop("div")
-Host.__unm = function(a) return wrap(core().host_map("neg", a.h)) end
+Host.__unm = function(a) return wrap(call("host_map", "neg", a.h)) end
 Host.__tostring = function(a) return "mgpu.host" .. compat.shape_str(a.shape) end
 function Host.max(a, b) return binop("max")(a, b) end
 function Host.min(a, b) return binop("min")(a, b) end
 for _, f in ipairs({ "exp", "log", "sqrt", "tanh", "abs" }) do
-  Host[f] = function(a) return wrap(core().host_map(f, a.h)) end
+  Host[f] = function(a) return wrap(call("host_map", f, need_host(a, f).h)) end
 end
 
 local codes = require("mgpu.trace").dtype_codes
 --- Values rounded to a dtype (what storing them in that dtype keeps).
 function Host:round(dtype)
+  need_host(self, "round")
   local c = codes[dtype]
-  if not c then compat.fail("round: unknown dtype %s", tostring(dtype)) end
-  return wrap(core().host_map("round", self.h, c))
+  if not c then fail("round: unknown dtype %s", tostring(dtype)) end
+  return wrap(call("host_map", "round", self.h, c))
 end
 
-local function reducer(name)
+local function reducer(name, method)
   return function(a, axis, keepdims)
-    axis = axis == nil and -1 or compat.int(axis, name .. " axis")
-    return wrap(core().host_reduce(name, a.h, axis, keepdims and true or false))
+    need_host(a, method)
+    axis = axis == nil and -1 or compat.int(axis, method .. " axis")
+    if axis < -#a.shape or axis >= #a.shape then
+      fail("%s: axis %d is out of range for shape %s", method, axis, compat.shape_str(a.shape))
+    end
+    return wrap(call("host_reduce", name, a.h, axis, keepdims and true or false))
   end
 end
-Host.sum, Host.mean, Host.amax, Host.amin = reducer("sum"), reducer("mean"), reducer("max"), reducer("min")
+Host.sum, Host.mean, Host.amax, Host.amin = reducer("sum", "sum"), reducer("mean", "mean"), reducer("max", "amax"), reducer("min", "amin")
 
 --- Rows [start, start + size) (0-based) along the first axis.
 function Host:rows(start, size)
-  return wrap(core().host_slice(self.h, compat.int(start, "start"), compat.int(size, "size")))
+  need_host(self, "rows")
+  start, size = compat.int(start, "rows: start"), compat.int(size, "rows: size")
+  if #self.shape < 1 or start < 0 or size < 0 or start + size > self.shape[1] then
+    fail("rows: rows [%d, %d) are out of range for shape %s", start, start + size, compat.shape_str(self.shape))
+  end
+  return wrap(call("host_slice", self.h, start, size))
 end
 
-function M.matmul(a, b) return wrap(core().host_matmul(operand(a), operand(b))) end
+local function host_operand(x, what_for)
+  if M.is_host(x) or array.is_array(x) then return M.from(x) end
+  fail("%s: expected a host or device array, got %s", what_for, type(x))
+end
+
+function M.matmul(a, b)
+  a, b = host_operand(a, "host.matmul"), host_operand(b, "host.matmul")
+  return wrap(call("host_matmul", a.h, b.h))
+end
 
 --- ||out - ref|| / ||ref||; out and ref may be device or host arrays.
 function M.relerr(out, ref)
-  return core().host_relerr(operand(out), operand(ref))
+  out, ref = host_operand(out, "relerr"), host_operand(ref, "relerr")
+  return call("host_relerr", out.h, ref.h)
 end
 
 return M

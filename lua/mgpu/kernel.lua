@@ -253,7 +253,10 @@ function M.kernel(spec)
     fail("mgpu.kernel: name must be an identifier (letters, digits, _), got %s", tostring(name))
   end
   local nt = spec.num_threads == nil and 1 or compat.int(spec.num_threads, "num_threads")
-  if nt < 1 or nt > 8 then fail("num_threads (warpgroups per block) must be between 1 and 8, got %d", nt) end
+  if nt < 1 or nt > 8 then
+    fail("num_threads (warpgroups per block) must be between 1 and 8, got %d (%d threads; a block has at most 1024, " ..
+         "128 per warpgroup)", nt, nt * 128)
+  end
   if spec.thread_name ~= nil and type(spec.thread_name) ~= "string" then fail("thread_name must be a string") end
   local cluster = spec.cluster or {}
   if type(cluster) == "number" then cluster = { cluster } end
@@ -264,7 +267,7 @@ function M.kernel(spec)
     if cluster[i] < 1 then fail("cluster[%d] must be at least 1, got %d", i, cluster[i]) end
     csize = csize * cluster[i]
   end
-  if csize > 8 then fail("a cluster may hold at most 8 blocks, got %d", csize) end
+  if csize > 8 then fail("a cluster may hold at most 8 blocks (the portable cluster size), got %d", csize) end
   local cluster_names = check_names(spec.cluster_names, #cluster, "cluster_names")
   local cp = spec.compiler_params
   if cp ~= nil and not M.is_params(cp) then
@@ -335,7 +338,9 @@ local function trace_kernel(k, args, grid, outs)
   core.loc(b, k.where)
   for i = 1, #args do
     local s = as_scalar(args[i])
-    if s then refs[#refs + 1] = trace.wrap(t, core.param(b, "scalar", s.dtype, {}))
+    if s then
+      refs[#refs + 1] = trace.wrap(t, core.param(b, "scalar", s.dtype, {}))
+      refs[#refs].param = { kernel = k.name, index = i }
     else refs[#refs + 1] = trace.wrap(t, core.param(b, "in", args[i].dtype, args[i].shape)) end
   end
   for i = 1, #outs do refs[#refs + 1] = trace.wrap(t, core.param(b, "out", outs[i].dtype, outs[i].shape)) end
@@ -442,11 +447,57 @@ local function abstract_args(args)
   return args
 end
 
+-- How many inputs (arrays and scalars) the body takes: its parameters less
+-- the outputs and the scratch refs; nil when the body is variadic.
+local function input_count(self, nouts)
+  local info = debug.getinfo(self.body, "u")
+  if not info or info.isvararg or not info.nparams then return nil end
+  local nscratch = self.scratch_named and 1 or #self.scratch
+  return info.nparams - nouts - nscratch, info.nparams, nscratch
+end
+
+local function plural(n, word) return string.format("%d %s%s", n, word, n == 1 and "" or "s") end
+
+-- An error naming the inputs the body expects and the number given.  A body
+-- may leave trailing refs (outputs, scratch) unnamed, so fewer parameters
+-- than refs is an error only where the inputs alone leave no doubt: some
+-- argument would reach no parameter, or the body names inputs and more
+-- arguments were given than it names.  A body without parameters takes
+-- anything.
+local function check_arity(self, nargs, nouts)
+  local want, nparams, nscratch = input_count(self, nouts)
+  if not want or want == nargs or nparams == 0 then return end
+  local total = nargs + nouts + nscratch
+  if nparams < total and nargs <= nparams and want < 1 then return end
+  local parts = { plural(math.max(want, 0), "input"), plural(nouts, "output") }
+  if nscratch > 0 then parts[3] = plural(nscratch, "scratch ref") end
+  fail("kernel '%s' takes %s, got %s (its body has %s: %s)", self.name, plural(math.max(want, 0), "input"),
+       plural(nargs, "argument"), plural(nparams, "parameter"), table.concat(parts, ", "))
+end
+
+-- What a value passed where an input goes is, for errors.
+local function describe_arg(x)
+  if trace.is_value(x) or trace.is_ref(x) then return "a traced value (kernels are called outside kernel bodies)" end
+  if getmetatable(x) == require("mgpu.host").Host then
+    return "a host array (mgpu.host); make a device array with h:to_device(dtype)"
+  end
+  if M.is_kernel(x) then return "a kernel" end
+  return type(x)
+end
+
 -- The cached entry for these arguments, traced when there is none yet
 -- (`new` then true), and its cache key.
 local function entry_for(self, args)
+  local ok, outs, single = pcall(resolve_out, self, args)
+  if not ok then     -- an out_shape function given too few inputs fails inside: say so
+    local f = type(self.out) == "function" and debug.getinfo(self.out, "u")
+    if f and f.nparams and not f.isvararg and f.nparams > #args then
+      fail("kernel '%s': out_shape takes %s, got %s", self.name, plural(f.nparams, "input"), plural(#args, "argument"))
+    end
+    error(outs, 0)
+  end
+  check_arity(self, #args, #outs)
   local grid = resolve_grid(self, args)
-  local outs, single = resolve_out(self, args)
   local key = signature(args, grid, outs)
   local entry = self.cache[key]
   if entry then return entry, outs, single, false, key end
@@ -455,12 +506,20 @@ local function entry_for(self, args)
   return entry, outs, single, true, key
 end
 
-local function prepare(self, args, running)
-  for i = 1, #args do
+local function prepare(self, args, running, nargs)
+  nargs = nargs or #args
+  while nargs > 0 and args[nargs] == nil do nargs = nargs - 1 end   -- trailing nils are no arguments
+  for i = 1, nargs do
+    if args[i] == nil then
+      local want = type(self.out) ~= "function" and input_count(self, getmetatable(self.out) == Shape and 1 or #self.out)
+      fail("kernel '%s': argument %d of %d is nil%s", self.name, i, nargs,
+           want and string.format(" (the kernel takes %s)", plural(want, "input")) or "")
+    end
+  end
+  for i = 1, nargs do
     if getmetatable(args[i]) == Shape then args[i] = array.spec(args[i].shape, args[i].dtype) end
     if not array.is_array(args[i]) and not as_scalar(args[i]) then
-      fail("kernel '%s': argument %d must be an mgpu array or a number, got %s", self.name, i,
-           trace.is_value(args[i]) and "a traced value" or type(args[i]))
+      fail("kernel '%s': argument %d must be an mgpu array or a number, got %s", self.name, i, describe_arg(args[i]))
     end
     if running and array.is_abstract(args[i]) and not array.compile_only() then
       fail("kernel '%s': argument %d is an abstract array (%s%s, no data): only k:lower(...) and compile-only mode " ..
@@ -507,7 +566,7 @@ end
 --- k(inputs...) -> new output array(s).
 function Kernel:__call(...)
   local args = { ... }
-  local entry, outs, single = prepare(self, args, true)
+  local entry, outs, single = prepare(self, args, true, select("#", ...))
   local results = {}
   for i = 1, #outs do
     local o = array.empty_for(string.format("kernel '%s' output %d", self.name, i), outs[i].shape, outs[i].dtype)
@@ -523,7 +582,7 @@ end
 --- array, or a table of them matching out_shape) and return them.
 function Kernel:call_into(outs, ...)
   local args = { ... }
-  local entry, shapes = prepare(self, args, true)
+  local entry, shapes = prepare(self, args, true, select("#", ...))
   if getmetatable(outs) == Shape then outs = array.spec(outs.shape, outs.dtype) end
   local list = array.is_array(outs) and { outs } or outs
   if type(list) ~= "table" or #list ~= #shapes then

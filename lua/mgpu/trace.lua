@@ -168,7 +168,19 @@ Value.__tostring = function(a)
 end
 
 local methods = {}
-Value.__index = methods
+local refm = {}       -- the methods of refs (filled below)
+-- A scalar kernel argument (a number was passed) used as a ref names the
+-- argument; any other missing key is nil as usual.
+Value.__index = function(v, key)
+  local m = methods[key]
+  if m ~= nil then return m end
+  local param = rawget(v, "param")
+  if param and refm[key] ~= nil then
+    fail("kernel '%s': argument %d was passed a number, so the body gets a scalar there, not a ref (no method '%s')",
+         param.kernel, param.index, tostring(key))
+  end
+  return nil
+end
 
 for _, name in ipairs({ "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "xor", "shl", "shr" }) do
   methods[name] = binop(name)
@@ -282,7 +294,6 @@ DS.__tostring = function(d) return string.format("ds(%s, %d)", tostring(d.start)
 local IDX_INT, IDX_DS, IDX_ALL = 0, 1, 2
 local DYNAMIC = math.mininteger or -9223372036854775808
 
-local refm = {}
 Ref.__index = refm
 Ref.__tostring = function(r) return string.format("mgpu.ref(%s%s)", r.dtype, compat.shape_str(r.shape)) end
 

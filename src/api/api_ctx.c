@@ -13,6 +13,7 @@ static _Thread_local char no_ctx_msg[512];       /* why the last mgpu_ctx_create
 
 int32_t mgpu_abi_version(void) { return MGPU_ABI_VERSION; }
 const char *mgpu_version(void) { return MGPU_VERSION_STRING; }
+void mgpu_interrupt(int32_t on) { interp_interrupt(on != 0); }
 const char *mgpu_dtype_name(int32_t dtype) { return dt_valid(dtype) ? dt_name(dtype) : NULL; }
 int32_t mgpu_dtype_size(int32_t dtype) { return dt_valid(dtype) ? dt_bytes(dtype) : 0; }
 int32_t mgpu_dtype_from_name(const char *name) { return dt_lookup(name); }

@@ -67,8 +67,12 @@ static mgpu_status check_options(mgpu_ctx *ctx, const mgpu_kernel_options *o) {
       return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
     }
   }
-  if (o->num_threads < 1 || o->num_threads > 8)
-    return diag_set(&ctx->d, ERR_BAD_ARG, "", "num_threads (warpgroups per block) must be between 1 and 8");
+  if (o->num_threads < 1 || o->num_threads > 8) {
+    char msg[192];
+    snprintf(msg, sizeof msg, "num_threads (warpgroups per block) must be between 1 and 8, got %d (a block has at most "
+             "1024 threads, 128 per warpgroup)", o->num_threads);
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
+  }
   if (o->cluster_rank < 0 || o->cluster_rank > 3)
     return diag_set(&ctx->d, ERR_BAD_ARG, "", "cluster must have at most 3 dimensions");
   int64_t blocks = 1;
@@ -76,7 +80,11 @@ static mgpu_status check_options(mgpu_ctx *ctx, const mgpu_kernel_options *o) {
     if (o->cluster[i] < 1) return diag_set(&ctx->d, ERR_BAD_ARG, "", "every cluster dimension must be at least 1");
     blocks *= o->cluster[i];
   }
-  if (blocks > 8) return diag_set(&ctx->d, ERR_BAD_ARG, "", "a cluster may hold at most 8 blocks");
+  if (blocks > 8) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "a cluster may hold at most 8 blocks (the portable cluster size), got %lld", (long long)blocks);
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
+  }
   return check_launch_grid(ctx, o);
 }
 

@@ -188,6 +188,7 @@ int main(int argc, char **argv) {
   }
   lua_State *L = cli_newstate(argc, argv, &o);
   if (!L) return 1;
+  cli_sigint_install(L, 0);
   if (!status && o.info) status = run_string(L, info_code);
   /* -e chunks, in order, before the script */
   int end = o.script ? o.script : argc;
@@ -197,6 +198,10 @@ int main(int argc, char **argv) {
   int ran_e = 0;
   for (int i = 1; i < end; i++) if (!strcmp(argv[i], "-e")) ran_e = 1;
   if (!status && o.script) status = cli_run_script(L, argc, argv, o.script);
+  if (status && cli_sigint_take()) {   /* Ctrl-C: reported as the error "interrupted" */
+    lua_close(L);
+    return 130;
+  }
   if (!status && (o.interactive || (!o.script && !ran_e && !o.info))) {
     lua_getglobal(L, "require");
     lua_pushliteral(L, "mgpu");

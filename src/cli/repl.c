@@ -3,9 +3,13 @@
 ** expression first (so `1+1` prints 2), a statement left open at <eof>
 ** continues on the next line, and errors are reported without ending the
 ** session.  Line editing and history come from libedit when the system has
-** it (loaded at run time; without it lines are read plainly).
+** it (loaded at run time; without it lines are read plainly); the history
+** file is rewritten after every line, so a killed session keeps it.  Ctrl-C
+** abandons the line being typed, or interrupts the running statement.
 */
 #include <dlfcn.h>
+#include <errno.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +38,8 @@ static void editor_open(editor *ed) {
   *(void **)&ed->read_history = dlsym(h, "read_history");
   *(void **)&ed->write_history = dlsym(h, "write_history");
   if (!ed->readline || !ed->add_history) { ed->readline = NULL; return; }
+  int *catch_signals = dlsym(h, "rl_catch_signals");   /* Ctrl-C is ours (cli_sigint_readline) */
+  if (catch_signals) *catch_signals = 0;
   const char *home = getenv("HOME");
   if (home && ed->read_history) {
     snprintf(ed->history, sizeof ed->history, "%s/.mgpu_history", home);
@@ -41,9 +47,34 @@ static void editor_open(editor *ed) {
   }
 }
 
-/* One line without its newline, or NULL at end of input.  Caller frees. */
-static char *read_line(editor *ed, const char *prompt) {
-  if (ed->readline) return ed->readline(prompt);
+/* Remember a line: in libedit's history and, at once, in the history file. */
+static void remember(editor *ed, const char *line) {
+  if (!*line || !ed->readline) return;
+  ed->add_history(line);
+  if (ed->history[0] && ed->write_history) ed->write_history(ed->history);
+}
+
+/* libedit's readline, abandoned on Ctrl-C (*interrupted set, NULL). */
+static char *edit_line(editor *ed, const char *prompt, int *interrupted) {
+  sigjmp_buf jb;
+  if (sigsetjmp(jb, 1)) {
+    cli_sigint_readline(NULL, 0);
+    fputs("\n", stdout);
+    fflush(stdout);
+    *interrupted = 1;
+    return NULL;
+  }
+  cli_sigint_readline(&jb, 1);
+  char *line = ed->readline(prompt);
+  cli_sigint_readline(NULL, 0);
+  return line;
+}
+
+/* One line without its newline, or NULL at end of input or on Ctrl-C
+** (*interrupted set).  Caller frees. */
+static char *read_line(editor *ed, const char *prompt, int *interrupted) {
+  *interrupted = 0;
+  if (ed->readline) return edit_line(ed, prompt, interrupted);
   if (isatty(0)) { fputs(prompt, stdout); fflush(stdout); }
   size_t cap = 256, len = 0;
   char *buf = malloc(cap);
@@ -56,6 +87,13 @@ static char *read_line(editor *ed, const char *prompt) {
       buf = nb;
     }
     buf[len++] = (char)c;
+  }
+  if (c == EOF && ferror(stdin) && errno == EINTR && cli_sigint_take()) {   /* Ctrl-C: drop the line */
+    clearerr(stdin);
+    if (isatty(0)) fputs("\n", stdout);
+    free(buf);
+    *interrupted = 1;
+    return NULL;
   }
   if (c == EOF && len == 0) { free(buf); return NULL; }
   buf[len] = 0;
@@ -84,11 +122,12 @@ static int load_expr(lua_State *L, const char *code) {
 
 /* Compile the input, reading more lines while it is an unfinished
 ** statement.  Leaves the chunk (or an error message) on the stack; returns
-** the status, or -1 at end of input. */
+** the status, -1 at end of input, or -2 when Ctrl-C dropped the input. */
 static int load_input(lua_State *L, editor *ed) {
-  char *line = read_line(ed, "> ");
-  if (!line) return -1;
-  if (*line && ed->readline) ed->add_history(line);
+  int interrupted;
+  char *line = read_line(ed, "> ", &interrupted);
+  if (!line) return interrupted ? -2 : -1;
+  remember(ed, line);
   lua_pushstring(L, line);
   free(line);
   for (;;) {
@@ -97,9 +136,9 @@ static int load_input(lua_State *L, editor *ed) {
     lua_pop(L, 1);
     int status = luaL_loadbuffer(L, code, strlen(code), "=stdin");
     if (!incomplete(L, status)) { lua_remove(L, -2); return status; }
-    char *more = read_line(ed, ">> ");
-    if (!more) { lua_pop(L, 1); return -1; }
-    if (*more && ed->readline) ed->add_history(more);
+    char *more = read_line(ed, ">> ", &interrupted);
+    if (!more) { lua_pop(L, 1); return interrupted ? -2 : -1; }
+    remember(ed, more);
     lua_pushliteral(L, "\n");
     lua_pushstring(L, more);
     free(more);
@@ -110,9 +149,13 @@ static int load_input(lua_State *L, editor *ed) {
 void cli_repl(lua_State *L) {
   editor ed;
   editor_open(&ed);
+  cli_sigint_install(L, 1);
   for (;;) {
+    cli_sigint_clear(L);
     int status = load_input(L, &ed);
     if (status == -1) break;
+    if (status == -2) continue;
+    cli_sigint_clear(L);   /* a Ctrl-C before the statement starts is not for it */
     if (status == LUA_OK) status = cli_docall(L, 0, LUA_MULTRET);
     else { cli_report(lua_tostring(L, -1)); lua_pop(L, 1); }
     if (status == LUA_OK && lua_gettop(L) > 0) {   /* print the results */

@@ -5,6 +5,7 @@
 ** independent yardstick kernels are measured against, not a fast path.
 */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../api/api.h"
@@ -27,10 +28,29 @@ static int64_t count(const int64_t *shape, int rank) {
   return n;
 }
 
+/* "[3,4]": the shape of `h` (or of rank/shape) in `buf`; always terminated. */
+static const char *shape_text(char *buf, size_t cap, const int64_t *shape, int rank) {
+  size_t n = 0;
+  buf[n++] = '[';
+  for (int i = 0; i < rank && n + 24 < cap; i++)
+    n += (size_t)snprintf(buf + n, cap - n, i ? ",%lld" : "%lld", (long long)shape[i]);
+  snprintf(buf + n, cap - n, "]");
+  return buf;
+}
+#define SHAPE_TEXT(buf, h) shape_text(buf, sizeof buf, (h)->shape, (h)->rank)
+
 static mgpu_status make(mgpu_ctx *ctx, const int64_t *shape, int rank, mgpu_host **out) {
-  if (rank < 0 || rank > HOST_MAXRANK) return diag_set(&ctx->d, ERR_BAD_ARG, "", "host array: rank must be 0 to 8");
+  if (rank < 0 || rank > HOST_MAXRANK) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "host array: rank must be 0 to %d, got %d", HOST_MAXRANK, rank);
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
+  }
   for (int i = 0; i < rank; i++)
-    if (shape[i] < 0) return diag_set(&ctx->d, ERR_BAD_ARG, "", "host array: negative dimension");
+    if (shape[i] < 0) {
+      char msg[320], st[256];
+      snprintf(msg, sizeof msg, "host array: dimension %d of shape %s is negative", i, shape_text(st, sizeof st, shape, rank));
+      return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
+    }
   mgpu_host *h = mem_calloc(&ctx->alloc, sizeof *h);
   int64_t n = count(shape, rank);
   if (!h || (n && !(h->v = mem_calloc(&ctx->alloc, sizeof(double) * (size_t)n)))) {
@@ -110,7 +130,7 @@ static mgpu_status host_map_(int32_t op, const mgpu_host *a, const mgpu_host *b,
     return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_host_map: ROUND needs a dtype code as the scalar");
   bool unary = op >= MGPU_HOST_NEG;
   if (unary || !b) b = NULL;
-  else if (b->magic != MAGIC_HOST) return MGPU_ERR_ARG;
+  else if (b->magic != MAGIC_HOST) return diag_set(&ctx->d, ERR_BAD_ARG, "", "host arrays: the second operand is not a host array");
   /* broadcast shape over the trailing dimensions */
   int rank = b && b->rank > a->rank ? b->rank : a->rank;
   int64_t shape[HOST_MAXRANK], sa[HOST_MAXRANK], sb[HOST_MAXRANK];
@@ -118,8 +138,12 @@ static mgpu_status host_map_(int32_t op, const mgpu_host *a, const mgpu_host *b,
   for (int i = rank - 1; i >= 0; i--) {
     int ia = i - (rank - a->rank), ib = b ? i - (rank - b->rank) : -1;
     int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
-    if (da != db && da != 1 && db != 1)
-      return diag_set(&ctx->d, ERR_BAD_ARG, "", "host arrays: shapes do not broadcast");
+    if (da != db && da != 1 && db != 1) {
+      char msg[640], s1[256], s2[256];
+      snprintf(msg, sizeof msg, "host arrays: shapes %s and %s do not broadcast (dimension %d: %lld and %lld)",
+               SHAPE_TEXT(s1, a), SHAPE_TEXT(s2, b), i, (long long)da, (long long)db);
+      return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
+    }
     shape[i] = da > db ? da : db;
     if (da == 1 && db == 0) shape[i] = 0;
     sa[i] = da == 1 ? 0 : stra;
@@ -148,8 +172,13 @@ static mgpu_status host_reduce_(int32_t op, const mgpu_host *a, int32_t axis, in
   if (!out) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_host_reduce(out)");
   if (op != MGPU_HOST_SUM && op != MGPU_HOST_MEAN && op != MGPU_HOST_MAX && op != MGPU_HOST_MIN)
     return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_host_reduce: op must be SUM, MEAN, MAX or MIN");
+  int32_t given = axis;
   if (axis < 0) axis += a->rank;
-  if (axis < 0 || axis >= a->rank) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_host_reduce: axis out of range");
+  if (axis < 0 || axis >= a->rank) {
+    char msg[384], s1[256];
+    snprintf(msg, sizeof msg, "host array reduction: axis %d is out of range for shape %s", given, SHAPE_TEXT(s1, a));
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
+  }
   int64_t shape[HOST_MAXRANK];
   int rank = 0;
   for (int i = 0; i < a->rank; i++) {
@@ -175,8 +204,12 @@ static mgpu_status host_reduce_(int32_t op, const mgpu_host *a, int32_t axis, in
 static mgpu_status host_slice_(const mgpu_host *a, int64_t start, int64_t size, mgpu_host **out) {
   mgpu_ctx *ctx = a->ctx;
   if (!out) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_host_slice(out)");
-  if (a->rank < 1 || start < 0 || size < 0 || start + size > a->shape[0])
-    return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_host_slice: rows out of range");
+  if (a->rank < 1 || start < 0 || size < 0 || start + size > a->shape[0]) {
+    char msg[384], s1[256];
+    snprintf(msg, sizeof msg, "host array rows: rows [%lld, %lld) are out of range for shape %s", (long long)start,
+             (long long)(start + size), SHAPE_TEXT(s1, a));
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
+  }
   int64_t shape[HOST_MAXRANK];
   memcpy(shape, a->shape, sizeof shape);
   shape[0] = size;
@@ -188,11 +221,15 @@ static mgpu_status host_slice_(const mgpu_host *a, int64_t start, int64_t size, 
 }
 
 static mgpu_status host_matmul_(const mgpu_host *a, const mgpu_host *b, mgpu_host **out) {
-  if (!b || b->magic != MAGIC_HOST) return MGPU_ERR_ARG;
   mgpu_ctx *ctx = a->ctx;
+  if (!b || b->magic != MAGIC_HOST) return diag_set(&ctx->d, ERR_BAD_ARG, "", "host matmul: the second operand is not a host array");
   if (!out) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_host_matmul(out)");
-  if (a->rank != 2 || b->rank != 2 || a->shape[1] != b->shape[0])
-    return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_host_matmul: needs (M, K) and (K, N) arrays");
+  if (a->rank != 2 || b->rank != 2 || a->shape[1] != b->shape[0]) {
+    char msg[640], s1[256], s2[256];
+    snprintf(msg, sizeof msg, "host matmul: needs (M, K) and (K, N) arrays, got shapes %s and %s", SHAPE_TEXT(s1, a),
+             SHAPE_TEXT(s2, b));
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
+  }
   int64_t M = a->shape[0], K = a->shape[1], N = b->shape[1], shape[2] = { M, N };
   mgpu_status st = make(ctx, shape, 2, out);
   if (st) return st;
@@ -208,11 +245,13 @@ static mgpu_status host_matmul_(const mgpu_host *a, const mgpu_host *b, mgpu_hos
 }
 
 static mgpu_status host_relerr_(const mgpu_host *a, const mgpu_host *ref, double *out) {
-  if (!ref || ref->magic != MAGIC_HOST) return MGPU_ERR_ARG;
+  if (!ref || ref->magic != MAGIC_HOST) return diag_set(&a->ctx->d, ERR_BAD_ARG, "", "relerr: the reference is not a host array");
   if (!out) return diag_set(&a->ctx->d, ERR_NULL_ARG, "", "mgpu_host_relerr(out)");
   if (a->rank != ref->rank || memcmp(a->shape, ref->shape, sizeof(int64_t) * (size_t)a->rank) != 0) {
+    char msg[640], s1[256], s2[256];
     *out = NAN;
-    return diag_set(&a->ctx->d, ERR_BAD_ARG, "", "mgpu_host_relerr: shapes differ");
+    snprintf(msg, sizeof msg, "relerr: shapes %s and %s differ", SHAPE_TEXT(s1, a), SHAPE_TEXT(s2, ref));
+    return diag_set(&a->ctx->d, ERR_BAD_ARG, "", msg);
   }
   double num = 0, den = 0;
   for (int64_t i = 0; i < a->n; i++) {

@@ -4,6 +4,7 @@
 ** is in interp_ops.c; barriers, TMA copies and wgmma in interp_async.c.
 */
 #include <math.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -521,6 +522,20 @@ void interp_fault(const interp *I, const ir_op *op, const char *fmt, ...) {
   diag_throw(I->d, ERR_INTERP, ir_loc(I->k, op), msg);
 }
 
+/* -- Interrupts ---------------------------------------------------------------------- */
+
+static volatile sig_atomic_t interrupt_requested;
+
+void interp_interrupt(bool on) { interrupt_requested = on; }
+
+/* Stop the launch at `op` if an interrupt was requested (consuming it); the
+** fault unwinds through interp_run, which frees everything. */
+static inline void check_interrupt(interp *I, const ir_op *op) {
+  if (!interrupt_requested) return;
+  interrupt_requested = 0;
+  interp_fault(I, op, "interrupted");
+}
+
 /* -- Control flow -------------------------------------------------------------------- */
 
 static void push(interp *I, iagent *a, iframe f) {
@@ -537,6 +552,7 @@ static bool run_agent(interp *I, iagent *a) {
   while (a->pc < k->ops.n) {
     uint32_t pc = a->pc;
     const ir_op *op = &k->ops.v[pc];
+    check_interrupt(I, op);
     const uint32_t *o = ir_opds(k, op);
     charge(I, op, 1);
     switch (op->code) {

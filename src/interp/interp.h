@@ -41,6 +41,11 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
 ** kernels (the fuzzers) set it so that every run ends. */
 void interp_set_work_limit(int64_t limit);
 
+/* Request (true) or withdraw (false) that the running or next interp_run
+** stop with "interrupted" at its next op; async-signal-safe.  interp_run
+** consumes the request when it stops. */
+void interp_interrupt(bool on);
+
 /* interp_ops.c: elementwise evaluation over n elements.  Operand strides
 ** are 0 (a broadcast scalar) or 1.  approx: the kernel's approx_math
 ** (exp, exp2, log, log2 then flush f32 subnormals as the GPU does). */

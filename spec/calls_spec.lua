@@ -1,0 +1,82 @@
+-- Calling a kernel with the wrong arguments: too many or too few, nil in the
+-- middle, a number where the body wants a ref, host arrays and other
+-- values.  Each is an error at the calling line naming what was expected.
+local mgpu = require "mgpu"
+
+local err_of = dofile("spec/support/util.lua").err_of
+
+local function line_of(err) return tonumber(tostring(err):match("calls_spec.lua:(%d+):")) end
+
+describe("kernel call arity", function()
+  local add = mgpu.kernel{ name = "add", out_shape = mgpu.shape({ 128 }, "f32"),
+    body = function(x, y, o) o:store(x:load() + y:load()) end }
+  local x = mgpu.random.normal(128)
+
+  it("names the expected and the given count for too few arrays", function()
+    local err = err_of(add, x)
+    assert.matches("^[^\n]*calls_spec.lua:%d+: kernel 'add' takes 2 inputs, got 1 argument " ..
+                   "%(its body has 3 parameters: 2 inputs, 1 output%)", err)
+    assert.matches("kernel 'add' takes 2 inputs, got 0 arguments", err_of(add))
+  end)
+
+  it("names the expected and the given count for too many arrays", function()
+    assert.matches("calls_spec.lua:%d+: kernel 'add' takes 2 inputs, got 3 arguments", err_of(add, x, x, x))
+  end)
+
+  it("reports at the calling line", function()
+    local ok, err = pcall(function() return add(x) end)
+    assert.is_false(ok)
+    assert.are.equal(debug.getinfo(1, "l").currentline - 2, line_of(err))
+  end)
+
+  it("counts scratch refs and out_shape functions", function()
+    local k = mgpu.kernel{ name = "scaled", out_shape = function(a) return mgpu.shape(a.shape, a.dtype) end,
+      scratch_shapes = { mgpu.SMEM({ 128 }, "f32") },
+      body = function(a, o, s) s:store(a:load()); o:store(s:load()) end }
+    assert.matches("kernel 'scaled' takes 1 input, got 2 arguments %(its body has 3 parameters: 1 input, 1 output, 1 scratch ref%)",
+                   err_of(k, x, x))
+    assert.matches("calls_spec.lua:%d+: kernel 'scaled': out_shape takes 1 input, got 0 arguments", err_of(k))
+    assert.are.equal(128, #k(x):to_table())
+  end)
+
+  it("also checks k:call_into and k:lower", function()
+    assert.matches("kernel 'add' takes 2 inputs, got 1 argument", err_of(add.call_into, add, mgpu.zeros(128), x))
+    assert.matches("kernel 'add' takes 2 inputs, got 3 arguments", err_of(add.lower, add, x, x, x))
+  end)
+
+  it("leaves variadic bodies and bodies without parameters alone", function()
+    local v = mgpu.kernel{ out_shape = mgpu.shape({ 128 }, "f32"), body = function(...)
+      local refs = { ... }
+      refs[#refs]:store(refs[1]:load())
+    end }
+    assert.are.equal(128, #v(x, x):to_table())
+    local none = mgpu.kernel{ out_shape = mgpu.shape({ 128 }, "f32"), body = function() end }
+    none(x, x)
+  end)
+end)
+
+describe("kernel call argument types", function()
+  local add = mgpu.kernel{ name = "add", out_shape = mgpu.shape({ 128 }, "f32"),
+    body = function(x, y, o) o:store(x:load() + y:load()) end }
+  local x = mgpu.random.normal(128)
+
+  it("refuses nil in the middle and ignores trailing nils", function()
+    assert.matches("calls_spec.lua:%d+: kernel 'add': argument 2 of 3 is nil %(the kernel takes 2 inputs%)",
+                   err_of(add, x, nil, x))
+    assert.are.equal(128, #add(x, x, nil):to_table())
+  end)
+
+  it("names a number passed where the body wants a ref", function()
+    local err = err_of(add, x, 3)
+    assert.matches("calls_spec.lua:%d+: kernel 'add': argument 2 was passed a number, so the body gets a scalar there, " ..
+                   "not a ref %(no method 'load'%)", err)
+  end)
+
+  it("refuses host arrays, strings, tables and kernels", function()
+    assert.matches("calls_spec.lua:%d+: kernel 'add': argument 1 must be an mgpu array or a number, got a host array " ..
+                   "%(mgpu.host%); make a device array with h:to_device%(dtype%)", err_of(add, mgpu.host.from(x), x))
+    assert.matches("argument 2 must be an mgpu array or a number, got string", err_of(add, x, "y"))
+    assert.matches("argument 2 must be an mgpu array or a number, got table", err_of(add, x, {}))
+    assert.matches("argument 1 must be an mgpu array or a number, got a kernel", err_of(add, add, x))
+  end)
+end)
