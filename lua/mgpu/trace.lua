@@ -167,8 +167,22 @@ Value.__tostring = function(a)
   return string.format("mgpu.value(%s%s)", a.dtype, a.kind == "array" and compat.shape_str(a.shape) or "")
 end
 
+Value.__call = function() fail("a traced value cannot be called (it is an array or scalar, not a function)") end
+
+-- __index for values and refs: their methods, nil for the fields every one
+-- has when unset, and an error naming any other name (a misspelt method
+-- would otherwise be "attempt to call a nil value").
+local fields = { id = true, kind = true, dtype = true, shape = true, tr = true }
+local function index_of(methods, what)
+  return function(_, key)
+    local m = methods[key]
+    if m ~= nil or fields[key] or type(key) ~= "string" then return m end
+    fail("%s have no method or field '%s'", what, key)
+  end
+end
+
 local methods = {}
-Value.__index = methods
+Value.__index = index_of(methods, "traced arrays and scalars")
 
 for _, name in ipairs({ "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "xor", "shl", "shr" }) do
   methods[name] = binop(name)
@@ -283,7 +297,12 @@ local IDX_INT, IDX_DS, IDX_ALL = 0, 1, 2
 local DYNAMIC = math.mininteger or -9223372036854775808
 
 local refm = {}
-Ref.__index = refm
+Ref.__index = index_of(refm, "refs")
+local function ref_math() fail("a ref cannot be used in arithmetic; load it first with ref:load()") end
+for _, mm in ipairs({ "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv", "__concat", "__lt", "__le" }) do
+  Ref[mm] = ref_math
+end
+Ref.__call = function() fail("a ref cannot be called; load it with ref:load() or view it with ref:at(...)") end
 Ref.__tostring = function(r) return string.format("mgpu.ref(%s%s)", r.dtype, compat.shape_str(r.shape)) end
 
 --- A view: each index is an integer or traced scalar (the dimension is
@@ -340,6 +359,9 @@ end
 
 --- Store a value (an array of the ref's shape, or a scalar for every element).
 function refm.store(r, x)
+  if getmetatable(x) ~= Value and getmetatable(x) ~= Ref and type(x) ~= "number" and type(x) ~= "boolean" then
+    fail("store: the value must be a traced array or scalar, or a number, got %s", type(x))
+  end
   if getmetatable(x) ~= Value then x = M.lift(x, r) end
   M.op("store", { r, x })
 end

@@ -465,6 +465,16 @@ static mgpu_status want_space(ir_builder *b, const char *op, const uint32_t *opd
   return MGPU_OK;
 }
 
+/* Operand i is a ref holding data (GMEM, SMEM or an accumulator): barriers
+** hold none, so loading from or storing to one is refused here. */
+static mgpu_status want_data_ref(ir_builder *b, const char *op, const uint32_t *opds, int i) {
+  mgpu_status s = want_kind(b, op, opds, i, MGPU_VALUE_REF);
+  if (s) return s;
+  if (ir_vtype(b->k, opds[i])->space == MGPU_SPACE_BARRIER)
+    return failf(b, "%s: the ref is a barrier, which holds no data (use mgpu.barrier_arrive / mgpu.barrier_wait)", op);
+  return MGPU_OK;
+}
+
 static mgpu_status want_pred(ir_builder *b, const char *op, const uint32_t *opds, int i) {
   const ir_type *t = ir_vtype(b->k, opds[i]);
   char x[96];
@@ -837,7 +847,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     break;
   case IRC_LOAD: {
     if ((s = want_count(b, name, nopd, 1, 1))) return s;
-    if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
+    if ((s = want_data_ref(b, name, opds, 0))) return s;
     const ir_type *t = ir_vtype(k, opds[0]);
     rt[0] = *t;
     rt[0].space = MGPU_SPACE_NONE;
@@ -847,7 +857,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   }
   case IRC_STORE: {
     if ((s = want_count(b, name, nopd, 2, 2))) return s;
-    if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
+    if ((s = want_data_ref(b, name, opds, 0))) return s;
     if ((s = want_data(b, name, opds, 1))) return s;
     const ir_type *r = ir_vtype(k, opds[0]), *v = ir_vtype(k, opds[1]);
     if (r->dtype != v->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), name, dt_name(r->dtype), dt_name(v->dtype));
