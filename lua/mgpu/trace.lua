@@ -68,6 +68,7 @@ end
 function M.const(x, dtype)
   local t = tr()
   if type(x) == "boolean" then x, dtype = x and 1 or 0, "pred" end
+  if type(x) ~= "number" then fail("const: the value must be a number or a boolean, got %s", type(x)) end
   dtype = dtype or (compat.is_int(x) and "i32" or "f32")
   t.core.loc(t.b, compat.where())
   local id = t.core.op(t.b, "const", nil, { M.dtype_code(dtype) }, x)
