@@ -334,6 +334,9 @@ end
 --- An array over a DLPack tensor's memory (no copy); the tensor's deleter
 --- runs when the array is collected.
 function M.from_dlpack(tensor)
+  if type(tensor) ~= "userdata" and type(tensor) ~= "cdata" then
+    compat.fail("from_dlpack: expected a DLPack tensor (a DLManagedTensor pointer), got %s", type(tensor))
+  end
   local buf, dtype, shape = core().dlpack_import(context.get(), tensor)
   local n = compat.numel(shape)
   return setmetatable({ shape = shape, dtype = dtype, size = n, nbytes = n * core().dtype_size(dtype), buf = buf }, Array)

@@ -337,21 +337,6 @@ local function signature(args, grid, outs)
   return table.concat(parts, ";")
 end
 
--- A body declaring more parameters than it gets refs would find nil in the
--- last ones: an error at the kernel call that counts both (bodies taking
--- `...` are not checked).
-local function check_arity(k, nin, nout, nrefs, where)
-  if not debug or not debug.getinfo then return end
-  local info = debug.getinfo(k.body, "u")
-  if not info or not info.nparams or info.isvararg or info.nparams <= nrefs then return end
-  local names = {}
-  for i = 1, info.nparams do names[i] = debug.getlocal(k.body, i) or "?" end
-  local nscratch = nrefs - nin - nout
-  compat.fail_at(where, "kernel '%s': the body takes %d arguments (%s) but gets %d refs (%d input%s, %d output%s%s)",
-                 k.name, info.nparams, table.concat(names, ", "), nrefs, nin, nin == 1 and "" or "s", nout,
-                 nout == 1 and "" or "s", nscratch > 0 and string.format(", %d scratch", nscratch) or "")
-end
-
 local function trace_kernel(k, args, grid, outs)
   local t0 = os.clock()
   local core = context.core
@@ -380,11 +365,9 @@ local function trace_kernel(k, args, grid, outs)
   end
   local saved = trace.current
   trace.current = t
-  local call_where = compat.where()
   local ok, err = xpcall(function()
     if k.scratch_named then refs[#refs + 1] = smem.alloc_tree(k.scratch, "scratch_shapes")
     else for i = 1, #k.scratch do refs[#refs + 1] = smem.alloc(k.scratch[i]) end end
-    check_arity(k, #args, #outs, #refs, call_where)
     k.body(compat.unpack(refs))
   end, compat.user_error_handler("kernel body", k.where))   -- error({ code = 7 }): the line that raised it
   trace.current = saved
@@ -481,7 +464,10 @@ end
 -- Every argument an array (or abstract array) of at most MAX_RANK dims or
 -- a number, else an error naming it.
 local function check_args(self, args)
-  for i = 1, args.n or #args do
+  local n = args.n or #args
+  while n > 0 and args[n] == nil do n = n - 1 end   -- trailing nils are no arguments
+  args.n = n
+  for i = 1, n do
     if not array.is_array(args[i]) and not as_scalar(args[i]) then
       fail("kernel '%s': argument %d must be an mgpu array or a number, got %s", self.name, i,
            trace.is_value(args[i]) and "a traced value" or trace.is_ref(args[i]) and "a ref" or type(args[i]))
@@ -529,8 +515,12 @@ local function launch(self, entry, args, results)
     pbuf = array.zeros(entry.profile.shape, "u32")
     bufs[#bufs + 1] = pbuf.buf
   end
+  -- compile errors name the op's line; run-time errors (the interpreter's
+  -- races, deadlocks) are raised at the call, naming the ops' lines inside
+  local okc, cerr = pcall(context.core.compile, entry.kernel)
+  if not okc then compat.rethrow(cerr) end
   local ok, err = pcall(context.core.launch, entry.kernel, bufs)
-  if not ok then compat.rethrow(err) end
+  if not ok then fail("%s", err) end
   if pbuf then profile.write(entry.profile, pbuf:to_table(), self.name, self.interpret or context.info().mode == "interpret") end
 end
 

@@ -433,6 +433,11 @@ function M.fori(lo, hi, fn, ...)
     end
     inits.n = inits.n - 1
   end
+  for _, b in ipairs({ { lo, "lo" }, { hi, "hi" } }) do
+    if type(b[1]) ~= "number" and not is_value(b[1]) then
+      fail("fori: %s must be an integer or a traced scalar, got %s", b[2], type(b[1]))
+    end
+  end
   local static = type(lo) == "number" and type(hi) == "number"
   if unroll == true and not static then
     fail("fori: unroll = true needs lo and hi known at trace time (Lua numbers); use unroll = n for device bounds")

@@ -1,4 +1,4 @@
--- expect: 6: fori
+-- expect: 6: fori: hi must be an integer or a traced scalar, got string
 -- mgpu.fori with a string upper bound.
 local mgpu = require "mgpu"
 local k = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 4 }),
