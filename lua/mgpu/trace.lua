@@ -309,6 +309,15 @@ Ref.__tostring = function(r) return string.format("mgpu.ref(%s%s)", r.dtype, com
 --- A view: each index is an integer or traced scalar (the dimension is
 --- dropped), mgpu.ds(start, size), or mgpu.all.  Missing trailing indices
 --- mean mgpu.all.
+-- A static start or index: beyond 2^53 it could not be exact (and -2^63
+-- would read as the dynamic marker), so it is refused as out of range.
+local function static_start(v, i, r)
+  if v <= -2 ^ 53 or v >= 2 ^ 53 then
+    fail("at: index %.0f is out of range for dimension %d of size %d", v, i - 1, r.shape[i])
+  end
+  return v
+end
+
 function refm.at(r, ...)
   local n = select("#", ...)
   if n > #r.shape then
@@ -322,13 +331,13 @@ function refm.at(r, ...)
       ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_ALL, 0, 0
     elseif mt == DS then
       local dynamic = getmetatable(x.start) == Value
-      ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_DS, dynamic and DYNAMIC or x.start, x.size
+      ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_DS, dynamic and DYNAMIC or static_start(x.start, i, r), x.size
       if dynamic then dyn[#dyn + 1] = x.start end
     elseif mt == Value then
       ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_INT, DYNAMIC, 1
       dyn[#dyn + 1] = x
     elseif type(x) == "number" then
-      ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_INT, compat.int(x, "index " .. i), 1
+      ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_INT, static_start(compat.int(x, "index " .. i), i, r), 1
     else
       fail("index %d must be an integer, a traced scalar, mgpu.ds(...) or mgpu.all, got %s", i, type(x))
     end

@@ -74,6 +74,21 @@ static uint32_t new_value(ir_builder *b, const ir_type *t, int32_t def, uint16_t
   return k->vals.n++;
 }
 
+/* Every value's element count fits in 2^53 (shapes from Lua numbers, sizes
+** in bytes and index math stay exact and cannot overflow int64). */
+#define IR_MAXELEMS ((int64_t)1 << 53)
+static mgpu_status check_numel(ir_builder *b, const char *op, const ir_type *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->shape[i] > IR_MAXELEMS / n) {
+      char x[96];
+      return failf(b, "%s: %s has more than 2^53 elements", op, TS(t, x));
+    }
+    n *= t->shape[i];
+  }
+  return MGPU_OK;
+}
+
 mgpu_status irb_param(ir_builder *b, int role, int dtype, const int64_t *shape, int rank, uint32_t *out) {
   if (b->finished) return diag_set(b->d, ERR_FINISHED, "");
   if (!dt_valid(dtype) || dtype == MGPU_PRED) return diag_set(b->d, ERR_BAD_DTYPE, LOC(b), "param", dtype);
@@ -90,6 +105,8 @@ mgpu_status irb_param(ir_builder *b, int role, int dtype, const int64_t *shape, 
     if (shape[i] < 1) return diag_set(b->d, ERR_BAD_SHAPE, LOC(b), "param", "every dimension must be at least 1");
     t.shape[i] = shape[i];
   }
+  mgpu_status s = check_numel(b, "param", &t);
+  if (s) return s;
   ir_kernel *k = b->k;
   if (!vec_reserve(k->alloc, &k->params, 1)) return diag_set(b->d, ERR_NOMEM, "");
   uint32_t v = new_value(b, &t, -1, (uint16_t)k->params.n, IRV_PARAM);
@@ -248,6 +265,10 @@ static int32_t append_op(ir_builder *b, int code, const uint32_t *opds, uint32_t
 
 /* Give op `i` results of the given types (consecutive value ids). */
 static mgpu_status add_results(ir_builder *b, int32_t i, const ir_type *types, uint32_t n) {
+  for (uint32_t r = 0; r < n; r++) {
+    mgpu_status s = check_numel(b, ir_optab[b->k->ops.v[i].code].name, &types[r]);
+    if (s) return s;
+  }
   for (uint32_t r = 0; r < n; r++) {
     uint32_t v = new_value(b, &types[r], i, (uint16_t)r, 0);
     if (!v) return diag_set(b->d, ERR_NOMEM, "");
