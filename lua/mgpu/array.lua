@@ -128,29 +128,47 @@ function M.full(shape, value, dtype)
   return fill(a, "value", a.dtype, a.size, value == true and 1 or value == false and 0 or value)
 end
 
+-- x, or `default` when nil; an error naming `what` unless a finite number.
+local function num(x, default, what)
+  if x == nil then return default end
+  if type(x) ~= "number" or x ~= x or x == math.huge or x == -math.huge then
+    compat.fail("%s must be a finite number, got %s", what, type(x) == "number" and tostring(x) or type(x))
+  end
+  return x
+end
+
 --- Elements 0, 1, 2, ... (times `step`, plus `start`) in row-major order.
 function M.iota(shape, dtype, start, step)
+  start, step = num(start, 0, "iota: start"), num(step, 1, "iota: step")
   local a = make(shape, dtype, "iota")
-  return fill(a, "iota", a.dtype, a.size, start or 0, step or 1)
+  return fill(a, "iota", a.dtype, a.size, start, step)
 end
 
 -- Seeds: explicit ones reproduce; omitted ones are fresh for every call.
 local seed_counter = os.time() * 1000 + math.floor((os.clock() * 1e6) % 1000)
-local function seed_of(seed)
+local function seed_of(seed, what)
   if seed == nil then seed_counter = seed_counter + 1; return seed_counter end
-  return compat.int(seed, "seed")
+  return compat.int(seed, what .. ": seed")
+end
+
+-- An array for random numbers: any dtype but pred (whose values are not numbers).
+local function make_random(shape, dtype, what)
+  if dtype == "pred" then compat.fail("%s: dtype must be numeric, got pred (compare numbers instead: x:lt(0.5))", what) end
+  return make(shape, dtype, what)
 end
 
 M.random = {}
 --- Uniform in [lo, hi) (default [0, 1)).
 function M.random.uniform(shape, dtype, seed, lo, hi)
-  local a = make(shape, dtype, "random.uniform")
-  return fill(a, "uniform", a.dtype, a.size, lo or 0, hi or 1, seed_of(seed))
+  lo, hi = num(lo, 0, "random.uniform: lo"), num(hi, 1, "random.uniform: hi")
+  local a = make_random(shape, dtype, "random.uniform")
+  return fill(a, "uniform", a.dtype, a.size, lo, hi, seed_of(seed, "random.uniform"))
 end
 --- Normal with the given mean and standard deviation (default 0, 1).
 function M.random.normal(shape, dtype, seed, mean, std)
-  local a = make(shape, dtype, "random.normal")
-  return fill(a, "normal", a.dtype, a.size, mean or 0, std or 1, seed_of(seed))
+  mean, std = num(mean, 0, "random.normal: mean"), num(std, 1, "random.normal: std")
+  local a = make_random(shape, dtype, "random.normal")
+  return fill(a, "normal", a.dtype, a.size, mean, std, seed_of(seed, "random.normal"))
 end
 
 -- "t[2][1]" for a 1-based index path.
@@ -170,8 +188,12 @@ end
 -- row-major order; an error naming the first row whose length or kind
 -- differs from the first row at its depth.
 local function flatten(t, what)
-  local shape, probe = {}, t
-  while type(probe) == "table" do shape[#shape + 1] = #probe; probe = probe[1] end
+  local shape, probe, seen = {}, t, {}
+  while type(probe) == "table" do
+    if seen[probe] then compat.fail("%s: the nested table contains itself (t%s is t)", what, string.rep("[1]", #shape)) end
+    seen[probe] = true
+    shape[#shape + 1] = #probe; probe = probe[1]
+  end
   local flat, path = {}, {}
   local function walk(x, depth)
     if depth > #shape then
@@ -200,6 +222,7 @@ end
 
 local function from_table(t, dtype, shape, what)
   if type(t) ~= "table" then compat.fail("%s: expected a table of numbers, got %s", what, type(t)) end
+  if next(t) == nil and shape == nil then compat.fail("%s: the table is empty (an array has at least one element)", what) end
   local flat = t
   if type(t[1]) == "table" then
     local nested
@@ -325,9 +348,22 @@ end
 --- An array over a DLPack tensor's memory (no copy); the tensor's deleter
 --- runs when the array is collected.
 function M.from_dlpack(tensor)
+  if type(tensor) ~= "userdata" and type(tensor) ~= "cdata" then
+    compat.fail("from_dlpack: expected a DLPack tensor (a DLManagedTensor pointer), got %s", type(tensor))
+  end
   local buf, dtype, shape = core().dlpack_import(context.get(), tensor)
   local n = compat.numel(shape)
   return setmetatable({ shape = shape, dtype = dtype, size = n, nbytes = n * core().dtype_size(dtype), buf = buf }, Array)
+end
+
+-- Arrays hold data; arithmetic and comparisons on them are traced inside a
+-- kernel body (on the refs' loaded values), not on the host.
+local function no_host_math()
+  compat.fail("arithmetic on mgpu arrays runs inside a kernel body (x:load() + y:load()); on the host read them " ..
+              "with a:to_table() or use mgpu.host")
+end
+for _, mm in ipairs({ "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv", "__concat", "__lt", "__le" }) do
+  Array[mm] = no_host_math
 end
 
 function Array:__tostring()

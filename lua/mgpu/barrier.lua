@@ -49,13 +49,15 @@ end
 --- receives arrivals from every block of the cluster along those axes.
 function M.ClusterBarrier(opts)
   local n, a = options(opts, "ClusterBarrier", "collective_axes")
-  if opts.collective_axes == nil then fail("ClusterBarrier: collective_axes is required") end
+  if opts == nil or opts.collective_axes == nil then fail("ClusterBarrier: collective_axes is required") end
   return setmetatable({ num_barriers = n, num_arrivals = a, cluster_axes = opts.collective_axes,
                         where = compat.where() }, Spec)
 end
 
---- The bit mask of cluster axes named by `axes` (a name or a table of names).
-function M.cluster_mask(axes, what)
+--- The bit mask of cluster axes named by `axes` (a name or a table of names);
+--- errors are located at `where` when given (the spec's line), else at the caller.
+function M.cluster_mask(axes, what, where)
+  local function fail(...) compat.fail_at(where, ...) end
   if axes == nil then return 0 end
   if type(axes) == "string" then axes = { axes } end
   if type(axes) ~= "table" then fail("%s: collective_axes must be a cluster axis name or a table of them", what) end
@@ -78,7 +80,7 @@ function M.cluster_mask(axes, what)
 end
 
 Spec.__alloc = function(s)
-  local mask = s.cluster_axes and M.cluster_mask(s.cluster_axes, "ClusterBarrier") or 0
+  local mask = s.cluster_axes and M.cluster_mask(s.cluster_axes, "ClusterBarrier", s.where) or 0
   return trace.op("barrier_alloc", nil, { s.num_barriers, s.num_arrivals, mask }, nil, nil, s.where)
 end
 

@@ -13,6 +13,10 @@ local M = {}
 --- inner (default 1).
 function M.bench(fn, opts)
   opts = opts or {}
+  if type(fn) ~= "function" and not (type(getmetatable(fn)) == "table" and getmetatable(fn).__call) then
+    compat.fail("bench: the first argument must be a function to time, got %s", type(fn))
+  end
+  if type(opts) ~= "table" then compat.fail("bench: options must be a table such as { reps = 20 }, got %s", type(opts)) end
   local warmup = compat.int(opts.warmup or 5, "warmup")
   local reps = compat.int(opts.reps or 20, "reps")
   local inner = compat.int(opts.inner or 1, "inner")

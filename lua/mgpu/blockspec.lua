@@ -116,11 +116,12 @@ function M.list(specs, what)
   return out
 end
 
---- An error unless index map `fn` takes `ngrid` arguments (vararg maps pass).
-function M.check_arity(fn, ngrid, what)
+--- An error unless index map `fn` takes `ngrid` arguments (vararg maps pass),
+--- located at `where` (the BlockSpec's line) when given.
+function M.check_arity(fn, ngrid, what, where)
   local info = debug.getinfo(fn, "u")
   if info and info.nparams and not info.isvararg and info.nparams ~= ngrid then
-    fail("%s: index_map takes %d argument%s but the grid has %d axes", what, info.nparams,
+    compat.fail_at(where, "%s: index_map takes %d argument%s but the grid has %d axes", what, info.nparams,
          info.nparams == 1 and "" or "s", ngrid)
   end
 end
@@ -156,7 +157,7 @@ function M.plan(spec, ref, ngrid, what)
   end
   if #block == 0 then fail("%s: every dim of the block is squeezed; keep at least one", what) end
   local imap = spec.index_map
-  if imap then M.check_arity(imap, ngrid, what) end
+  if imap then M.check_arity(imap, ngrid, what, spec.where) end
   return setmetatable({ spec = spec, ref = ref, dims = dims, block = block, index_map = imap, what = what,
                         space = spec.memory_space }, Plan)
 end
@@ -169,6 +170,7 @@ function Plan:indices(indices)
     return zeros
   end
   local r = compat.pack(self.index_map(compat.unpack(indices)))
+  local function fail(...) compat.fail_at(self.spec.where, ...) end   -- at the BlockSpec's line
   if r.n ~= #self.dims then
     fail("%s: index_map returned %d value%s, expected %d (one per dim of the array %s)", self.what, r.n,
          r.n == 1 and "" or "s", #self.dims, compat.shape_str(self.ref.shape))

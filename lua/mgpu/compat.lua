@@ -13,8 +13,11 @@ M.pack = table.pack or function(...) return { n = select("#", ...), ... } end
 -- Chunks of the library: frames from these are skipped when looking for
 -- the user's location.
 M.lib_sources = {}
+M.lib_short = {}      -- their short names, as error positions show them
 function M.mark_lib()
-  M.lib_sources[debug.getinfo(2, "S").source] = true
+  local info = debug.getinfo(2, "S")
+  M.lib_sources[info.source] = true
+  M.lib_short[info.short_src] = true
 end
 M.mark_lib()
 
@@ -77,6 +80,51 @@ end
 function M.fail(fmt, ...)
   local msg = select("#", ...) > 0 and string.format(fmt, ...) or fmt
   error(M.where() .. ": " .. msg, 0)
+end
+
+--- Raise "where: message" at a location taken earlier ("file:line", e.g.
+--- where a spec was made, when the error is found only when it is used).
+function M.fail_at(where, fmt, ...)
+  local msg = select("#", ...) > 0 and string.format(fmt, ...) or fmt
+  error((where or M.where()) .. ": " .. msg, 0)
+end
+
+--- The "file:line" a message starts with, or nil.
+function M.position(msg)
+  return type(msg) == "string" and msg:match("^([^\n:]+:%d+): ") or nil
+end
+
+--- Re-raise an error caught from the engine: a message that already starts
+--- with a script position (an op's line) stays as it is; any other gets
+--- the user's location.
+function M.rethrow(err)
+  if M.position(err) and not M.in_lib(M.position(err)) then error(err, 0) end
+  M.fail("%s", tostring(err))
+end
+
+--- True when a "file:line" position lies in a chunk of the library.
+function M.in_lib(pos)
+  return M.lib_short[pos:match("^(.*):%d+$")] == true
+end
+
+--- A message handler for xpcall around user code (kernel bodies, grid and
+--- out_shape functions): the result always starts with a script line.
+--- error({ code = 7 }) becomes "file:line: <what> raised a non-string
+--- error: { code = 7 }"; a string without a position (error(msg, 0)) or
+--- with one inside the library (error(msg, 2) blaming the library's call,
+--- a stack overflow inside a traced op) gets the innermost script line that
+--- was running; `fallback` is used when there is none.
+function M.user_error_handler(what, fallback)
+  return function(e)
+    local here = M.where_from(2) or fallback or "?"
+    if type(e) ~= "string" then
+      return here .. ": " .. what .. " raised a non-string error: " .. M.describe(e)
+    end
+    local pos = M.position(e)
+    if not pos then return here .. ": " .. e end
+    if M.in_lib(pos) then return here .. e:sub(#pos + 1) end
+    return e
+  end
 end
 
 --- True for numbers with an integer value (64.0 counts; 4.5 and inf do not).

@@ -26,6 +26,7 @@ local ctx, info
 --- Set options; only possible before the first kernel or array is made.
 function M.configure(opts)
   if ctx then compat.fail("mgpu.configure must be called before the first kernel or array is created") end
+  if type(opts) ~= "table" then compat.fail("mgpu.configure expects a table of options, got %s", type(opts)) end
   for k, v in pairs(opts) do
     if M.config[k] == nil and k ~= "mode" and k ~= "emit_ptx" and k ~= "poison_outputs" and k ~= "abstract_arrays"
        and k ~= "device" then

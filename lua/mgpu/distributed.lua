@@ -110,7 +110,7 @@ local function device_arg(d, what)
 end
 
 --- ref:on_device(d): the same view of a symmetric array's copy on device d.
-function trace.Ref.__index.on_device(ref, d)
+function trace.ref_methods.on_device(ref, d)
   if not trace.is_ref(ref) then fail("on_device: call it as ref:on_device(d)") end
   local dev = device_arg(d, "on_device")
   if not trace.tr().peers then return ref end   -- one device: device 0 is this one

@@ -21,11 +21,18 @@ local Shape = {}
 Shape.__index = Shape
 Shape.__tostring = function(s) return string.format("mgpu.shape(%s, %s)", compat.shape_str(s.shape), s.dtype) end
 
+--- The most dimensions a kernel's arrays may have (the engine's IR_MAXRANK).
+M.MAX_RANK = 8
+
 --- The shape and dtype of a kernel output (Pallas' ShapeDtypeStruct).
 function M.shape(shape, dtype)
   dtype = dtype or "f32"
-  if not context.core.dtype_size(dtype) or dtype == "pred" then fail("shape: unknown dtype %s", tostring(dtype)) end
-  return setmetatable({ shape = compat.shape(shape, "shape"), dtype = dtype }, Shape)
+  if type(dtype) ~= "string" or not context.core.dtype_size(dtype) or dtype == "pred" then
+    fail("shape: unknown dtype %s", tostring(dtype))
+  end
+  shape = compat.shape(shape, "shape")
+  if #shape > M.MAX_RANK then fail("shape: at most %d dimensions, got %d", M.MAX_RANK, #shape) end
+  return setmetatable({ shape = shape, dtype = dtype }, Shape)
 end
 
 -- Scalar kernel arguments: mgpu.scalar(x, dtype), or a plain number (i32
@@ -37,7 +44,7 @@ Scalar.__tostring = function(s) return string.format("mgpu.scalar(%s, %s)", tost
 function M.scalar(value, dtype)
   if type(value) ~= "number" then fail("scalar: value must be a number, got %s", type(value)) end
   dtype = dtype or (compat.is_int(value) and "i32" or "f32")
-  if not context.core.dtype_size(dtype) or dtype == "pred" or dtype:match("^f8") then
+  if type(dtype) ~= "string" or not context.core.dtype_size(dtype) or dtype == "pred" or dtype:match("^f8") then
     fail("scalar: dtype must be a numeric dtype other than pred and f8, got %s", tostring(dtype))
   end
   return setmetatable({ value = value, dtype = dtype }, Scalar)
@@ -111,6 +118,7 @@ end
 --- "Warpgroup" (layouts inferred, the default) or "Lane" (chosen eagerly).
 function M.CompilerParams(opts)
   opts = opts or {}
+  if type(opts) ~= "table" then fail("CompilerParams expects a table of fields, got %s", type(opts)) end
   for k in pairs(opts) do
     if tpu_only[k] then fail("CompilerParams: %s is TPU-only; on Hopper %s", k, tpu_only[k]) end
     if not known_params[k] then fail("CompilerParams: unknown field '%s'", tostring(k)) end
@@ -139,6 +147,7 @@ function M.CompilerParams(opts)
   local ls = opts.lowering_semantics or "Warpgroup"
   if semantics[ls] == nil then fail("CompilerParams: lowering_semantics must be \"Warpgroup\" or \"Lane\", got %s", tostring(ls)) end
   local rs = opts.reduction_scratch_bytes and compat.int(opts.reduction_scratch_bytes, "reduction_scratch_bytes") or 0
+  if rs < 0 then fail("CompilerParams: reduction_scratch_bytes must not be negative, got %d", rs) end
   local ds = opts.dimension_semantics
   if ds ~= nil then
     if type(ds) ~= "table" then fail("CompilerParams: dimension_semantics must be a table such as { \"parallel\", \"sequential\" }") end
@@ -285,9 +294,18 @@ end
 
 -- -- Tracing ------------------------------------------------------------------
 
+-- fn(args...) for a grid or out_shape function, its errors located at a
+-- script line (non-string ones described) like a body's.
+local function call_user(fn, args, what, k)
+  local r = compat.pack(xpcall(function() return fn(compat.unpack(args)) end,
+                               compat.user_error_handler(what, k.where)))
+  if not r[1] then error(r[2], 0) end
+  return r[2]
+end
+
 local function resolve_grid(k, args)
   local g = k.grid
-  if type(g) == "function" then g = g(compat.unpack(args)) end
+  if type(g) == "function" then g = call_user(g, args, "grid function", k) end
   if type(g) == "number" then g = { g } end
   if type(g) ~= "table" then fail("grid must be a table of sizes (or a function returning one)") end
   if #g > 8 then fail("grid has %d dimensions; at most 8 are supported", #g) end
@@ -302,7 +320,7 @@ end
 
 local function resolve_out(k, args)
   local o = k.out
-  if type(o) == "function" then o = o(compat.unpack(args)) end
+  if type(o) == "function" then o = call_user(o, args, "out_shape function", k) end
   local single = getmetatable(o) == Shape
   local list = single and { o } or o
   if type(list) ~= "table" then fail("out_shape must be mgpu.shape(...) or a table of them") end
@@ -365,10 +383,7 @@ local function trace_kernel(k, args, grid, outs)
     if k.scratch_named then refs[#refs + 1] = smem.alloc_tree(k.scratch, "scratch_shapes")
     else for i = 1, #k.scratch do refs[#refs + 1] = smem.alloc(k.scratch[i]) end end
     k.body(compat.unpack(refs))
-  end, function(e)          -- error({ code = 7 }): a message with the line that raised it
-    if type(e) == "string" then return e end
-    return (compat.where_from(2) or k.where) .. ": kernel body raised a non-string error: " .. compat.describe(e)
-  end)
+  end, compat.user_error_handler("kernel body", k.where))   -- error({ code = 7 }): the line that raised it
   trace.current = saved
   if not ok then
     core.release(b)
@@ -521,6 +536,10 @@ local function prepare(self, args, running, nargs)
     if not array.is_array(args[i]) and not as_scalar(args[i]) then
       fail("kernel '%s': argument %d must be an mgpu array or a number, got %s", self.name, i, describe_arg(args[i]))
     end
+    if array.is_array(args[i]) and #args[i].shape > M.MAX_RANK then
+      fail("kernel '%s': argument %d has %d dimensions; kernel arrays have at most %d", self.name, i,
+           #args[i].shape, M.MAX_RANK)
+    end
     if running and array.is_abstract(args[i]) and not array.compile_only() then
       fail("kernel '%s': argument %d is an abstract array (%s%s, no data): only k:lower(...) and compile-only mode " ..
            "(mgpu --emit-ptx, MGPU_COMPILE_ONLY=1) take abstract arrays", self.name, i, args[i].dtype,
@@ -557,6 +576,10 @@ local function launch(self, entry, args, results)
     for i, shape in ipairs(entry.sems) do entry.sem_arrays[i] = array.symmetric(shape, "i32") end
   end
   for _, a in ipairs(entry.sem_arrays or {}) do bufs[#bufs + 1] = a.buf end
+  -- compile errors name the op's line; run-time errors (the interpreter's
+  -- races, deadlocks) are raised at the call, naming the ops' lines inside
+  local okc, cerr = pcall(context.core.compile, entry.kernel)
+  if not okc then compat.rethrow(cerr) end
   local ok, err = pcall(context.core.launch, entry.kernel, bufs)
   if not ok then fail("%s", err) end
   if entry.sem_arrays and context.info().mode == "interpret" then distributed.check_sems(self.name, entry.sem_arrays) end
@@ -580,7 +603,13 @@ end
 
 --- k:call_into(outs, inputs...): write into existing output arrays (one
 --- array, or a table of them matching out_shape) and return them.
+-- Methods called with . instead of : get something else as self.
+local function check_self(self, what)
+  if getmetatable(self) ~= Kernel then fail("%s: call it as k:%s(...) (with a colon), got %s as the kernel", what, what, type(self)) end
+end
+
 function Kernel:call_into(outs, ...)
+  check_self(self, "call_into")
   local args = { ... }
   local entry, shapes = prepare(self, args, true, select("#", ...))
   if getmetatable(outs) == Shape then outs = array.spec(outs.shape, outs.dtype) end
@@ -606,6 +635,7 @@ end
 --- The core kernel handle for arguments described by `specs` (arrays from
 --- mgpu.array spec or numbers/mgpu.scalar), traced and compiled if needed.
 function Kernel:trace_for(specs)
+  check_self(self, "trace_for")
   local entry = prepare(self, specs)
   context.core.compile(entry.kernel)
   return entry.kernel
@@ -616,7 +646,10 @@ function M.is_kernel(x) return getmetatable(x) == Kernel end
 --- The kernel's canonical IR text and PTX for the given arguments: arrays,
 --- abstract arrays (mgpu.abstract) or mgpu.shape(...) values, and numbers.
 function Kernel:lower(...)
-  local entry = entry_for(self, abstract_args({ ... }))
+  check_self(self, "lower")
+  local args = abstract_args(compat.pack(...))
+  check_args(self, args)
+  local entry = entry_for(self, args)
   local core = context.core
   return { ir = core.text(entry.kernel, "ir"), ptx = core.text(entry.kernel, "ptx"),
            resources = core.resources(entry.kernel) }
@@ -627,7 +660,9 @@ end
 --- abstract arrays, mgpu.shape values or numbers).
 function M.show(k, ...)
   if not M.is_kernel(k) then fail("show: expected an mgpu.kernel, got %s", type(k)) end
-  local kern = entry_for(k, abstract_args({ ... })).kernel
+  local args = abstract_args(compat.pack(...))
+  check_args(k, args)
+  local kern = entry_for(k, args).kernel
   pcall(context.core.compile, kern)
   local r = context.core.resources(kern)
   print(string.format("-- kernel '%s' --", k.name))

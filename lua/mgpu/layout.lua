@@ -23,6 +23,7 @@ function M.is_layout(x) return getmetatable(x) == Layout end
 
 --- The layout of the array reduced over `axes` (of the dims the layout tiles).
 function Layout:reduce(...)
+  if not M.is_layout(self) then compat.fail("reduce: call it as layout:reduce(axes) (with a colon)") end
   local axes = { ... }
   if type(axes[1]) == "table" then axes = axes[1] end
   if #axes == 0 then compat.fail("reduce: give at least one axis") end
@@ -102,6 +103,7 @@ local missing = {
 }
 setmetatable(M.Layout, { __index = function(_, k)
   if missing[k] then compat.fail("mgpu.Layout.%s is not provided: %s", k, missing[k]) end
+  compat.fail("mgpu.Layout has no member '%s' (it has %s)", tostring(k), table.concat(compat.sorted_keys(M.Layout), ", "))
 end })
 
 --- Text of a layout argument (nil stays nil).

@@ -347,6 +347,9 @@ function M.when(cond, fn)
     if cond then fn() end
     return
   end
+  if not is_value(cond) and type(cond) ~= "number" then
+    fail("when: the condition must be a traced comparison or a Lua boolean, got %s", type(cond))
+  end
   op("if", { lift(cond) })
   fn()
   op("yield", {})
@@ -411,6 +414,8 @@ end
 --- left over run after it); { unroll = true } unrolls the whole loop at
 --- trace time, which needs lo and hi as Lua numbers.  Unrolling calls fn
 --- once per copy while tracing.
+M.MAX_UNROLL = 65536     -- the most copies of a body that unroll = true traces
+
 function M.fori(lo, hi, fn, ...)
   if type(fn) ~= "function" then fail("fori: third argument must be a function") end
   local inits = compat.pack(...)
@@ -424,12 +429,22 @@ function M.fori(lo, hi, fn, ...)
     elseif last.unroll ~= nil and last.unroll ~= false then
       unroll = compat.int(last.unroll, "fori unroll")
       if unroll < 1 then fail("fori: unroll must be at least 1 (or true), got %d", unroll) end
+      if unroll > M.MAX_UNROLL then fail("fori: unroll = %d traces too many copies of the body (at most %d)", unroll, M.MAX_UNROLL) end
     end
     inits.n = inits.n - 1
+  end
+  for _, b in ipairs({ { lo, "lo" }, { hi, "hi" } }) do
+    if type(b[1]) ~= "number" and not is_value(b[1]) then
+      fail("fori: %s must be an integer or a traced scalar, got %s", b[2], type(b[1]))
+    end
   end
   local static = type(lo) == "number" and type(hi) == "number"
   if unroll == true and not static then
     fail("fori: unroll = true needs lo and hi known at trace time (Lua numbers); use unroll = n for device bounds")
+  end
+  if unroll == true and static and hi - lo > M.MAX_UNROLL then
+    fail("fori: unroll = true over %.0f steps would trace the body %.0f times (at most %d); use unroll = n",
+         hi - lo, hi - lo, M.MAX_UNROLL)
   end
   local lov, hiv = lift(lo), lift(hi)
   if lov.dtype ~= hiv.dtype then
@@ -510,15 +525,28 @@ end
 --- Device-side if/else producing values: both branches must return the
 --- same number of values of the same types.
 function M.cond(c, ftrue, ffalse)
+  if type(ftrue) ~= "function" then fail("cond: the second argument (the true branch) must be a function, got %s", type(ftrue)) end
+  if type(ffalse) ~= "function" then fail("cond: the third argument (the false branch) must be a function, got %s", type(ffalse)) end
   if type(c) == "boolean" then
     if c then return ftrue() end
     return ffalse()
   end
+  if not is_value(c) and type(c) ~= "number" then
+    fail("cond: the condition must be a traced comparison or a Lua boolean, got %s", type(c))
+  end
   op("if", { lift(c) })
   local t = compat.pack(ftrue())
-  op("else", values_of(t, t.n, nil, "cond true branch"))
+  local tv = values_of(t, t.n, nil, "cond true branch")
+  op("else", tv)
   local f = compat.pack(ffalse())
-  return op("yield", values_of(f, f.n, t, "cond false branch"))
+  if f.n ~= t.n then fail("cond: the true branch returned %d values but the false branch %d", t.n, f.n) end
+  local fv = values_of(f, f.n, tv, "cond false branch")
+  for j = 1, f.n do
+    if type_str(fv[j]) ~= type_str(tv[j]) or fv[j].kind ~= tv[j].kind then
+      fail("cond: the false branch returned %s as value %d but the true branch %s", type_str(fv[j]), j, type_str(tv[j]))
+    end
+  end
+  return op("yield", fv)
 end
 
 --- mgpu.named_scope("name", fn, ...): a profiled region (CompilerParams

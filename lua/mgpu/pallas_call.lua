@@ -36,7 +36,7 @@ local function wrap_spec(spec, full, what)
   local s = setmetatable({}, getmetatable(spec))
   for k, v in pairs(spec) do s[k] = v end
   if spec.index_map then
-    blockspec.check_arity(spec.index_map, #full.grid, what)
+    blockspec.check_arity(spec.index_map, #full.grid, what, spec.where)
     s.index_map = function(...) return spec.index_map(compat.unpack(full.point({ ... }), 1, #full.grid)) end
   end
   return s

@@ -25,17 +25,22 @@ local Transform = {}
 Transform.__index = Transform
 Transform.__tostring = function(t) return "mgpu.transforms." .. t.text end
 
-local function int_list(x, what)
+-- "8,64" from a table of integers of at least `lo` each.
+local function int_list(x, what, lo)
   if type(x) == "number" then x = { x } end
   if type(x) ~= "table" or #x == 0 then fail("%s must be a table of integers", what) end
   local parts = {}
-  for i = 1, #x do parts[i] = string.format("%d", compat.int(x[i], what .. "[" .. i .. "]")) end
+  for i = 1, #x do
+    local v = compat.int(x[i], what .. "[" .. i .. "]")
+    if v < lo then fail("%s[%d] must be at least %d, got %d", what, i, lo, v) end
+    parts[i] = string.format("%d", v)
+  end
   return table.concat(parts, ",")
 end
 
 M.transforms = {
   --- tiling{t0, t1, ...}: split the trailing dims into tiles stored contiguously.
-  tiling = function(tile) return setmetatable({ text = "tiling(" .. int_list(tile, "tiling") .. ")" }, Transform) end,
+  tiling = function(tile) return setmetatable({ text = "tiling(" .. int_list(tile, "tiling", 1) .. ")" }, Transform) end,
   --- swizzle(bytes): 32, 64 or 128 (16 = none); the minor dim must be exactly that many bytes.
   swizzle = function(bytes)
     bytes = compat.int(bytes, "swizzle")
@@ -45,7 +50,7 @@ M.transforms = {
     return setmetatable({ text = "swizzle(" .. bytes .. ")" }, Transform)
   end,
   --- transpose{p0, p1, ...}: store dim p[j] of the array as physical dim j (0-based).
-  transpose = function(perm) return setmetatable({ text = "transpose(" .. int_list(perm, "transpose") .. ")" }, Transform) end,
+  transpose = function(perm) return setmetatable({ text = "transpose(" .. int_list(perm, "transpose", 0) .. ")" }, Transform) end,
 }
 M.TilingTransform, M.SwizzleTransform, M.TransposeTransform =
   M.transforms.tiling, M.transforms.swizzle, M.transforms.transpose
@@ -89,7 +94,9 @@ end
 --- allocated by scratch_shapes or mgpu.run_scoped.
 function M.SMEM(shape, dtype, opts)
   dtype = dtype or "f32"
-  if not context.core.dtype_size(dtype) or dtype == "pred" then fail("SMEM: unknown dtype %s", tostring(dtype)) end
+  if type(dtype) ~= "string" or not context.core.dtype_size(dtype) or dtype == "pred" then
+    fail("SMEM: unknown dtype %s", tostring(dtype))
+  end
   if opts ~= nil and type(opts) ~= "table" then fail("SMEM: options must be a table such as { transforms = {...} }") end
   for k in pairs(opts or {}) do
     if k ~= "transforms" then fail("SMEM: unknown option '%s'", tostring(k)) end

@@ -68,6 +68,7 @@ end
 function M.const(x, dtype)
   local t = tr()
   if type(x) == "boolean" then x, dtype = x and 1 or 0, "pred" end
+  if type(x) ~= "number" then fail("const: the value must be a number or a boolean, got %s", type(x)) end
   dtype = dtype or (compat.is_int(x) and "i32" or "f32")
   t.core.loc(t.b, compat.where())
   local id = t.core.op(t.b, "const", nil, { M.dtype_code(dtype) }, x)
@@ -167,10 +168,26 @@ Value.__tostring = function(a)
   return string.format("mgpu.value(%s%s)", a.dtype, a.kind == "array" and compat.shape_str(a.shape) or "")
 end
 
+Value.__call = function() fail("a traced value cannot be called (it is an array or scalar, not a function)") end
+
+-- __index for values and refs: their methods, nil for the fields every one
+-- has when unset, and an error naming any other name (a misspelt method
+-- would otherwise be "attempt to call a nil value").
+local fields = { id = true, kind = true, dtype = true, shape = true, tr = true }
+local function index_of(methods, what)
+  return function(_, key)
+    local m = methods[key]
+    if m ~= nil or fields[key] or type(key) ~= "string" then return m end
+    fail("%s have no method or field '%s'", what, key)
+  end
+end
+
 local methods = {}
 local refm = {}       -- the methods of refs (filled below)
+M.ref_methods = refm  -- modules add ref methods here (distributed: on_device)
+local value_index = index_of(methods, "traced arrays and scalars")
 -- A scalar kernel argument (a number was passed) used as a ref names the
--- argument; any other missing key is nil as usual.
+-- argument; any other missing name is an error naming it.
 Value.__index = function(v, key)
   local m = methods[key]
   if m ~= nil then return m end
@@ -179,7 +196,7 @@ Value.__index = function(v, key)
     fail("kernel '%s': argument %d was passed a number, so the body gets a scalar there, not a ref (no method '%s')",
          param.kernel, param.index, tostring(key))
   end
-  return nil
+  return value_index(v, key)
 end
 
 for _, name in ipairs({ "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "xor", "shl", "shr" }) do
@@ -294,12 +311,26 @@ DS.__tostring = function(d) return string.format("ds(%s, %d)", tostring(d.start)
 local IDX_INT, IDX_DS, IDX_ALL = 0, 1, 2
 local DYNAMIC = math.mininteger or -9223372036854775808
 
-Ref.__index = refm
+Ref.__index = index_of(refm, "refs")
+local function ref_math() fail("a ref cannot be used in arithmetic; load it first with ref:load()") end
+for _, mm in ipairs({ "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv", "__concat", "__lt", "__le" }) do
+  Ref[mm] = ref_math
+end
+Ref.__call = function() fail("a ref cannot be called; load it with ref:load() or view it with ref:at(...)") end
 Ref.__tostring = function(r) return string.format("mgpu.ref(%s%s)", r.dtype, compat.shape_str(r.shape)) end
 
 --- A view: each index is an integer or traced scalar (the dimension is
 --- dropped), mgpu.ds(start, size), or mgpu.all.  Missing trailing indices
 --- mean mgpu.all.
+-- A static start or index: beyond 2^53 it could not be exact (and -2^63
+-- would read as the dynamic marker), so it is refused as out of range.
+local function static_start(v, i, r)
+  if v <= -2 ^ 53 or v >= 2 ^ 53 then
+    fail("at: index %.0f is out of range for dimension %d of size %d", v, i - 1, r.shape[i])
+  end
+  return v
+end
+
 function refm.at(r, ...)
   local n = select("#", ...)
   if n > #r.shape then
@@ -313,13 +344,13 @@ function refm.at(r, ...)
       ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_ALL, 0, 0
     elseif mt == DS then
       local dynamic = getmetatable(x.start) == Value
-      ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_DS, dynamic and DYNAMIC or x.start, x.size
+      ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_DS, dynamic and DYNAMIC or static_start(x.start, i, r), x.size
       if dynamic then dyn[#dyn + 1] = x.start end
     elseif mt == Value then
       ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_INT, DYNAMIC, 1
       dyn[#dyn + 1] = x
     elseif type(x) == "number" then
-      ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_INT, compat.int(x, "index " .. i), 1
+      ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_INT, static_start(compat.int(x, "index " .. i), i, r), 1
     else
       fail("index %d must be an integer, a traced scalar, mgpu.ds(...) or mgpu.all, got %s", i, type(x))
     end
@@ -351,6 +382,9 @@ end
 
 --- Store a value (an array of the ref's shape, or a scalar for every element).
 function refm.store(r, x)
+  if getmetatable(x) ~= Value and getmetatable(x) ~= Ref and type(x) ~= "number" and type(x) ~= "boolean" then
+    fail("store: the value must be a traced array or scalar, or a number, got %s", type(x))
+  end
   if getmetatable(x) ~= Value then x = M.lift(x, r) end
   M.op("store", { r, x })
 end

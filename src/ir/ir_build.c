@@ -74,15 +74,15 @@ static uint32_t new_value(ir_builder *b, const ir_type *t, int32_t def, uint16_t
   return k->vals.n++;
 }
 
-/* Every value holds fewer than 2^62 elements, so ir_numel and the byte
-** counts made from it cannot overflow. */
-static mgpu_status check_size(ir_builder *b, const char *op, const ir_type *t) {
+/* Every value's element count fits in 2^53 (shapes from Lua numbers, sizes
+** in bytes and index math stay exact and cannot overflow int64). */
+#define IR_MAXELEMS ((int64_t)1 << 53)
+static mgpu_status check_numel(ir_builder *b, const char *op, const ir_type *t) {
   int64_t n = 1;
   for (int i = 0; i < t->rank; i++) {
-    if (t->shape[i] > 0 && n > (INT64_C(1) << 62) / t->shape[i]) {
-      char x[96], msg[160];
-      snprintf(msg, sizeof msg, "%s holds 2^62 elements or more", ir_type_str(t, x, sizeof x));
-      return diag_set(b->d, ERR_TOO_BIG, LOC(b), op, msg);
+    if (t->shape[i] > IR_MAXELEMS / n) {
+      char x[96];
+      return failf(b, "%s: %s has more than 2^53 elements", op, TS(t, x));
     }
     n *= t->shape[i];
   }
@@ -105,7 +105,7 @@ mgpu_status irb_param(ir_builder *b, int role, int dtype, const int64_t *shape, 
     if (shape[i] < 1) return diag_set(b->d, ERR_BAD_SHAPE, LOC(b), "param", "every dimension must be at least 1");
     t.shape[i] = shape[i];
   }
-  mgpu_status s = check_size(b, "param", &t);
+  mgpu_status s = check_numel(b, "param", &t);
   if (s) return s;
   ir_kernel *k = b->k;
   if (!vec_reserve(k->alloc, &k->params, 1)) return diag_set(b->d, ERR_NOMEM, "");
@@ -143,17 +143,6 @@ static mgpu_status want_data(ir_builder *b, const char *op, const uint32_t *opds
 static mgpu_status want_kind(ir_builder *b, const char *op, const uint32_t *opds, int i, int kind) {
   const ir_type *t = ir_vtype(b->k, opds[i]);
   if (t->kind != kind) return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, i + 1, kind_name(kind), kind_name(t->kind));
-  return MGPU_OK;
-}
-
-/* Operand i (a ref) must hold data that loads and stores can move: GMEM,
-** SMEM or an accumulator, not mbarriers. */
-static mgpu_status want_memory(ir_builder *b, const char *op, const uint32_t *opds, int i) {
-  const ir_type *t = ir_vtype(b->k, opds[i]);
-  char x[96];
-  if (t->space == MGPU_SPACE_BARRIER)
-    return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, i + 1, "a GMEM, SMEM or accumulator ref (barriers are only "
-                    "waited on and arrived at)", TS(t, x));
   return MGPU_OK;
 }
 
@@ -276,6 +265,10 @@ static int32_t append_op(ir_builder *b, int code, const uint32_t *opds, uint32_t
 
 /* Give op `i` results of the given types (consecutive value ids). */
 static mgpu_status add_results(ir_builder *b, int32_t i, const ir_type *types, uint32_t n) {
+  for (uint32_t r = 0; r < n; r++) {
+    mgpu_status s = check_numel(b, ir_optab[b->k->ops.v[i].code].name, &types[r]);
+    if (s) return s;
+  }
   for (uint32_t r = 0; r < n; r++) {
     uint32_t v = new_value(b, &types[r], i, (uint16_t)r, 0);
     if (!v) return diag_set(b->d, ERR_NOMEM, "");
@@ -490,6 +483,16 @@ static mgpu_status want_space(ir_builder *b, const char *op, const uint32_t *opd
   const ir_type *t = ir_vtype(b->k, opds[i]);
   char x[96];
   if (t->kind != MGPU_VALUE_REF || t->space != space) return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, i + 1, what, TS(t, x));
+  return MGPU_OK;
+}
+
+/* Operand i is a ref holding data (GMEM, SMEM or an accumulator): barriers
+** hold none, so loading from or storing to one is refused here. */
+static mgpu_status want_data_ref(ir_builder *b, const char *op, const uint32_t *opds, int i) {
+  mgpu_status s = want_kind(b, op, opds, i, MGPU_VALUE_REF);
+  if (s) return s;
+  if (ir_vtype(b->k, opds[i])->space == MGPU_SPACE_BARRIER)
+    return failf(b, "%s: the ref is a barrier, which holds no data (use mgpu.barrier_arrive / mgpu.barrier_wait)", op);
   return MGPU_OK;
 }
 
@@ -890,8 +893,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     break;
   case IRC_LOAD: {
     if ((s = want_count(b, name, nopd, 1, 1))) return s;
-    if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
-    if ((s = want_memory(b, name, opds, 0))) return s;
+    if ((s = want_data_ref(b, name, opds, 0))) return s;
     const ir_type *t = ir_vtype(k, opds[0]);
     rt[0] = *t;
     rt[0].space = MGPU_SPACE_NONE;
@@ -901,8 +903,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   }
   case IRC_STORE: {
     if ((s = want_count(b, name, nopd, 2, 2))) return s;
-    if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
-    if ((s = want_memory(b, name, opds, 0))) return s;
+    if ((s = want_data_ref(b, name, opds, 0))) return s;
     if ((s = want_data(b, name, opds, 1))) return s;
     const ir_type *r = ir_vtype(k, opds[0]), *v = ir_vtype(k, opds[1]);
     if (r->dtype != v->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), name, dt_name(r->dtype), dt_name(v->dtype));
@@ -1043,8 +1044,8 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     mgpu_unreachable();
   }
 
-  for (uint32_t r = 0; r < nrt; r++)
-    if ((s = check_size(b, name, &rt[r]))) return s;
+  for (uint32_t r = 0; r < nrt; r++)   /* before the op is appended: a failed op adds nothing */
+    if ((s = check_numel(b, name, &rt[r]))) return s;
   uint32_t tid = ir_str_intern(k, text);
   if (text && *text && !tid) return diag_set(b->d, ERR_NOMEM, "");
   int32_t i = append_op(b, code, opds, nopd, ints, nints, num, tid);

@@ -1,0 +1,10 @@
+-- expect: 6: in the pipeline
+-- A pipeline body that raises a string.
+local mgpu = require "mgpu"
+local k = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 64, 64 }),
+  body = function(x, o)
+    local p = mgpu.emit_pipeline(function(i, xs) error("in the pipeline") end,
+      { grid = { 2 }, in_specs = { mgpu.BlockSpec{ { 32, 64 }, function(i) return i, 0 end } } })
+    p(x)
+  end }
+k(mgpu.zeros({ 64, 64 }))

@@ -1,0 +1,8 @@
+-- expect: 6: emit_pipeline_warp_specialized: needs at least one input
+-- A warp-specialized pipeline without inputs.
+local mgpu = require "mgpu"
+local k = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 64, 64 }),
+  body = function(x, o)
+    local p = mgpu.emit_pipeline_warp_specialized(function() end, { grid = { 2 }, memory_registers = 40, num_compute_wgs = 1, wg_axis = "wg" })
+  end }
+k(mgpu.zeros({ 64, 64 }))
