@@ -521,9 +521,12 @@ local function entry_for(self, args)
   return entry, outs, single, true, key
 end
 
-local function prepare(self, args, running, nargs)
-  nargs = nargs or #args
-  while nargs > 0 and args[nargs] == nil do nargs = nargs - 1 end   -- trailing nils are no arguments
+-- Every argument an array (mgpu.shape values become abstract ones) of at
+-- most MAX_RANK dims or a number, else an error naming it; trailing nils
+-- are no arguments.  Returns the argument count.
+local function check_args(self, args, nargs)
+  nargs = nargs or args.n or #args
+  while nargs > 0 and args[nargs] == nil do nargs = nargs - 1 end
   for i = 1, nargs do
     if args[i] == nil then
       local want = type(self.out) ~= "function" and input_count(self, getmetatable(self.out) == Shape and 1 or #self.out)
@@ -540,6 +543,13 @@ local function prepare(self, args, running, nargs)
       fail("kernel '%s': argument %d has %d dimensions; kernel arrays have at most %d", self.name, i,
            #args[i].shape, M.MAX_RANK)
     end
+  end
+  return nargs
+end
+
+local function prepare(self, args, running, nargs)
+  nargs = check_args(self, args, nargs)
+  for i = 1, nargs do
     if running and array.is_abstract(args[i]) and not array.compile_only() then
       fail("kernel '%s': argument %d is an abstract array (%s%s, no data): only k:lower(...) and compile-only mode " ..
            "(mgpu --emit-ptx, MGPU_COMPILE_ONLY=1) take abstract arrays", self.name, i, args[i].dtype,

@@ -1,4 +1,4 @@
--- expect: 6: kernel 'kernel': argument 1 must be an mgpu array or a number, got a ref
+-- expect: 6: kernel 'kernel': argument 1 must be an mgpu array or a number, got a traced value
 -- A kernel whose body calls the kernel being traced.
 local mgpu = require "mgpu"
 local k
