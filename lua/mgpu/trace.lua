@@ -85,13 +85,14 @@ function M.dtype_code(name)
   return c
 end
 
---- x as a Value: numbers and booleans become constants of `like`'s dtype.
+--- x as a Value: numbers and booleans become constants of `like`'s dtype
+--- (of their own when like is no traced value: mgpu.rem(5, 3)).
 function M.lift(x, like)
   local mt = getmetatable(x)
   if mt == Value then return x end
   if mt == Ref then fail("a ref cannot be used as a value here; load it first with ref:load()") end
   if type(x) == "number" then
-    local dt = like and like.dtype
+    local dt = getmetatable(like) == Value and like.dtype or nil
     if dt == "pred" then fail("cannot combine a number with a pred value") end
     return M.const(x, dt)
   end
