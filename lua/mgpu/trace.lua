@@ -92,7 +92,7 @@ function M.lift(x, like)
   if mt == Value then return x end
   if mt == Ref then fail("a ref cannot be used as a value here; load it first with ref:load()") end
   if type(x) == "number" then
-    local dt = getmetatable(like) == Value and like.dtype or nil
+    local dt = type(like) == "table" and rawget(like, "dtype") or nil
     if dt == "pred" then fail("cannot combine a number with a pred value") end
     return M.const(x, dt)
   end
