@@ -38,7 +38,7 @@ local allgather = mgpu.kernel{
     local nxt = mgpu.rem(dev + 1, n)
     local mine = mgpu.cdiv(tiles - b, B)            -- this block's tiles: b, b + B, ...
     local t = 0                                     -- tiles copied so far (Lua count of fori calls is traced)
-    for s = 0, n - 2 do
+    for s = 0, math.max(n - 2, 0) do              -- (one device: only its own shard, at step 0)
       local chunk = mgpu.rem(dev + n - s, n)
       if s > 0 then mgpu.semaphore_wait(sems:at(b)) end   -- the previous device's copy of this chunk has landed
       mgpu.fori(0, mine, function(i)
@@ -50,15 +50,14 @@ local allgather = mgpu.kernel{
                              or out:at(mgpu.ds(chunk * M + r, TR), mgpu.ds(c, TC))
         mgpu.copy_gmem_to_smem(src, slots:at(slot), bars:at(slot))
         mgpu.barrier_wait(bars:at(slot))
-        local dst = out:on_device(nxt):at(mgpu.ds(chunk * M + r, TR), mgpu.ds(c, TC))
         if s == 0 then   -- this device's own shard also goes into its own out
-          mgpu.copy_smem_to_gmem(slots:at(slot), out:at(mgpu.ds(chunk * M + r, TR), mgpu.ds(c, TC)), { commit_group = false })
+          mgpu.copy_smem_to_gmem(slots:at(slot), out:at(mgpu.ds(chunk * M + r, TR), mgpu.ds(c, TC)), { commit_group = n == 1 })
         end
-        mgpu.copy_smem_to_gmem(slots:at(slot), dst)
+        if n > 1 then mgpu.copy_smem_to_gmem(slots:at(slot), out:on_device(nxt):at(mgpu.ds(chunk * M + r, TR), mgpu.ds(c, TC))) end
       end)
       t = t + 1
       mgpu.wait_smem_to_gmem(0)                     -- every copy of this step has landed on the next device
-      mgpu.semaphore_signal(sems:at(b), 1, { device_id = nxt })
+      if n > 1 then mgpu.semaphore_signal(sems:at(b), 1, { device_id = nxt }) end
     end
     if n > 1 then mgpu.semaphore_wait(sems:at(b)) end    -- the last chunk has arrived
   end,
