@@ -313,7 +313,8 @@ mgpu_status mgpu_kernel_launch(mgpu_kernel *k, const mgpu_launch_args *args);
 ** exist at the same offset on every device, so kernels reach another
 ** device's copy through the launch's peer table (mgpu_dist_table: i64
 ** [this device, count, then per device the byte offset from a local
-** symmetric address to the same one there]).  Symmetric allocations,
+** symmetric address to the same one there, then that to the multicast
+** address, 0: mgpu never creates multicast objects]).  Symmetric allocations,
 ** barriers and (in a world) launches of kernels that touch other devices
 ** are collective: every device makes the same calls in the same order. */
 typedef struct mgpu_world mgpu_world;

@@ -39,6 +39,32 @@ assert(o:tolist()[1] == 1000 * prev + 7 and o:tolist()[8] == 1000 * prev + 7, "r
 print("ok " .. me .. " " .. v * 0)
 ]]
 
+-- multimem: every device stores its row into every copy, then reads the
+-- reduction over the devices of another row and of a shared vector.
+local multimem = [[
+local mgpu = require "mgpu"
+local me, n = mgpu.process_index(), mgpu.process_count()
+local x = mgpu.symmetric({ n, 128 }, "f32")
+local y = mgpu.symmetric({ 128 }, "i32")
+local k = mgpu.kernel{ out_shape = { mgpu.shape({ 128 }, "f32"), mgpu.shape({ 128 }, "i32") }, grid = { 1 },
+  scratch_shapes = { mgpu.SemaphoreType.REGULAR({ 1 }) },
+  body = function(x, y, o, oi, sems)
+    local dev = mgpu.device_id()
+    mgpu.multimem_store(mgpu.broadcasted_iota("f32", { 128 }, 0) + dev:astype("f32") * 1000, x:at(dev))
+    mgpu.multimem_store(mgpu.broadcasted_iota("i32", { 128 }, 0) * (dev + 1), y)
+    for d = 1, n - 1 do mgpu.semaphore_signal(sems:at(0), 1, { device_id = mgpu.rem(dev + d, n) }) end
+    mgpu.semaphore_wait(sems:at(0), n - 1)
+    o:store(mgpu.multimem_load_reduce(x:at(mgpu.rem(dev + 1, n))))
+    oi:store(mgpu.multimem_load_reduce(y, "max"))
+  end }
+local o, oi = k(x, y)
+if mgpu.compile_only() then return end
+local row = (me + 1) % n
+assert(o:tolist()[2] == n * (1 + 1000 * row), "multimem_load_reduce(add): " .. o:tolist()[2])
+assert(oi:tolist()[3] == 2 * n, "multimem_load_reduce(max): " .. oi:tolist()[3])
+print("ok " .. me)
+]]
+
 describe("mgpu -n", function()
   for _, n in ipairs({ 2, 4 }) do
     it("runs a ring of remote stores and semaphores on " .. n .. " simulated devices", function()
@@ -141,6 +167,28 @@ k()
       scratch_shapes = { mgpu.SemaphoreType.REGULAR({2}) },
       body = function(o, sems) mgpu.semaphore_wait(sems, 1) end }
     assert.matches("distributed_spec.lua:%d+: semaphore_wait: index the semaphore array down to one semaphore", util.err_of(k))
+  end)
+
+  it("runs multimem stores and reducing loads on simulated devices and lowers them to multimem (PTX ISA 8.1)", function()
+    for _, n in ipairs({ 2, 3 }) do
+      local out, code = run_on(n, multimem)
+      assert.are.equal(0, code, out)
+      for d = 0, n - 1 do assert.matches("ok " .. d, out) end
+    end
+    local dir = os.tmpname()
+    os.remove(dir)
+    local out = util.output(string.format("%s -n 2 --emit-ptx %s %s", util.bin, dir, util.script(multimem)))
+    local f = io.open(dir .. "/kernel.ptx")
+    assert.is_not_nil(f, out)
+    local ptx = f:read("*a"); f:close()
+    assert.matches("%.version 8%.1", ptx)
+    assert.matches("multimem%.st%.relaxed%.sys%.global%.f32", ptx)
+    assert.matches("multimem%.ld_reduce%.relaxed%.sys%.global%.add%.f32", ptx)
+    assert.matches("multimem%.ld_reduce%.relaxed%.sys%.global%.max%.s32", ptx)
+    local ptxas = "/usr/local/cuda/bin/ptxas"
+    if io.open(ptxas) then
+      assert.matches("^OK", util.output(string.format("%s -arch=sm_90a %s/kernel.ptx -o %s/k.cubin && echo OK", ptxas, dir, dir)))
+    end
   end)
 
   it("lowers signals and waits to system-scope release and acquire (ptxas-checked by the examples)", function()

@@ -28,7 +28,6 @@ local not_provided = {
   tcgen05_mma = "Blackwell%-only", tcgen05_commit_arrive = "Blackwell%-only", async_load_tmem = "Blackwell%-only",
   async_store_tmem = "Blackwell%-only", wait_load_tmem = "Blackwell%-only", commit_tmem = "Blackwell%-only",
   try_cluster_cancel = "Blackwell%-only", query_cluster_cancel = "Blackwell%-only",
-  multimem_store = "multi%-device NVLink multicast", multimem_load_reduce = "multi%-device NVLink multicast",
   as_torch_kernel = "PyTorch%-only",
 }
 

@@ -117,6 +117,28 @@ function trace.ref_methods.on_device(ref, d)
   return trace.op("remote", { ref, dev, peers("on_device") })
 end
 
+--- mgpu.multimem_store(x, ref): x into ref's view on every device at once
+--- (NVLink multicast, multimem.st).  The interpreter runs it; GPU launches
+--- refuse it, as mgpu never creates multicast objects.
+function M.multimem_store(x, ref)
+  if not trace.is_ref(ref) then fail("multimem_store: the second argument must be a GMEM ref (a symmetric array)") end
+  x = trace.lift(x, ref)
+  if not trace.tr().peers then return ref:store(x) end
+  trace.op("multimem_store", { ref, x, peers("multimem_store") })
+end
+
+local reductions = { add = 0, min = 1, max = 2 }
+--- mgpu.multimem_load_reduce(ref, op = "add"): the reduction over every
+--- device's copy of ref's view (multimem.ld_reduce); as multimem_store.
+function M.multimem_load_reduce(ref, op)
+  if not trace.is_ref(ref) then fail("multimem_load_reduce: the first argument must be a GMEM ref (a symmetric array)") end
+  if type(op) == "table" then compat.check_keys(op, { reduction_op = true }, "multimem_load_reduce"); op = op.reduction_op end
+  local code = reductions[op or "add"]
+  if not code then fail("multimem_load_reduce: the reduction must be add, min or max, got %s", tostring(op)) end
+  if not trace.tr().peers then return ref:load() end
+  return trace.op("multimem_load", { ref, peers("multimem_load_reduce") }, { code })
+end
+
 -- -- Semaphores -----------------------------------------------------------------------
 
 local Sem = {}     -- a SemaphoreType.REGULAR scratch spec
@@ -252,7 +274,7 @@ function M.check_sems(name, arrays)
   end
 end
 
---- The peer table buffer of the context (i64[2 + count]).
+--- The peer table buffer of the context (i64[3 + count]).
 function M.table_buffer()
   M.table_buf = M.table_buf or context.core.dist_table(context.get())
   return M.table_buf

@@ -69,6 +69,7 @@ local mgpu = {
   symmetric = distributed.symmetric, device_id = distributed.device_id, SemaphoreType = distributed.SemaphoreType,
   semaphore_signal = distributed.semaphore_signal, semaphore_wait = distributed.semaphore_wait,
   SemaphoreSignal = distributed.SemaphoreSignal, semaphore_signal_parallel = distributed.semaphore_signal_parallel,
+  multimem_store = distributed.multimem_store, multimem_load_reduce = distributed.multimem_load_reduce,
 }
 
 for k, v in pairs(ops) do mgpu[k] = v end
@@ -85,10 +86,6 @@ mgpu._NOT_PROVIDED = {
   try_cluster_cancel = "Blackwell-only (cluster launch control); on Hopper use mgpu.nd_loop over a persistent grid",
   query_cluster_cancel = "Blackwell-only (cluster launch control); on Hopper use mgpu.nd_loop over a persistent grid",
   TMEM = "Blackwell-only (tensor memory); on Hopper use mgpu.ACC (registers) or mgpu.SMEM",
-  multimem_store = "multi-device NVLink multicast (multimem.st) needs multicast objects, which mgpu never creates " ..
-                   "(NVSHMEM_DISABLE_NVLS=1 keeps multicast off); store to every device with ref:on_device(d)",
-  multimem_load_reduce = "multi-device NVLink multicast (multimem.ld_reduce) needs multicast objects, which mgpu never " ..
-                         "creates (NVSHMEM_DISABLE_NVLS=1 keeps multicast off); load each device's copy with ref:on_device(d)",
   as_torch_kernel = "PyTorch-only; exchange arrays with other frameworks through DLPack (a:to_dlpack(), " ..
                     "mgpu.from_dlpack(t)) or embed kernels through include/mgpu.h",
 }

@@ -370,7 +370,7 @@ local function trace_kernel(k, args, grid, outs)
     t.profile = prof
   end
   local ndev = distributed.job_count()
-  if ndev then t.peers = trace.wrap(t, core.param(b, "in", "i64", { 2 + ndev })) end   -- the peer table (hidden)
+  if ndev then t.peers = trace.wrap(t, core.param(b, "in", "i64", { 3 + ndev })) end   -- the peer table (hidden)
   local sems = {}
   t.sem_queue = {}
   for i, s in ipairs(distributed.sem_specs(k.scratch, k.scratch_named)) do   -- semaphores: hidden symmetric i32 arrays

@@ -80,6 +80,8 @@ mgpu_status api_dist_launch(mgpu_kernel *k, const mgpu_launch_args *a);
 bool api_dist_collective(mgpu_kernel *k);
 /* For GPU launches: byte offset from a local symmetric address to device d's (0 without a job). */
 int64_t api_dist_delta(const mgpu_ctx *ctx, int d);
+/* GPU launches: kernels with multimem ops are refused (no multicast objects exist). */
+mgpu_status api_dist_multicast(mgpu_kernel *k);
 /* Every parameter a remote op views must be a symmetric buffer; else an error naming it. */
 mgpu_status api_dist_check_args(mgpu_kernel *k, const mgpu_launch_args *a);
 

@@ -46,7 +46,7 @@ typedef struct dist {
   const shmem *shm;                /* NVSHMEM processes, or NULL */
   int rank, count;
   int64_t delta[MAX_DEVICES];      /* GPU: local symmetric address -> device d's */
-  mgpu_buffer *table;              /* i64[2 + count], holds no reference on the context */
+  mgpu_buffer *table;              /* i64[3 + count], holds no reference on the context */
 } dist;
 
 /* -- Worlds ------------------------------------------------------------------------ */
@@ -87,7 +87,7 @@ static mgpu_status dist_new(mgpu_ctx *ctx, int rank, int count) {
   if (!d) return diag_set(&ctx->d, ERR_NOMEM, "");
   d->rank = rank;
   d->count = count;
-  uint64_t nbytes = 8 * (uint64_t)(2 + count);
+  uint64_t nbytes = 8 * (uint64_t)(3 + count);
   mgpu_buffer *t = NULL;
   api_leave(ctx);                  /* the public allocator enters the context itself */
   mgpu_status s = mgpu_buffer_alloc(ctx, nbytes, &t);
@@ -101,12 +101,13 @@ static mgpu_status dist_new(mgpu_ctx *ctx, int rank, int count) {
 
 static mgpu_status write_table(mgpu_ctx *ctx) {
   dist *d = ctx->dist;
-  int64_t v[2 + MAX_DEVICES];
+  int64_t v[3 + MAX_DEVICES];
   v[0] = d->rank;
   v[1] = d->count;
   for (int i = 0; i < d->count; i++) v[2 + i] = d->delta[i];
+  v[2 + d->count] = 0;             /* no multicast mapping: mgpu never creates multicast objects */
   api_leave(ctx);
-  mgpu_status s = mgpu_buffer_write(d->table, 0, v, 8 * (uint64_t)(2 + d->count));
+  mgpu_status s = mgpu_buffer_write(d->table, 0, v, 8 * (uint64_t)(3 + d->count));
   api_enter(ctx);
   return s;
 }
@@ -276,10 +277,26 @@ mgpu_status api_dist_launch(mgpu_kernel *k, const mgpu_launch_args *a) {
 bool api_dist_collective(mgpu_kernel *k) {
   if (k->collective < 0) {
     k->collective = 0;
-    for (uint32_t i = 0; i < k->ir->ops.n; i++)
-      if (k->ir->ops.v[i].code == IR_remote || k->ir->ops.v[i].code == IR_sem_wait) k->collective = 1;
+    for (uint32_t i = 0; i < k->ir->ops.n; i++) {
+      int c = k->ir->ops.v[i].code;
+      if (c == IR_remote || c == IR_sem_wait || c == IR_multimem_store || c == IR_multimem_load) k->collective = 1;
+    }
   }
   return k->collective > 0;
+}
+
+mgpu_status api_dist_multicast(mgpu_kernel *k) {
+  const ir_kernel *ir = k->ir;
+  for (uint32_t i = 0; i < ir->ops.n; i++) {
+    const ir_op *op = &ir->ops.v[i];
+    if (op->code != IR_multimem_store && op->code != IR_multimem_load) continue;
+    char msg[400];
+    snprintf(msg, sizeof msg, "%s at %s needs NVLink multicast, which is off here (NVSHMEM_DISABLE_NVLS=1: mgpu never "
+             "creates multicast objects); store to or load from each device with ref:on_device(d), or run it simulated "
+             "(mgpu -n N --interpret)", op->code == IR_multimem_store ? "multimem_store" : "multimem_load_reduce", ir_loc(ir, op));
+    return diag_set(&k->ctx->d, ERR_LAUNCH_ARG, "", ir->name, msg);
+  }
+  return MGPU_OK;
 }
 
 /* The parameter value v views (through views and transposes). */
@@ -292,7 +309,7 @@ mgpu_status api_dist_check_args(mgpu_kernel *k, const mgpu_launch_args *a) {
   const ir_kernel *ir = k->ir;
   for (uint32_t i = 0; i < ir->ops.n; i++) {
     const ir_op *op = &ir->ops.v[i];
-    if (op->code != IR_remote) continue;
+    if (op->code != IR_remote && op->code != IR_multimem_store && op->code != IR_multimem_load) continue;
     uint32_t p = root_param(ir, ir_opds(ir, op)[0]);
     if (a->args[p].buffer->sym >= 0) continue;
     char msg[300];

@@ -648,6 +648,7 @@ mgpu_status mgpu_kernel_launch(mgpu_kernel *k, const mgpu_launch_args *args) {
     s = compile(k);
     bool coll = !s && api_dist_collective(k);
     if (coll) s = api_dist_check_args(k, args);
+    if (!s && coll && !runs_interpreted(k)) s = api_dist_multicast(k);
     if (!s && coll && ctx->dist && runs_interpreted(k)) s = api_dist_launch(k, args);   /* every device's launch, together */
     else if (!s) s = runs_interpreted(k) ? launch_interp(k, args) : launch_gpu(k, args, scalars);
   }

@@ -417,6 +417,50 @@ static void do_remote(interp *I, iagent *a, const ir_op *op) {
   a->slots[op->res].ref->dev = (int8_t)dev;
 }
 
+/* multimem_store: the value into the ref's view on every device of the
+** launch; multimem_load: the reduction over the devices of the view. */
+static void do_multimem(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, op);
+  const ir_type *t = ir_vtype(k, o[0]);
+  iref r = *a->slots[o[0]].ref;
+  int64_t n = ir_numel(t);
+  int dt = t->dtype;
+  bool fl = dt_isfloat(dt);
+  if (op->code == IR_multimem_store) {
+    const ival *v = val(a, o[1]);
+    int sv = stride_of(k, o[1]);
+    for (int d = 0; d < I->ndev; d++) {
+      r.dev = (int8_t)d;
+      for (int64_t e = 0; e < n; e++) {
+        unsigned char *q = interp_elem(I, op, &r, t->shape, e, a->block);
+        if (!q) continue;   /* clipped, as stores are */
+        if (fl) dt_store(dt, q, v[e * sv].f);
+        else dt_store_int(dt, q, dt_wrap_int(dt, v[e * sv].i));
+      }
+    }
+    return;
+  }
+  int how = (int)ir_ints(k, op)[0];
+  ival *out = val(a, op->res);
+  for (int64_t e = 0; e < n; e++) {
+    double f = 0;
+    int64_t x = 0;
+    for (int d = 0; d < I->ndev; d++) {
+      r.dev = (int8_t)d;
+      const unsigned char *q = interp_elem(I, op, &r, t->shape, e, a->block);
+      if (fl) { f += q ? dt_load(dt, q) : 0; continue; }
+      int64_t y = q ? dt_load_int(dt, q) : 0;
+      bool uns = dt == MGPU_U32;
+      if (d == 0 || how == 0) x = how == 0 ? x + y : y;
+      else if (how == 1) x = uns ? ((uint64_t)y < (uint64_t)x ? y : x) : (y < x ? y : x);
+      else x = uns ? ((uint64_t)y > (uint64_t)x ? y : x) : (y > x ? y : x);
+    }
+    if (fl) out[e].f = dt_round(dt, f);
+    else out[e].i = dt_wrap_int(dt, x);
+  }
+}
+
 /* sem_wait: false while the semaphore holds less than the value (the agent
 ** waits); otherwise the value is taken off and the agent goes on. */
 static bool sem_wait(interp *I, iagent *a, const ir_op *op) {
@@ -503,6 +547,7 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_PRINT: do_print(I, a, op); break;
   case IRC_PROF: do_profile(I, a, op); break;
   case IRC_REMOTE: do_remote(I, a, op); break;
+  case IRC_MMSTORE: case IRC_MMLOAD: do_multimem(I, a, op); break;
   case IRC_SYNC:
     if (op->code == IR_commit_group) a->group++;
     else if (op->code == IR_commit_smem) a->epoch++;

@@ -85,7 +85,9 @@
   _(set_max_registers, SYNC, M)  /* ints=n, increase (1) or decrease (0): setmaxnreg */ \
   _(atomic, ATOMIC, M)           /* (one-element GMEM ref, value[, new]) ints=op, sem, scope -> the old value; once per warpgroup */ \
   /* multiple devices */ \
-  _(remote, REMOTE, P)           /* (GMEM ref, device i32, peer table i64[2+n]) -> the same ref on that device (symmetric arrays) */ \
+  _(remote, REMOTE, P)           /* (GMEM ref, device i32, peer table i64[3+n]) -> the same ref on that device (symmetric arrays) */ \
+  _(multimem_store, MMSTORE, M)  /* (GMEM ref, value, peer table) the value into the ref on every device (multimem.st) */ \
+  _(multimem_load, MMLOAD, M)    /* (GMEM ref, peer table) ints=op (0 add, 1 min, 2 max) -> the reduction over devices (multimem.ld_reduce) */ \
   _(sem_wait, SEMWAIT, M)        /* (one-element i32 GMEM ref, value i32): wait until it holds >= value, subtract value (acquire, system scope); once per warpgroup */ \
   _(debug_print, PRINT, M)       /* (scalars..., or one array) text=format with {} per operand: printf once per warpgroup, arrays one line per element */ \
   _(profile, PROF, M)            /* (profile buffer parameter u32[traces, 4 + 4*space]) ints=name id, end: the warpgroup's leader stamps one event (globaltimer, smid) */ \
@@ -107,7 +109,7 @@ typedef enum ir_opclass {
   IRC_CONST, IRC_GRIDIDX, IRC_THREADIDX, IRC_UNARY, IRC_BINARY, IRC_COMPARE,
   IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_BCASTDIM, IRC_RESHAPE, IRC_IOTA, IRC_LAYOUTCAST, IRC_REDUCE,
   IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_ALLOC, IRC_CLUSTERIDX,
-  IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC, IRC_PRINT, IRC_PROF, IRC_REMOTE, IRC_SEMWAIT,
+  IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC, IRC_PRINT, IRC_PROF, IRC_REMOTE, IRC_SEMWAIT, IRC_MMSTORE, IRC_MMLOAD,
   IRC_FOR, IRC_IF, IRC_WHILE, IRC_SCOPED, IRC_YIELD
 } ir_opclass;
 

@@ -620,8 +620,22 @@ static mgpu_status remote_check(ir_builder *b, const char *name, const uint32_t 
                  wait ? "the value" : "the device id", TS(v, x));
   if (wait) return MGPU_OK;
   const ir_type *t = ir_vtype(b->k, opds[2]);
-  if (t->kind != MGPU_VALUE_REF || t->space != MGPU_SPACE_GMEM || t->dtype != MGPU_I64 || t->rank != 1 || t->shape[0] < 3)
+  if (t->kind != MGPU_VALUE_REF || t->space != MGPU_SPACE_GMEM || t->dtype != MGPU_I64 || t->rank != 1 || t->shape[0] < 4)
     return failf(b, "remote: operand 3 must be the launch's peer table (a GMEM i64 vector), not %s", TS(t, x));
+  return MGPU_OK;
+}
+
+/* multimem ops: a GMEM ref of f32, i32 or u32 and the peer table. */
+static mgpu_status multimem_check(ir_builder *b, const char *name, uint32_t ref, uint32_t table) {
+  uint32_t opds[4] = { ref, 0, table };
+  char x[96];
+  mgpu_status s = want_space(b, name, opds, 0, MGPU_SPACE_GMEM, "a GMEM ref");
+  if (s) return s;
+  const ir_type *r = ir_vtype(b->k, ref), *t = ir_vtype(b->k, table);
+  if (r->dtype != MGPU_F32 && r->dtype != MGPU_I32 && r->dtype != MGPU_U32)
+    return failf(b, "%s: %s is not supported (f32, i32, u32)", name, dt_name(r->dtype));
+  if (t->kind != MGPU_VALUE_REF || t->space != MGPU_SPACE_GMEM || t->dtype != MGPU_I64 || t->rank != 1 || t->shape[0] < 4)
+    return failf(b, "%s: the last operand must be the launch's peer table (a GMEM i64 vector), not %s", name, TS(t, x));
   return MGPU_OK;
 }
 
@@ -1006,6 +1020,30 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     rt[0].kind = MGPU_VALUE_SCALAR;
     rt[0].dtype = ir_vtype(k, opds[0])->dtype;
     break;
+  case IRC_MMSTORE: {
+    if ((s = want_count(b, name, nopd, 3, 3))) return s;
+    if ((s = multimem_check(b, name, opds[0], opds[2]))) return s;
+    if ((s = want_data(b, name, opds, 1))) return s;
+    const ir_type *r = ir_vtype(k, opds[0]), *v = ir_vtype(k, opds[1]);
+    if (r->dtype != v->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), name, dt_name(r->dtype), dt_name(v->dtype));
+    if (v->kind == MGPU_VALUE_ARRAY && !ir_same_shape(r, v)) {
+      char y[96];
+      return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), name, TS(r, x), TS(v, y));
+    }
+    nrt = 0;
+    break;
+  }
+  case IRC_MMLOAD: {
+    if ((s = want_count(b, name, nopd, 2, 2))) return s;
+    if ((s = multimem_check(b, name, opds[0], opds[1]))) return s;
+    const ir_type *t = ir_vtype(k, opds[0]);
+    if (nints != 1 || ints[0] < 0 || ints[0] > 2) return failf(b, "%s: the reduction must be add, min or max", name);
+    if (t->dtype == MGPU_F32 && ints[0] != 0) return failf(b, "%s: f32 reduces only with add (min and max: i32, u32)", name);
+    rt[0] = *t;
+    rt[0].space = MGPU_SPACE_NONE;
+    rt[0].kind = t->rank ? MGPU_VALUE_ARRAY : MGPU_VALUE_SCALAR;
+    break;
+  }
   case IRC_REMOTE:
     if ((s = remote_check(b, name, opds, nopd))) return s;
     rt[0] = *ir_vtype(k, opds[0]);

@@ -356,7 +356,7 @@ static void forward(ctx *x) {
     const ir_op *op = &k->ops.v[i];
     lay_layout l;
     switch (ir_optab[op->code].cls) {
-    case IRC_LOAD: case IRC_IOTA:
+    case IRC_LOAD: case IRC_MMLOAD: case IRC_IOTA:
       if (!is_array(k, op->res) || known(x, op->res)) break;
       if (!parse_text(x, op, &l)) lay_strided(&l, 1);
       if (l.kind == LAY_STRIDED && !op->text) {   /* 16-byte vectors where the array allows */
@@ -465,7 +465,7 @@ mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
     if (!lay_fit_shape(&c->lay, ir_vtype(k, v)->shape, ir_vtype(k, v)->rank, &f, why, sizeof why)) unfit(&x, v, &c->lay, c->why, why);
     int32_t def = k->vals.v[v].def;
     int dc = def >= 0 ? ir_optab[k->ops.v[def].code].cls : -1;
-    if (c->lay.kind == LAY_SPLAT && (dc == IRC_LOAD || dc == IRC_IOTA || dc == IRC_REDUCE || dc == IRC_BCASTDIM))
+    if (c->lay.kind == LAY_SPLAT && (dc == IRC_LOAD || dc == IRC_MMLOAD || dc == IRC_IOTA || dc == IRC_REDUCE || dc == IRC_BCASTDIM))
       unfit(&x, v, &c->lay, c->why, "only arrays broadcast from a scalar can be splat (one value for every element); "
                                      "this one is computed element by element");
     ki->lay[v] = c->lay;

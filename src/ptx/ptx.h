@@ -79,6 +79,7 @@ typedef struct pe {
   strbuf globals;                /* debug_print format strings (module scope) */
   uint32_t nfmt;                 /* how many */
   int64_t print_bytes;           /* the largest vprintf argument buffer (a .local array) */
+  const char *mm;                /* while lowering a multimem op: "st", or its reduction ("add", "min", "max") */
 } pe;
 
 /* ptx_emit.c: the kernel's PTX; the tensor maps its launches must pass
@@ -163,6 +164,10 @@ void ptx_atomic(pe *e, const ir_op *op);
 /* remote: the ref's root on another device, at the parameter's address
 ** plus that device's entry of the peer table. */
 void ptx_remote(pe *e, const ir_op *op);
+/* multimem_store / multimem_load: the store or load path of a GMEM access
+** with multimem.st / multimem.ld_reduce at the ref's multicast address
+** (the parameter's address plus the peer table's multicast offset). */
+void ptx_multimem(pe *e, const ir_op *op);
 /* sem_wait: the leader spins with acquire loads, then takes the value off
 ** with a compare-and-swap; the warpgroup waits for it. */
 void ptx_sem_wait(pe *e, const ir_op *op);

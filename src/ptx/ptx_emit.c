@@ -371,6 +371,8 @@ static void emit_region(pe *e, uint32_t i, uint32_t end) {
     case IRC_ATOMIC: define(e, op->res); ptx_atomic(e, op); break;
     case IRC_REMOTE: ptx_remote(e, op); break;
     case IRC_SEMWAIT: ptx_sem_wait(e, op); break;
+    case IRC_MMSTORE: ptx_multimem(e, op); break;
+    case IRC_MMLOAD: define(e, op->res); ptx_multimem(e, op); break;
     case IRC_PRINT: ptx_debug_print(e, op); break;
     case IRC_PROF: ptx_profile(e, op); break;
     case IRC_CLUSTERIDX: {

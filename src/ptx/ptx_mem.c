@@ -144,6 +144,7 @@ static void plan(pe *e, uint32_t refv, uint32_t valv, access *a) {
   while ((al % (2 * w)) == 0 && 2 * w * a->bytes <= 16) w *= 2;
   /* 8- and 16-bit integers live one per b32 register: move them singly */
   if (a->bytes == 1 || (a->bytes == 2 && pe_cls(a->dtype) == PR_R)) w = 1;
+  if (e->mm) w = 1;   /* multimem ops move one element at a time */
   a->width = w;
 
   /* can the view leave its parameter? */
@@ -189,10 +190,19 @@ static preg inside(pe *e, const access *a) {
 ** optional predicate. */
 void pe_mem(pe *e, const char *space, int dtype, bool store, preg reg, bool splat, int w, preg addr, int64_t imm,
             preg pred, bool neg) {
-  char opc[48];
+  char opc[96];
   const char *vs = w == 1 ? "" : w == 2 ? ".v2" : ".v4";
   const char *dir = store ? "st" : "ld";
   int bytes = dt_bytes(dtype);
+  if (e->mm) {   /* one element (plan() keeps w at 1) */
+    const char *ty = dtype == MGPU_F32 ? "f32" : dtype == MGPU_I32 ? "s32" : "u32";
+    if (store) snprintf(opc, sizeof opc, "multimem.st.relaxed.sys.global.%s", ty);
+    else snprintf(opc, sizeof opc, "multimem.ld_reduce.relaxed.sys.global.%s.%s", e->mm, ty);
+    po m = ADDR(addr, imm);
+    if (pred) pe_pins(e, pred, neg, opc, 2, store ? m : R(reg), store ? R(reg) : m);
+    else pe_ins(e, opc, 2, store ? m : R(reg), store ? R(reg) : m);
+    return;
+  }
   preg regs[8];
   for (int i = 0; i < w; i++) regs[i] = splat ? reg : reg + (uint32_t)i;
   int cls = pe_cls(dtype);
@@ -510,9 +520,27 @@ void ptx_remote(pe *e, const ir_op *op) {
   pe_ins(e, "mad.lo.s64", 4, R(addr), R(dev), I(8), R(e->param_addr[tab->root]));
   pe_ins(e, "ld.global.nc.u64", 2, R(delta), ADDR(addr, 16));   /* entries 0, 1: this device, the count */
   dst->dev = pe_vreg(e, o[1]);
-  dst->ndev = (int)ir_vtype(e->k, o[2])->shape[0] - 2;
+  dst->ndev = (int)ir_vtype(e->k, o[2])->shape[0] - 3;
   dst->base = pe_reg(e, PR_RD);
   pe_ins(e, "add.s64", 3, R(dst->base), R(src->base ? src->base : e->param_addr[src->root]), R(delta));
+}
+
+void ptx_multimem(pe *e, const ir_op *op) {
+  static const char *const reds[3] = { "add", "min", "max" };
+  const uint32_t *o = ir_opds(e->k, op);
+  bool store = op->code == IR_multimem_store;
+  uint32_t refv = o[0], tab = o[store ? 2 : 1];
+  pref saved = e->refs[refv], *r = &e->refs[refv];
+  int ndev = (int)ir_vtype(e->k, tab)->shape[0] - 3;
+  preg mc = pe_reg(e, PR_RD);
+  pe_ins(e, "ld.global.nc.u64", 2, R(mc), ADDR(e->param_addr[e->refs[tab].root], 8 * (2 + ndev)));
+  r->base = pe_reg(e, PR_RD);
+  pe_ins(e, "add.s64", 3, R(r->base), R(saved.base ? saved.base : e->param_addr[saved.root]), R(mc));
+  if (e->ptx_isa < 81) e->ptx_isa = 81;   /* multimem: PTX ISA 8.1 */
+  e->mm = store ? "st" : reds[ir_ints(e->k, op)[0]];
+  access_op(e, refv, store ? o[1] : op->res, store);
+  e->mm = NULL;
+  e->refs[refv] = saved;
 }
 
 void ptx_sem_wait(pe *e, const ir_op *op) {
