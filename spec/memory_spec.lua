@@ -5,6 +5,10 @@ local util = dofile("spec/support/util.lua")
 
 describe("resident memory", function()
   it("stays flat over launches and allocate/free cycles", function()
+    if os.getenv("MGPU_SANITIZED") then   -- ASan keeps freed memory (quarantine, size-class caches); its leak check covers this
+      pending("resident memory is not measured under the sanitizers")
+      return
+    end
     local out = util.output("MGPU_INTERPRET=1 MGPU_MEMCHECK_LIMIT_MB=16 " .. util.bin .. " tools/memcheck.lua 500 5000; echo status=$?")
     assert.matches("status=0", out)
     local phases = 0
