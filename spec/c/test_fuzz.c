@@ -97,6 +97,9 @@ static void huge_shapes(mgpu_ctx *c) {
   mgpu_op_args ia = { NULL, 0, io, 4, 0, NULL };
   CHECK(mgpu_builder_op(b, "iota", &ia, &v, 1, &n) == MGPU_ERR_COMPILE);
   CHECK_CONTAINS(mgpu_errmsg(c), "iota: f32[64,161287369273114880] has more than 2^53 elements");
+  mgpu_op_args il = { NULL, 0, io, 4, 0, "wgmma" };   /* with a layout: counted before the layout is fitted */
+  CHECK(mgpu_builder_op(b, "iota", &il, &v, 1, &n) == MGPU_ERR_COMPILE);
+  CHECK_CONTAINS(mgpu_errmsg(c), "has more than 2^53 elements");
   int64_t shape[3] = { INT64_C(1) << 31, INT64_C(1) << 31, 2 };
   CHECK(mgpu_builder_param(b, MGPU_PARAM_INPUT, MGPU_F32, shape, 3, &v) == MGPU_ERR_COMPILE);
   CHECK_CONTAINS(mgpu_errmsg(c), "more than 2^53 elements");

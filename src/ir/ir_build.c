@@ -224,6 +224,8 @@ static mgpu_status check_layout(ir_builder *b, const char *op, const char *text,
   char why[200], x[96];
   if (!lay_parse(text, &l, why, sizeof why)) return failf(b, "%s: layout '%s': %s", op, text, why);
   if (t->kind != MGPU_VALUE_ARRAY) return failf(b, "%s: only arrays have layouts", op);
+  mgpu_status s = check_numel(b, op, t);   /* fitting counts the elements */
+  if (s) return s;
   if (!lay_fit_shape(&l, t->shape, t->rank, &f, why, sizeof why))
     return failf(b, "%s: layout %s does not fit %s: %s", op, text, TS(t, x), why);
   return MGPU_OK;
