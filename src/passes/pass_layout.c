@@ -48,6 +48,8 @@ typedef struct ctx {
   bool lane;            /* Lane semantics */
   jmp_buf *jmp;
   VEC(tie) ties;
+  uint8_t *want;        /* defaults(): per class, the vector width wanted (freed by pass_layout, which errors skip to) */
+  int32_t *rowop;       /* defaults(): per class, the reduction along its last axis, or -1 */
 } ctx;
 
 static uint32_t find(uint32_t *p, uint32_t v) {
@@ -304,9 +306,9 @@ static bool propagate(ctx *x) {
 static void defaults(ctx *x) {
   const ir_kernel *k = x->k;
   uint32_t n = k->vals.n;
-  uint8_t *want = mem_calloc(k->alloc, n);
-  int32_t *rowop = mem_realloc(k->alloc, NULL, 0, sizeof(int32_t) * n);
-  if (!want || !rowop) { mem_free(k->alloc, want, n); mem_free(k->alloc, rowop, sizeof(int32_t) * n); diag_throw(x->d, ERR_NOMEM, ""); }
+  uint8_t *want = x->want = mem_calloc(k->alloc, n);
+  int32_t *rowop = x->rowop = mem_realloc(k->alloc, NULL, 0, sizeof(int32_t) * n);
+  if (!want || !rowop) diag_throw(x->d, ERR_NOMEM, "");
   for (uint32_t v = 0; v < n; v++) rowop[v] = -1;
   for (uint32_t v = 1; v < n; v++) {
     if (!is_array(k, v)) continue;
@@ -343,10 +345,8 @@ static void defaults(ctx *x) {
     int vec = want[r] ? want[r] : 1;
     lay_strided(&l, vec);
     assign(x, v, &l, -1);
-    while (propagate(x)) {}
+    while (propagate(x)) {}   /* may throw: pass_layout frees want and rowop */
   }
-  mem_free(k->alloc, want, n);
-  mem_free(k->alloc, rowop, sizeof(int32_t) * n);
 }
 
 /* Lane semantics: walk forward, each op's layout from its operands. */
@@ -472,6 +472,8 @@ mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
   }
 done:
   vec_free(k->alloc, &x.ties);
+  mem_free(k->alloc, x.want, n);
+  mem_free(k->alloc, x.rowop, sizeof(int32_t) * n);
   mem_free(k->alloc, x.parent, sizeof(uint32_t) * n);
   mem_free(k->alloc, x.c, sizeof(cls) * n);
   mem_free(k->alloc, par, sizeof(int32_t) * (k->ops.n ? k->ops.n : 1));
