@@ -376,7 +376,7 @@ static void forward(ctx *x) {
 
 mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
   uint32_t n = k->vals.n;
-  ctx x = { k, ki, d, NULL, NULL, k->opts.lowering_semantics == 1, NULL, { 0 } };
+  ctx x = { k, ki, d, NULL, NULL, k->opts.lowering_semantics == 1, NULL, { 0 }, NULL, NULL };
   x.parent = mem_realloc(k->alloc, NULL, 0, sizeof(uint32_t) * n);
   x.c = mem_calloc(k->alloc, sizeof(cls) * n);
   int32_t *par = ir_parents(k, NULL);
