@@ -627,6 +627,18 @@ static mgpu_status remote_check(ir_builder *b, const char *name, const uint32_t 
   return MGPU_OK;
 }
 
+/* store and multimem_store: operand 1 is data of the ref's dtype, a scalar or an array of its shape. */
+static mgpu_status stored_value(ir_builder *b, const char *name, const uint32_t *opds) {
+  mgpu_status s = want_data(b, name, opds, 1);
+  if (s) return s;
+  const ir_type *r = ir_vtype(b->k, opds[0]), *v = ir_vtype(b->k, opds[1]);
+  char x[96], y[96];
+  if (r->dtype != v->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), name, dt_name(r->dtype), dt_name(v->dtype));
+  if (v->kind == MGPU_VALUE_ARRAY && !ir_same_shape(r, v))
+    return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), name, TS(r, x), TS(v, y));
+  return MGPU_OK;
+}
+
 /* multimem ops: a GMEM ref of f32, i32 or u32 and the peer table. */
 static mgpu_status multimem_check(ir_builder *b, const char *name, uint32_t ref, uint32_t table) {
   uint32_t opds[4] = { ref, 0, table };
@@ -920,13 +932,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   case IRC_STORE: {
     if ((s = want_count(b, name, nopd, 2, 2))) return s;
     if ((s = want_data_ref(b, name, opds, 0))) return s;
-    if ((s = want_data(b, name, opds, 1))) return s;
-    const ir_type *r = ir_vtype(k, opds[0]), *v = ir_vtype(k, opds[1]);
-    if (r->dtype != v->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), name, dt_name(r->dtype), dt_name(v->dtype));
-    if (v->kind == MGPU_VALUE_ARRAY && !ir_same_shape(r, v)) {
-      char y[96];
-      return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), name, TS(r, x), TS(v, y));
-    }
+    if ((s = stored_value(b, name, opds))) return s;
     nrt = 0;
     break;
   }
@@ -1025,13 +1031,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   case IRC_MMSTORE: {
     if ((s = want_count(b, name, nopd, 3, 3))) return s;
     if ((s = multimem_check(b, name, opds[0], opds[2]))) return s;
-    if ((s = want_data(b, name, opds, 1))) return s;
-    const ir_type *r = ir_vtype(k, opds[0]), *v = ir_vtype(k, opds[1]);
-    if (r->dtype != v->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), name, dt_name(r->dtype), dt_name(v->dtype));
-    if (v->kind == MGPU_VALUE_ARRAY && !ir_same_shape(r, v)) {
-      char y[96];
-      return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), name, TS(r, x), TS(v, y));
-    }
+    if ((s = stored_value(b, name, opds))) return s;
     nrt = 0;
     break;
   }
