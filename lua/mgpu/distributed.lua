@@ -18,6 +18,7 @@ compat.mark_lib()
 local context = require "mgpu.context"
 local array = require "mgpu.array"
 local trace = require "mgpu.trace"
+local smem = require "mgpu.smem"
 
 local M = {}
 local fail = compat.fail
@@ -239,10 +240,7 @@ function M.sem_specs(scratch, named)
   local function walk(v)
     if M.is_sem_spec(v) then out[#out + 1] = v
     elseif type(v) == "table" and getmetatable(v) == nil then
-      local keys = {}
-      for k in pairs(v) do keys[#keys + 1] = k end
-      table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)
-      for _, k in ipairs(keys) do walk(v[k]) end
+      for _, k in ipairs(smem.tree_keys(v)) do walk(v[k]) end
     end
   end
   if named then walk(scratch) else for i = 1, #scratch do if M.is_sem_spec(scratch[i]) then out[#out + 1] = scratch[i] end end end
@@ -260,12 +258,7 @@ end
 --- launch reuses them), else an error naming the count left over.
 function M.check_sems(name, arrays)
   for i, a in ipairs(arrays) do
-    local v = a:to_table()
-    if type(v) ~= "table" then v = { v } end
-    local flat = {}
-    local function walk(x) if type(x) == "table" then for j = 1, #x do walk(x[j]) end else flat[#flat + 1] = x end end
-    walk(v)
-    for j, x in ipairs(flat) do
+    for j, x in ipairs(a:to_table()) do   -- flat, row-major
       if x ~= 0 then
         fail("kernel '%s': semaphore %d of scratch semaphore array %d holds %d after the kernel: every signal " ..
              "needs a matching semaphore_wait before the kernel ends", name, j - 1, i, x)

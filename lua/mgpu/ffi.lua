@@ -138,13 +138,17 @@ end
 
 -- -- Buffers ---------------------------------------------------------------------------
 
-function M.buffer(ctx, nbytes)
-  local c = live(ctx, "context")
-  if nbytes < 0 then error("bad argument #2 to 'buffer' (size must not be negative)", 0) end
-  local out = ffi.new("mgpu_buffer*[1]")
-  check(lib.mgpu_buffer_alloc(c, nbytes, out), c)
-  return wrap(out[0], c, lib.mgpu_buffer_release)
+-- core.buffer and core.symmetric: (ctx, nbytes) -> a buffer from lib[alloc].
+local function allocator(name, alloc)
+  return function(ctx, nbytes)
+    local c = live(ctx, "context")
+    if nbytes < 0 then error("bad argument #2 to '" .. name .. "' (size must not be negative)", 0) end
+    local out = ffi.new("mgpu_buffer*[1]")
+    check(lib[alloc](c, nbytes, out), c)
+    return wrap(out[0], c, lib.mgpu_buffer_release)
+  end
 end
+M.buffer = allocator("buffer", "mgpu_buffer_alloc")
 
 function M.buffer_size(b) return tonumber(lib.mgpu_buffer_size(live(b, "buffer"))) end
 function M.buffer_address(b) return tonumber(lib.mgpu_buffer_address(live(b, "buffer"))) end
@@ -170,13 +174,7 @@ function M.dist_info(ctx)
   return r[0], n[0]
 end
 function M.dist_barrier(ctx) local c = live(ctx, "context"); check(lib.mgpu_dist_barrier(c), c) end
-function M.symmetric(ctx, nbytes)
-  local c = live(ctx, "context")
-  if nbytes < 0 then error("bad argument #2 to 'symmetric' (size must not be negative)", 0) end
-  local out = ffi.new("mgpu_buffer*[1]")
-  check(lib.mgpu_symmetric_alloc(c, nbytes, out), c)
-  return wrap(out[0], c, lib.mgpu_buffer_release)
-end
+M.symmetric = allocator("symmetric", "mgpu_symmetric_alloc")
 function M.buffer_symmetric(b) return lib.mgpu_buffer_symmetric(live(b, "buffer")) end
 function M.dist_table(ctx)
   local c = live(ctx, "context")

@@ -23,7 +23,7 @@ local fail = compat.fail
 -- core.<name>(...), with a failure raised at the user's line.
 local function call(name, ...)
   local r = compat.pack(pcall(core()[name], ...))
-  if not r[1] then fail("%s", tostring(r[2])) end
+  if not r[1] then compat.rethrow(r[2]) end
   return compat.unpack(r, 2, r.n)
 end
 

@@ -588,8 +588,11 @@ local function launch(self, entry, args, results)
   for _, a in ipairs(entry.sem_arrays or {}) do bufs[#bufs + 1] = a.buf end
   -- compile errors name the op's line; run-time errors (the interpreter's
   -- races, deadlocks) are raised at the call, naming the ops' lines inside
-  local okc, cerr = pcall(context.core.compile, entry.kernel)
-  if not okc then compat.rethrow(cerr) end
+  if not entry.compiled then
+    local okc, cerr = pcall(context.core.compile, entry.kernel)
+    if not okc then compat.rethrow(cerr) end
+    entry.compiled = true
+  end
   local ok, err = pcall(context.core.launch, entry.kernel, bufs)
   if not ok then fail("%s", err) end
   if entry.sem_arrays and context.info().mode == "interpret" then distributed.check_sems(self.name, entry.sem_arrays) end

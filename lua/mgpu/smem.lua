@@ -122,12 +122,20 @@ function M.is_spec(x)
 end
 function M.alloc(spec) return getmetatable(spec).__alloc(spec) end
 
+--- The keys of a table of specs in the order alloc_tree allocates them
+--- (a deterministic trace; modules that make parameters for some specs
+--- before tracing walk them in this order too).
+function M.tree_keys(specs)
+  local keys = {}
+  for k in pairs(specs) do keys[#keys + 1] = k end
+  table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)
+  return keys
+end
+
 --- Allocate a table of specs (nested tables allowed) in key order; returns
 --- a table of refs of the same shape.
 function M.alloc_tree(specs, what)
-  local keys = {}
-  for k in pairs(specs) do keys[#keys + 1] = k end
-  table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)   -- a deterministic trace
+  local keys = M.tree_keys(specs)
   local out = {}
   for _, k in ipairs(keys) do
     local v = specs[k]

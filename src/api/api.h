@@ -64,7 +64,10 @@ struct mgpu_kernel {
   mgpu_kernel_resources res;
   int32_t jit_maxreg;       /* mgpu_kernel_set_jit_options: 0 = default */
   int32_t jit_opt;          /* optimization level + 1; 0 = default */
-  int8_t collective;        /* uses other devices (remote, sem_wait): -1 not yet known, 0, 1 */
+  struct {                  /* what the kernel does with other devices (api_dist.c), found at the first launch */
+    bool known, collective, multimem;
+    uint8_t remote[256 / 8];  /* parameters viewed on other devices (remote, multimem), a bit each */
+  } devices;
 };
 
 /* api_buffer.c: a buffer record over existing memory (one reference). */

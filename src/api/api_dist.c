@@ -274,47 +274,65 @@ mgpu_status api_dist_launch(mgpu_kernel *k, const mgpu_launch_args *a) {
   return rendezvous(k->ctx, RV_LAUNCH, k, a);
 }
 
-bool api_dist_collective(mgpu_kernel *k) {
-  if (k->collective < 0) {
-    k->collective = 0;
-    for (uint32_t i = 0; i < k->ir->ops.n; i++) {
-      int c = k->ir->ops.v[i].code;
-      if (c == IR_remote || c == IR_sem_wait || c == IR_multimem_store || c == IR_multimem_load) k->collective = 1;
-    }
-  }
-  return k->collective > 0;
-}
-
-mgpu_status api_dist_multicast(mgpu_kernel *k) {
-  const ir_kernel *ir = k->ir;
-  for (uint32_t i = 0; i < ir->ops.n; i++) {
-    const ir_op *op = &ir->ops.v[i];
-    if (op->code != IR_multimem_store && op->code != IR_multimem_load) continue;
-    char msg[400];
-    snprintf(msg, sizeof msg, "%s at %s needs NVLink multicast, which is off here (NVSHMEM_DISABLE_NVLS=1: mgpu never "
-             "creates multicast objects); store to or load from each device with ref:on_device(d), or run it simulated "
-             "(mgpu -n N --interpret)", op->code == IR_multimem_store ? "multimem_store" : "multimem_load_reduce", ir_loc(ir, op));
-    return diag_set(&k->ctx->d, ERR_LAUNCH_ARG, "", ir->name, msg);
-  }
-  return MGPU_OK;
-}
-
 /* The parameter value v views (through views and transposes). */
 static uint32_t root_param(const ir_kernel *k, uint32_t v) {
   while (k->vals.v[v].def >= 0) v = ir_opds(k, &k->ops.v[k->vals.v[v].def])[0];
   return k->vals.v[v].idx;
 }
 
-mgpu_status api_dist_check_args(mgpu_kernel *k, const mgpu_launch_args *a) {
+static bool views_peers(int code) { return code == IR_remote || code == IR_multimem_store || code == IR_multimem_load; }
+
+/* k->devices, from one walk over the ops. */
+static void summarise(mgpu_kernel *k) {
+  if (k->devices.known) return;
   const ir_kernel *ir = k->ir;
   for (uint32_t i = 0; i < ir->ops.n; i++) {
     const ir_op *op = &ir->ops.v[i];
-    if (op->code != IR_remote && op->code != IR_multimem_store && op->code != IR_multimem_load) continue;
+    k->devices.collective |= views_peers(op->code) || op->code == IR_sem_wait;
+    k->devices.multimem |= op->code == IR_multimem_store || op->code == IR_multimem_load;
+    if (!views_peers(op->code)) continue;
     uint32_t p = root_param(ir, ir_opds(ir, op)[0]);
-    if (a->args[p].buffer->sym >= 0) continue;
+    k->devices.remote[p / 8] |= (uint8_t)(1u << (p % 8));
+  }
+  k->devices.known = true;
+}
+
+bool api_dist_collective(mgpu_kernel *k) {
+  summarise(k);
+  return k->devices.collective;
+}
+
+/* The first op that views parameter p on other devices (multimem only, when
+** mm), for messages. */
+static const ir_op *peer_op(const ir_kernel *ir, int64_t p, bool mm) {
+  for (uint32_t i = 0; i < ir->ops.n; i++) {
+    const ir_op *op = &ir->ops.v[i];
+    if (!views_peers(op->code) || (mm && op->code == IR_remote)) continue;
+    if (p < 0 || root_param(ir, ir_opds(ir, op)[0]) == p) return op;
+  }
+  mgpu_unreachable();
+}
+
+mgpu_status api_dist_multicast(mgpu_kernel *k) {
+  summarise(k);
+  if (!k->devices.multimem) return MGPU_OK;
+  const ir_kernel *ir = k->ir;
+  const ir_op *op = peer_op(ir, -1, true);
+  char msg[400];
+  snprintf(msg, sizeof msg, "%s at %s needs NVLink multicast, which is off here (NVSHMEM_DISABLE_NVLS=1: mgpu never "
+           "creates multicast objects); store to or load from each device with ref:on_device(d), or run it simulated "
+           "(mgpu -n N --interpret)", op->code == IR_multimem_store ? "multimem_store" : "multimem_load_reduce", ir_loc(ir, op));
+  return diag_set(&k->ctx->d, ERR_LAUNCH_ARG, "", ir->name, msg);
+}
+
+mgpu_status api_dist_check_args(mgpu_kernel *k, const mgpu_launch_args *a) {
+  summarise(k);
+  const ir_kernel *ir = k->ir;
+  for (uint32_t p = 0; p < ir->params.n; p++) {
+    if (!(k->devices.remote[p / 8] >> (p % 8) & 1) || a->args[p].buffer->sym >= 0) continue;
     char msg[300];
     snprintf(msg, sizeof msg, "argument %u is used on other devices (on_device at %s) but is not a symmetric array: "
-             "make it with mgpu.symmetric", p + 1, ir_loc(ir, op));
+             "make it with mgpu.symmetric", p + 1, ir_loc(ir, peer_op(ir, p, false)));
     return diag_set(&k->ctx->d, ERR_LAUNCH_ARG, "", ir->name, msg);
   }
   return MGPU_OK;

@@ -218,7 +218,6 @@ mgpu_status mgpu_builder_finish(mgpu_builder *b, mgpu_kernel **out) {
   if (!out) s = diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_builder_finish(out)");
   else *out = NULL;
   if (!s && !(k = mem_calloc(&ctx->alloc, sizeof *k))) s = diag_set(&ctx->d, ERR_NOMEM, "");
-  if (k) k->collective = -1;
   if (!s) {
     k->ctx = ctx;
     double t0 = time_ms();

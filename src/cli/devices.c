@@ -49,6 +49,19 @@ static int join(lua_State *L, mgpu_world *world, int rank, int count, const unsi
   return cli_docall(L, 5, 0);
 }
 
+/* The script as device `rank` of the job in a fresh state; closing the
+** state releases its context, which leaves its world (the others'
+** collective calls no longer wait for it).  0 when the script succeeded. */
+static int run_device(int argc, char **argv, const cli_opts *o, mgpu_world *world, int rank, const unsigned char *uid,
+                      int compile) {
+  lua_State *L = cli_newstate(argc, argv, o);
+  if (!L) return 1;
+  int st = join(L, world, rank, o->devices, uid, compile) || cli_run_script(L, argc, argv, o->script);
+  fflush(stdout);
+  lua_close(L);
+  return st ? 1 : 0;
+}
+
 /* -- Simulated devices: threads ------------------------------------------------------ */
 
 typedef struct sim {
@@ -56,7 +69,7 @@ typedef struct sim {
   char **argv;
   cli_opts o;
   mgpu_world *world;
-  int rank, count, status;
+  int rank, status;
   char prefix[32];
 } sim;
 
@@ -64,11 +77,7 @@ static void *sim_main(void *p) {
   sim *s = p;
   snprintf(s->prefix, sizeof s->prefix, "device %d: ", s->rank);
   cli_report_prefix(s->prefix);
-  s->status = 1;
-  lua_State *L = cli_newstate(s->argc, s->argv, &s->o);
-  if (!L) return NULL;
-  if (!join(L, s->world, s->rank, s->count, NULL, 0) && !cli_run_script(L, s->argc, s->argv, s->o.script)) s->status = 0;
-  lua_close(L);   /* its context leaves the world: the others' collective calls no longer wait for it */
+  s->status = run_device(s->argc, s->argv, &s->o, s->world, s->rank, NULL, 0);
   return NULL;
 }
 
@@ -83,7 +92,7 @@ static int run_simulated(int argc, char **argv, const cli_opts *o, const char *w
   if (!s || !t) { fputs("mgpu: out of memory\n", stderr); status = 1; n = 0; }
   int started = 0;
   for (int i = 0; i < n; i++) {
-    s[i] = (sim){ argc, argv, *o, w, i, n, 1, "" };
+    s[i] = (sim){ argc, argv, *o, w, i, 1, "" };
     s[i].o.mode = "interpret";
     if (pthread_create(&t[i], NULL, sim_main, &s[i]) != 0) { fputs("mgpu: cannot start a device thread\n", stderr); status = 1; break; }
     started++;
@@ -126,12 +135,7 @@ static int child(int argc, char **argv, const cli_opts *o, shared *sh, int rank)
     usleep(1000);
   }
   if (atomic_load(&sh->ready) < 0) return 1;
-  lua_State *L = cli_newstate(argc, argv, o);
-  if (!L) return 1;
-  int st = join(L, NULL, rank, o->devices, sh->uid, 0) || cli_run_script(L, argc, argv, o->script);
-  fflush(stdout);
-  lua_close(L);
-  return st ? 1 : 0;
+  return run_device(argc, argv, o, NULL, rank, sh->uid, 0);
 }
 
 static int run_processes(int argc, char **argv, const cli_opts *o) {
@@ -184,17 +188,13 @@ static int gpus_listed(void) {
 
 int cli_run_devices(int argc, char **argv, const cli_opts *o) {
   if (o->mode && !strcmp(o->mode, "compile")) {   /* --emit-ptx: device 0 of N, compiling only */
-    lua_State *L = cli_newstate(argc, argv, o);
-    if (!L) return 1;
-    int st = join(L, NULL, 0, o->devices, NULL, 1) || cli_run_script(L, argc, argv, o->script);
-    lua_close(L);
-    return st ? 1 : 0;
+    return run_device(argc, argv, o, NULL, 0, NULL, 1);
   }
   const char *env = getenv("MGPU_INTERPRET");
   if (o->mode) return run_simulated(argc, argv, o, "--interpret");
   if (env && *env && strcmp(env, "0") != 0) return run_simulated(argc, argv, o, "MGPU_INTERPRET is set");
-  void *cuda = dlopen(getenv("MGPU_LIBCUDA") && *getenv("MGPU_LIBCUDA") ? getenv("MGPU_LIBCUDA") : "libcuda.so.1",
-                      RTLD_NOW | RTLD_LOCAL);
+  const char *lib = getenv("MGPU_LIBCUDA");
+  void *cuda = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!cuda) return run_simulated(argc, argv, o, "no CUDA driver");
   dlclose(cuda);
   int g = gpus_listed();

@@ -605,25 +605,21 @@ static mgpu_status atomic_check(ir_builder *b, const uint32_t *opds, uint32_t no
   return MGPU_OK;
 }
 
-/* remote (GMEM ref, device, peer table): the device an i32 scalar, the
-** table the i64 vector of the launch's peer offsets.  sem_wait (one i32
-** element of GMEM, value): the value an i32 scalar. */
-static mgpu_status remote_check(ir_builder *b, const char *name, const uint32_t *opds, uint32_t nopd) {
-  mgpu_status s;
+/* Operand i is the launch's peer table (a GMEM i64 vector of 3 + devices). */
+static mgpu_status want_peer_table(ir_builder *b, const char *name, const uint32_t *opds, int i) {
+  const ir_type *t = ir_vtype(b->k, opds[i]);
   char x[96];
-  bool wait = !strcmp(name, "sem_wait");
-  if ((s = want_count(b, name, nopd, wait ? 2 : 3, wait ? 2 : 3))) return s;
-  if ((s = want_space(b, name, opds, 0, MGPU_SPACE_GMEM, "a GMEM ref"))) return s;
-  const ir_type *r = ir_vtype(b->k, opds[0]), *v = ir_vtype(b->k, opds[1]);
-  if (wait && (r->rank != 0 || r->dtype != MGPU_I32))
-    return failf(b, "semaphore_wait: the semaphore must be one i32 element (index every dim), not %s", TS(r, x));
-  if (v->kind != MGPU_VALUE_SCALAR || v->dtype != MGPU_I32)
-    return failf(b, "%s: operand 2 must be an i32 scalar (%s), not %s", wait ? "semaphore_wait" : "remote",
-                 wait ? "the value" : "the device id", TS(v, x));
-  if (wait) return MGPU_OK;
-  const ir_type *t = ir_vtype(b->k, opds[2]);
   if (t->kind != MGPU_VALUE_REF || t->space != MGPU_SPACE_GMEM || t->dtype != MGPU_I64 || t->rank != 1 || t->shape[0] < 4)
-    return failf(b, "remote: operand 3 must be the launch's peer table (a GMEM i64 vector), not %s", TS(t, x));
+    return failf(b, "%s: operand %d must be the launch's peer table (a GMEM i64 vector), not %s", name, i + 1, TS(t, x));
+  return MGPU_OK;
+}
+
+/* Operand i is an i32 scalar (`what` names it). */
+static mgpu_status want_i32(ir_builder *b, const char *name, const uint32_t *opds, int i, const char *what) {
+  const ir_type *v = ir_vtype(b->k, opds[i]);
+  char x[96];
+  if (v->kind != MGPU_VALUE_SCALAR || v->dtype != MGPU_I32)
+    return failf(b, "%s: operand %d must be an i32 scalar (%s), not %s", name, i + 1, what, TS(v, x));
   return MGPU_OK;
 }
 
@@ -639,18 +635,14 @@ static mgpu_status stored_value(ir_builder *b, const char *name, const uint32_t 
   return MGPU_OK;
 }
 
-/* multimem ops: a GMEM ref of f32, i32 or u32 and the peer table. */
-static mgpu_status multimem_check(ir_builder *b, const char *name, uint32_t ref, uint32_t table) {
-  uint32_t opds[4] = { ref, 0, table };
-  char x[96];
+/* multimem ops: operand 0 a GMEM ref of f32, i32 or u32, operand `table` the peer table. */
+static mgpu_status multimem_check(ir_builder *b, const char *name, const uint32_t *opds, int table) {
   mgpu_status s = want_space(b, name, opds, 0, MGPU_SPACE_GMEM, "a GMEM ref");
   if (s) return s;
-  const ir_type *r = ir_vtype(b->k, ref), *t = ir_vtype(b->k, table);
-  if (r->dtype != MGPU_F32 && r->dtype != MGPU_I32 && r->dtype != MGPU_U32)
-    return failf(b, "%s: %s is not supported (f32, i32, u32)", name, dt_name(r->dtype));
-  if (t->kind != MGPU_VALUE_REF || t->space != MGPU_SPACE_GMEM || t->dtype != MGPU_I64 || t->rank != 1 || t->shape[0] < 4)
-    return failf(b, "%s: the last operand must be the launch's peer table (a GMEM i64 vector), not %s", name, TS(t, x));
-  return MGPU_OK;
+  int dt = ir_vtype(b->k, opds[0])->dtype;
+  if (dt != MGPU_F32 && dt != MGPU_I32 && dt != MGPU_U32)
+    return failf(b, "%s: %s is not supported (f32, i32, u32)", name, dt_name(dt));
+  return want_peer_table(b, name, opds, table);
 }
 
 /* debug_print (values...) text=format: one {} per value; scalars, or one
@@ -1030,14 +1022,14 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     break;
   case IRC_MMSTORE: {
     if ((s = want_count(b, name, nopd, 3, 3))) return s;
-    if ((s = multimem_check(b, name, opds[0], opds[2]))) return s;
+    if ((s = multimem_check(b, name, opds, 2))) return s;
     if ((s = stored_value(b, name, opds))) return s;
     nrt = 0;
     break;
   }
   case IRC_MMLOAD: {
     if ((s = want_count(b, name, nopd, 2, 2))) return s;
-    if ((s = multimem_check(b, name, opds[0], opds[1]))) return s;
+    if ((s = multimem_check(b, name, opds, 1))) return s;
     const ir_type *t = ir_vtype(k, opds[0]);
     if (nints != 1 || ints[0] < 0 || ints[0] > 2) return failf(b, "%s: the reduction must be add, min or max", name);
     if (t->dtype == MGPU_F32 && ints[0] != 0) return failf(b, "%s: f32 reduces only with add (min and max: i32, u32)", name);
@@ -1046,14 +1038,23 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     rt[0].kind = t->rank ? MGPU_VALUE_ARRAY : MGPU_VALUE_SCALAR;
     break;
   }
-  case IRC_REMOTE:
-    if ((s = remote_check(b, name, opds, nopd))) return s;
+  case IRC_REMOTE:   /* (GMEM ref, device, peer table) */
+    if ((s = want_count(b, name, nopd, 3, 3))) return s;
+    if ((s = want_space(b, name, opds, 0, MGPU_SPACE_GMEM, "a GMEM ref"))) return s;
+    if ((s = want_i32(b, name, opds, 1, "the device id"))) return s;
+    if ((s = want_peer_table(b, name, opds, 2))) return s;
     rt[0] = *ir_vtype(k, opds[0]);
     break;
-  case IRC_SEMWAIT:
-    if ((s = remote_check(b, name, opds, nopd))) return s;
+  case IRC_SEMWAIT: {   /* (one i32 element of GMEM, value) */
+    if ((s = want_count(b, name, nopd, 2, 2))) return s;
+    if ((s = want_space(b, name, opds, 0, MGPU_SPACE_GMEM, "a GMEM ref"))) return s;
+    const ir_type *r = ir_vtype(k, opds[0]);
+    if (r->rank != 0 || r->dtype != MGPU_I32)
+      return failf(b, "semaphore_wait: the semaphore must be one i32 element (index every dim), not %s", TS(r, x));
+    if ((s = want_i32(b, "semaphore_wait", opds, 1, "the value"))) return s;
     nrt = 0;
     break;
+  }
   case IRC_FOR: {
     if ((s = want_count(b, name, nopd, 3, 3 + IR_MAXRES - 1))) return s;
     for (int i = 0; i < 3; i++) if ((s = want_index(b, name, opds, i))) return s;

@@ -206,15 +206,8 @@ static int l_dist_barrier(lua_State *L) {
   return 0;
 }
 
-static int l_symmetric(lua_State *L) {
-  handle *u = geth(L, 1, T_CTX);
-  lua_Integer n = luaL_checkinteger(L, 2);
-  if (n < 0) return luaL_argerror(L, 2, "size must not be negative");
-  mgpu_buffer *b = NULL;
-  CHECK(L, u->ctx, mgpu_symmetric_alloc(u->ctx, (uint64_t)n, &b));
-  newh(L, T_BUF, b, u->ctx);
-  return 1;
-}
+static int alloc_with(lua_State *L, mgpu_status (*alloc)(mgpu_ctx *, uint64_t, mgpu_buffer **));
+static int l_symmetric(lua_State *L) { return alloc_with(L, mgpu_symmetric_alloc); }
 
 static int l_buffer_symmetric(lua_State *L) {
   handle *u = geth(L, 1, T_BUF);
@@ -289,15 +282,18 @@ static int l_blas_matmul(lua_State *L) {
 
 /* -- Buffers ----------------------------------------------------------------------- */
 
-static int l_buffer(lua_State *L) {
+/* core.buffer(ctx, nbytes) and core.symmetric(ctx, nbytes): a buffer from `alloc`. */
+static int alloc_with(lua_State *L, mgpu_status (*alloc)(mgpu_ctx *, uint64_t, mgpu_buffer **)) {
   handle *u = geth(L, 1, T_CTX);
   lua_Integer n = luaL_checkinteger(L, 2);
   if (n < 0) return luaL_argerror(L, 2, "size must not be negative");
   mgpu_buffer *b = NULL;
-  CHECK(L, u->ctx, mgpu_buffer_alloc(u->ctx, (uint64_t)n, &b));
+  CHECK(L, u->ctx, alloc(u->ctx, (uint64_t)n, &b));
   newh(L, T_BUF, b, u->ctx);
   return 1;
 }
+
+static int l_buffer(lua_State *L) { return alloc_with(L, mgpu_buffer_alloc); }
 
 static int l_buffer_size(lua_State *L) {
   handle *u = geth(L, 1, T_BUF);

@@ -157,6 +157,9 @@ void pe_mem(pe *e, const char *space, int dtype, bool store, preg reg, bool spla
 /* Set n registers from r to zero. */
 void pe_zero(pe *e, int dtype, preg r, int n);
 void ptx_param_ref(pe *e, uint32_t v, uint32_t param);
+/* u64 register: the address of GMEM ref r's root (its parameter, or the
+** parameter's copy on another device for remote refs). */
+preg pe_ref_base(pe *e, const pref *r);
 void ptx_view(pe *e, const ir_op *op);
 void ptx_load(pe *e, const ir_op *op);
 void ptx_store(pe *e, const ir_op *op);

@@ -37,6 +37,8 @@ typedef struct access {
   preg base;                     /* u64: parameter address + view offset */
 } access;
 
+preg pe_ref_base(pe *e, const pref *r) { return r->base ? r->base : e->param_addr[r->root]; }
+
 void ptx_param_ref(pe *e, uint32_t v, uint32_t param) {
   pref *r = &e->refs[v];
   const ir_type *t = ir_vtype(e->k, v);
@@ -161,7 +163,7 @@ static void plan(pe *e, uint32_t refv, uint32_t valv, access *a) {
   int64_t soff = 0;
   for (int d = 0; d < a->prank; d++) soff += a->r->soff[d] * a->S[d];
   a->base = pe_reg(e, PR_RD);
-  pe_ins(e, "add.s64", 3, R(a->base), R(a->r->base ? a->r->base : e->param_addr[a->r->root]), I(soff * a->bytes));
+  pe_ins(e, "add.s64", 3, R(a->base), R(pe_ref_base(e, a->r)), I(soff * a->bytes));
   for (int d = 0; d < a->prank; d++)
     if (a->r->doff[d]) pe_ins(e, "mad.lo.s64", 4, R(a->base), R(a->r->doff[d]), I(a->S[d] * a->bytes), R(a->base));
 }
@@ -510,19 +512,29 @@ void ptx_atomic(pe *e, const ir_op *op) {
   pe_wg_barrier(e);
 }
 
+/* The root address of GMEM ref r on the device the peer table `tabv`
+** entry 2 + index names (index: an s32 register, or 0 for entry 2 + fixed):
+** r's own root address plus that entry's byte offset. */
+static preg peer_base(pe *e, const pref *r, uint32_t tabv, preg index, int fixed) {
+  preg addr = e->param_addr[e->refs[tabv].root], delta = pe_reg(e, PR_RD), base = pe_reg(e, PR_RD);
+  if (index) {
+    preg i64 = pe_reg(e, PR_RD), at = pe_reg(e, PR_RD);
+    pe_ins(e, "cvt.s64.s32", 2, R(i64), R(index));
+    pe_ins(e, "mad.lo.s64", 4, R(at), R(i64), I(8), R(addr));
+    addr = at;
+  }
+  pe_ins(e, "ld.global.nc.u64", 2, R(delta), ADDR(addr, 8 * (2 + fixed)));   /* entries 0, 1: this device, the count */
+  pe_ins(e, "add.s64", 3, R(base), R(pe_ref_base(e, r)), R(delta));
+  return base;
+}
+
 void ptx_remote(pe *e, const ir_op *op) {
   const uint32_t *o = ir_opds(e->k, op);
-  const pref *src = &e->refs[o[0]], *tab = &e->refs[o[2]];
   pref *dst = &e->refs[op->res];
-  *dst = *src;
-  preg dev = pe_reg(e, PR_RD), addr = pe_reg(e, PR_RD), delta = pe_reg(e, PR_RD);
-  pe_ins(e, "cvt.s64.s32", 2, R(dev), R(pe_vreg(e, o[1])));
-  pe_ins(e, "mad.lo.s64", 4, R(addr), R(dev), I(8), R(e->param_addr[tab->root]));
-  pe_ins(e, "ld.global.nc.u64", 2, R(delta), ADDR(addr, 16));   /* entries 0, 1: this device, the count */
+  *dst = e->refs[o[0]];
   dst->dev = pe_vreg(e, o[1]);
   dst->ndev = (int)ir_vtype(e->k, o[2])->shape[0] - 3;
-  dst->base = pe_reg(e, PR_RD);
-  pe_ins(e, "add.s64", 3, R(dst->base), R(src->base ? src->base : e->param_addr[src->root]), R(delta));
+  dst->base = peer_base(e, &e->refs[o[0]], o[2], dst->dev, 0);
 }
 
 void ptx_multimem(pe *e, const ir_op *op) {
@@ -530,12 +542,9 @@ void ptx_multimem(pe *e, const ir_op *op) {
   const uint32_t *o = ir_opds(e->k, op);
   bool store = op->code == IR_multimem_store;
   uint32_t refv = o[0], tab = o[store ? 2 : 1];
-  pref saved = e->refs[refv], *r = &e->refs[refv];
-  int ndev = (int)ir_vtype(e->k, tab)->shape[0] - 3;
-  preg mc = pe_reg(e, PR_RD);
-  pe_ins(e, "ld.global.nc.u64", 2, R(mc), ADDR(e->param_addr[e->refs[tab].root], 8 * (2 + ndev)));
-  r->base = pe_reg(e, PR_RD);
-  pe_ins(e, "add.s64", 3, R(r->base), R(saved.base ? saved.base : e->param_addr[saved.root]), R(mc));
+  pref saved = e->refs[refv];
+  /* the multicast address: the entry after the devices' */
+  e->refs[refv].base = peer_base(e, &saved, tab, 0, (int)ir_vtype(e->k, tab)->shape[0] - 3);
   if (e->ptx_isa < 81) e->ptx_isa = 81;   /* multimem: PTX ISA 8.1 */
   e->mm = store ? "st" : reds[ir_ints(e->k, op)[0]];
   access_op(e, refv, store ? o[1] : op->res, store);
