@@ -37,6 +37,13 @@ describe("arrays", function()
     assert.are.same({ 3, 1 }, a:reshape({ 3, 1 }).shape)
   end)
 
+  it("read u64 values from 2^63 up back as floats, smaller ones as integers", function()
+    local small, big = mgpu.full(2, 5, "u64"):to_table(), mgpu.full(2, 1 / 0, "u64"):to_table()
+    assert.are.equal("integer", math.type(small[1]))
+    assert.are.equal(2.0 ^ 64, big[1])                 -- inf saturates to 2^64-1, nearest double 2^64
+    assert.are.equal(2.0 ^ 63, mgpu.full(1, 2 ^ 63, "u64"):get(1))
+  end)
+
   it("report bad arguments at the caller's line", function()
     local ok, err = pcall(mgpu.zeros, { 2, 2.5 })
     assert.is_false(ok)

@@ -333,7 +333,9 @@ static int l_buffer_get(lua_State *L) {
   bool isint = dt != MGPU_F16 && dt != MGPU_BF16 && dt != MGPU_F32 && dt != MGPU_F64 &&
                dt != MGPU_F8E4M3 && dt != MGPU_F8E5M2;
   for (lua_Integer i = 0; i < count; i++) {
-    if (isint && dt != MGPU_PRED) lua_pushinteger(L, (lua_Integer)tmp[i]);
+    /* u64 values from 2^63 up have no Lua integer: they come back as floats. */
+    bool fits = tmp[i] >= -0x1p63 && tmp[i] < 0x1p63;
+    if (isint && dt != MGPU_PRED && fits) lua_pushinteger(L, (lua_Integer)tmp[i]);
     else if (dt == MGPU_PRED) lua_pushboolean(L, tmp[i] != 0);
     else lua_pushnumber(L, tmp[i]);
     lua_rawseti(L, -2, i + 1);
