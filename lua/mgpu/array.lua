@@ -347,11 +347,16 @@ end
 
 --- An array over a DLPack tensor's memory (no copy); the tensor's deleter
 --- runs when the array is collected.
+--- A DLManagedTensor pointer comes as a light userdata or an FFI pointer; a
+--- full userdata (one with a metatable, such as io.stdout) is not one.
 function M.from_dlpack(tensor)
-  if type(tensor) ~= "userdata" and type(tensor) ~= "cdata" then
-    compat.fail("from_dlpack: expected a DLPack tensor (a DLManagedTensor pointer), got %s", type(tensor))
+  local mt = type(tensor) == "userdata" and getmetatable(tensor)
+  if (type(tensor) ~= "userdata" and type(tensor) ~= "cdata") or mt then
+    local what = mt and type(mt) == "table" and rawget(mt, "__name") or type(tensor)
+    compat.fail("from_dlpack: expected a DLPack tensor (a DLManagedTensor pointer), got %s", tostring(what))
   end
-  local buf, dtype, shape = core().dlpack_import(context.get(), tensor)
+  local ok, buf, dtype, shape = pcall(core().dlpack_import, context.get(), tensor)
+  if not ok then compat.rethrow(buf) end
   local n = compat.numel(shape)
   return setmetatable({ shape = shape, dtype = dtype, size = n, nbytes = n * core().dtype_size(dtype), buf = buf }, Array)
 end

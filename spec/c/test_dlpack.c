@@ -43,6 +43,9 @@ void test_dlpack(void) {
   CHECK(mgpu_dlpack_import(c, &foreign, &back, &vi) == MGPU_OK && vi.dtype == MGPU_I16);
   CHECK(mgpu_buffer_get_f64(back, MGPU_I16, 1, 1, got) == MGPU_OK && got[0] == -2);
   CHECK(deleted == 0);
+  mgpu_buffer *twice = NULL;                 /* consumed by its first import: a second is refused */
+  CHECK(mgpu_dlpack_import(c, &foreign, &twice, &vi) == MGPU_ERR_ARG && !twice);
+  CHECK_CONTAINS(mgpu_errmsg(c), "imported already");
   mgpu_buffer_release(back);
   CHECK(deleted == 1);
 

@@ -1,6 +1,8 @@
 /*
 ** api_dlpack.c -- DLPack export and import of buffers (no copies).
 */
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <dlpack/dlpack.h>
@@ -83,8 +85,44 @@ mgpu_status mgpu_dlpack_export(mgpu_buffer *buf, int32_t dtype, const int64_t *s
   return MGPU_OK;
 }
 
+/* The tensors imported and not yet released, in every context of the process:
+** a DLManagedTensor is consumed by its first import (its deleter runs once), so
+** a second import of a live one is refused instead of running the deleter twice. */
+static struct {
+  pthread_mutex_t mu;
+  DLManagedTensor **t;
+  size_t n, cap;
+} live = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0 };
+
+/* Adds t to the live imports; false when it is there already or memory ran out
+** (*dup tells which). */
+static bool live_add(DLManagedTensor *t, bool *dup) {
+  bool ok = true;
+  *dup = false;
+  pthread_mutex_lock(&live.mu);
+  for (size_t i = 0; i < live.n && ok; i++) ok = !(*dup = live.t[i] == t);
+  if (ok && live.n == live.cap) {
+    size_t cap = live.cap ? 2 * live.cap : 16;
+    DLManagedTensor **grown = realloc(live.t, cap * sizeof *grown);
+    if (grown) live.t = grown, live.cap = cap;
+    else ok = false;
+  }
+  if (ok) live.t[live.n++] = t;
+  pthread_mutex_unlock(&live.mu);
+  return ok;
+}
+
+static void live_remove(DLManagedTensor *t) {
+  pthread_mutex_lock(&live.mu);
+  for (size_t i = 0; i < live.n; i++)
+    if (live.t[i] == t) { live.t[i] = live.t[--live.n]; break; }
+  if (!live.n) free(live.t), live.t = NULL, live.cap = 0;
+  pthread_mutex_unlock(&live.mu);
+}
+
 static void import_release(void *arg) {
   DLManagedTensor *t = arg;
+  live_remove(t);
   if (t->deleter) t->deleter(t);
 }
 
@@ -134,9 +172,18 @@ mgpu_status mgpu_dlpack_import(mgpu_ctx *ctx, void *tensor, mgpu_buffer **out, m
   uint64_t n = 0;
   const char *why = import_extent(t, dt, &n);
   if (why) return diag_set(&ctx->d, ERR_BAD_ARG, "", why);
-  if (!api_enter(ctx)) return MGPU_ERR_THREAD;
+  bool dup;
+  if (!live_add(mt, &dup))
+    return dup ? diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_import: the tensor is imported already (its first "
+                                                      "import consumed it; export the array again for another view)")
+               : diag_set(&ctx->d, ERR_NOMEM, "", "mgpu_dlpack_import");
+  if (!api_enter(ctx)) {
+    live_remove(mt);
+    return MGPU_ERR_THREAD;
+  }
   mgpu_status s = api_buffer_new(ctx, n, (uint64_t)(uintptr_t)t->data + t->byte_offset, false, out);
-  if (!s) {
+  if (s) live_remove(mt);
+  else {
     (*out)->on_release = import_release;
     (*out)->on_release_arg = mt;
     memset(info, 0, sizeof *info);

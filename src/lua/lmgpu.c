@@ -239,7 +239,8 @@ static int l_dlpack_export(lua_State *L) {
 
 static int l_dlpack_import(lua_State *L) {
   handle *u = geth(L, 1, T_CTX);
-  luaL_checktype(L, 2, LUA_TLIGHTUSERDATA);
+  if (!lua_islightuserdata(L, 2))
+    return luaL_error(L, "from_dlpack: expected a DLPack tensor (a DLManagedTensor pointer), got %s", luaL_typename(L, 2));
   mgpu_buffer *b = NULL;
   mgpu_value_info vi;
   CHECK(L, u->ctx, mgpu_dlpack_import(u->ctx, lua_touserdata(L, 2), &b, &vi));
