@@ -49,7 +49,8 @@ enum mgpu_status_code {
   MGPU_ERR_SCRIPT = -8,     /* a Lua script raised an error */
   MGPU_ERR_ABI = -9,        /* caller built against another ABI version */
   MGPU_ERR_STATE = -10,     /* call not valid in the object's state */
-  MGPU_ERR_THREAD = -11     /* context in use by another thread */
+  MGPU_ERR_THREAD = -11,    /* context in use by another thread */
+  MGPU_ERR_LOST = -12       /* the GPU context is lost (a kernel faulted or timed out): mgpu_ctx_recover */
 };
 
 /* Element types.  ORDER DTYPE (src/core/dtype.h). */
@@ -227,6 +228,20 @@ mgpu_status mgpu_ctx_fail(mgpu_ctx *ctx, mgpu_status status, const char *msg);
 const char *mgpu_errmsg(const mgpu_ctx *ctx);
 mgpu_status mgpu_device_query(mgpu_ctx *ctx, mgpu_device_info *out);
 mgpu_status mgpu_synchronize(mgpu_ctx *ctx);
+/* GPU faults.  A kernel that faults (illegal address, trap, ...) makes the
+** CUDA context unusable: the call that sees it returns MGPU_ERR_LOST naming
+** the kernel, and every later call that needs the GPU returns MGPU_ERR_LOST
+** until mgpu_ctx_recover resets the device's primary context (every buffer
+** of the context is gone: using one is MGPU_ERR_STATE; releasing it is fine;
+** kernels load again on their next launch).  mgpu_ctx_recover does nothing
+** on a context that is not lost.  The watchdog: with a timeout (ms > 0;
+** MGPU_TIMEOUT_MS sets it when a context is created; 0 = none), every wait
+** for the GPU polls, and a kernel still running `ms` after its launch loses
+** the context (a runaway kernel cannot be stopped otherwise); interpreted
+** launches stop with MGPU_ERR_RUNTIME after `ms` of running. */
+mgpu_status mgpu_ctx_set_timeout(mgpu_ctx *ctx, int64_t ms);
+int32_t mgpu_ctx_lost(const mgpu_ctx *ctx);
+mgpu_status mgpu_ctx_recover(mgpu_ctx *ctx);
 mgpu_status mgpu_timer_start(mgpu_ctx *ctx);
 mgpu_status mgpu_timer_stop(mgpu_ctx *ctx, double *ms);
 /* cuBLAS, the reference of benchmarks: c (m x n) = a (m x k) @ b (k x n), row-major, all
@@ -370,6 +385,6 @@ mgpu_status mgpu_script_kernel(mgpu_script *s, const char *name, const mgpu_valu
 #endif
 
 /* The ABI version this header describes; mgpu_abi_version() must match. */
-#define MGPU_ABI_VERSION 4
+#define MGPU_ABI_VERSION 5
 
 #endif

@@ -12,7 +12,20 @@ local Array = {}
 Array.__index = Array
 M.Array = Array
 
-local function core() return context.core end
+-- The core's functions, raising their errors at the script's line (a read
+-- of an array after a kernel faulted names the kernel there, for example).
+local function pass(ok, ...)
+  if not ok then compat.rethrow((...)) end
+  return ...
+end
+local located = setmetatable({}, { __index = function(t, name)
+  local f = context.core[name]
+  if type(f) ~= "function" then return f end
+  local g = function(...) return pass(pcall(f, ...)) end
+  rawset(t, name, g)
+  return g
+end })
+local function core() return located end
 
 local function check_dtype(dtype, what)
   dtype = dtype or "f32"
@@ -51,7 +64,7 @@ local function new(shape, dtype, what, alloc)
   local ok, buf = false, "more than any memory holds"
   if fbytes < 2 ^ 53 then
     context.track(bytes)
-    ok, buf = pcall(alloc or core().buffer, context.get(), bytes)
+    ok, buf = pcall(alloc or context.core.buffer, context.get(), bytes)   -- the raw core: its message is wrapped below
   else
     bytes = fbytes
   end
@@ -81,7 +94,7 @@ function M.is_array(x) return getmetatable(x) == Array end
 --- same place on every device, so kernels reach other devices' copies with
 --- ref:on_device(d).  Collective: every device makes the same ones in order.
 function M.symmetric(shape, dtype)
-  local a = make(shape, dtype, "symmetric", core().symmetric)
+  local a = make(shape, dtype, "symmetric", context.core.symmetric)
   a.symmetric = true
   return a
 end

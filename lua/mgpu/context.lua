@@ -19,21 +19,44 @@ M.config = {
   quiet = false,                            -- no interpret-mode notice
   abstract_arrays = nil,                    -- false: compile-only mode still allocates arrays
   device = nil,                             -- CUDA device ordinal (mgpu -n N: the process's rank)
+  timeout_ms = nil,                         -- the watchdog (default: MGPU_TIMEOUT_MS; 0 = none)
 }
 
 local ctx, info
 
---- Set options; only possible before the first kernel or array is made.
+local function set_timeout(ms)
+  local ok, err = pcall(M.core.ctx_set_timeout, ctx, ms)
+  if not ok then compat.rethrow(err) end
+end
+
+--- Set options; only possible before the first kernel or array is made,
+--- except timeout_ms (milliseconds a kernel may run, 0 = no bound), which
+--- applies at once.
 function M.configure(opts)
-  if ctx then compat.fail("mgpu.configure must be called before the first kernel or array is created") end
   if type(opts) ~= "table" then compat.fail("mgpu.configure expects a table of options, got %s", type(opts)) end
-  for k, v in pairs(opts) do
-    if M.config[k] == nil and k ~= "mode" and k ~= "emit_ptx" and k ~= "poison_outputs" and k ~= "abstract_arrays"
-       and k ~= "device" then
+  local t = opts.timeout_ms
+  if t ~= nil and (type(t) ~= "number" or t < 0 or t ~= math.floor(t)) then
+    compat.fail("mgpu.configure: timeout_ms must be a whole number of milliseconds (0: no timeout), got %s", tostring(t))
+  end
+  for k in pairs(opts) do
+    if k ~= "mode" and k ~= "emit_ptx" and k ~= "poison_outputs" and k ~= "quiet" and k ~= "abstract_arrays"
+       and k ~= "device" and k ~= "timeout_ms" then
       compat.fail("mgpu.configure: unknown option '%s'", tostring(k))
     end
-    M.config[k] = v
+    if ctx and k ~= "timeout_ms" then
+      compat.fail("mgpu.configure{ %s } must come before the first kernel or array is created", tostring(k))
+    end
   end
+  for k, v in pairs(opts) do M.config[k] = v end
+  if ctx and t then set_timeout(t) end
+end
+
+--- After a GPU fault or timeout lost the context: a fresh one (arrays made
+--- before are gone, kernels load again) and a notice; nil when nothing was lost.
+function M.recover()
+  if not ctx or not M.core.ctx_lost(ctx) then return nil end
+  M.core.ctx_recover(ctx)
+  return "the GPU context was lost; a fresh one is ready (arrays made before it are gone)"
 end
 
 --- Make an existing context handle the default (the script layer binds its
@@ -42,6 +65,7 @@ function M.use(handle)
   if ctx then compat.fail("mgpu.context.use must come before the first kernel or array is created") end
   ctx = handle
   info = M.core.device(ctx)
+  if M.config.timeout_ms then set_timeout(M.config.timeout_ms) end
   if M.config.poison_outputs == nil then M.config.poison_outputs = info.mode ~= "gpu" end
 end
 
@@ -53,6 +77,7 @@ function M.get()
   local mode = M.config.mode or ((M.config.emit_ptx or co) and "compile") or "auto"
   ctx = M.core.ctx_new(mode, M.config.device)
   info = M.core.device(ctx)
+  if M.config.timeout_ms then set_timeout(M.config.timeout_ms) end
   if M.on_create then M.on_create(ctx) end
   if info.mode == "interpret" and not M.config.quiet and mode ~= "interpret" then
     local why = info.reason:match("^MGPU_INTERPRET") and info.reason or ("no GPU: " .. info.reason)

@@ -123,6 +123,9 @@ function M.device(ctx)
 end
 
 function M.sync(ctx) local c = live(ctx, "context"); check(lib.mgpu_synchronize(c), c) end
+function M.ctx_set_timeout(ctx, ms) local c = live(ctx, "context"); check(lib.mgpu_ctx_set_timeout(c, ms), c) end
+function M.ctx_lost(ctx) return lib.mgpu_ctx_lost(live(ctx, "context")) ~= 0 end
+function M.ctx_recover(ctx) local c = live(ctx, "context"); check(lib.mgpu_ctx_recover(c), c) end
 function M.timer_start(ctx) local c = live(ctx, "context"); check(lib.mgpu_timer_start(c), c) end
 function M.timer_stop(ctx)
   local c = live(ctx, "context")

@@ -113,6 +113,12 @@ void test_api_errors(void) {
   CHECK(mgpu_kernel_text(k, MGPU_TEXT_PTX, &text) == MGPU_OK);
   CHECK_CONTAINS(text, ".target sm_90a");
   CHECK(mgpu_kernel_text(k, 7, &text) == MGPU_ERR_ARG);
+  /* faults and the watchdog: an interpreting context is never lost; a timeout bounds launches */
+  CHECK(!mgpu_ctx_lost(c) && mgpu_ctx_recover(c) == MGPU_OK);
+  CHECK(mgpu_ctx_set_timeout(c, -1) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "ms must be 0 (no timeout) or positive");
+  CHECK(mgpu_ctx_set_timeout(c, 60000) == MGPU_OK && mgpu_kernel_launch(k, &ok) == MGPU_OK);
+  CHECK(mgpu_ctx_set_timeout(c, 0) == MGPU_OK);
   mgpu_kernel_release(k);
   mgpu_buffer_release(small);
   mgpu_buffer_release(big);

@@ -28,6 +28,16 @@ struct mgpu_ctx {
   struct blas *blas;            /* cuBLAS, loaded by the first mgpu_blas_matmul (api_blas.c) */
   struct dist *dist;            /* the job this context is a device of (api_dist.c), or NULL */
   int32_t nsym;                 /* symmetric buffers made so far */
+  struct {                      /* kernels in flight, faults and the watchdog (api_ctx.c) */
+    int64_t timeout_ms;         /* MGPU_TIMEOUT_MS / mgpu_ctx_set_timeout; 0: no bound */
+    CUevent done;               /* recorded after each GPU launch while a timeout is set */
+    bool in_flight;             /* `done` not yet seen complete */
+    double launched_ms;         /* when the last GPU kernel was launched */
+    char kernel[64];            /* the last kernel launched on the GPU */
+    bool lost;                  /* a kernel faulted or ran past the timeout: only mgpu_ctx_recover helps */
+    char why[320];              /* what was lost, for the refusals that follow */
+    uint32_t gen;               /* bumped by each recovery: older buffers and modules are gone */
+  } run;
 };
 
 struct mgpu_buffer {
@@ -40,6 +50,7 @@ struct mgpu_buffer {
   void (*on_release)(void *);   /* called when the last reference goes (DLPack imports) */
   void *on_release_arg;
   int32_t sym;                  /* symmetric allocation number, or -1 */
+  uint32_t gen;                 /* ctx->run.gen when made: memory of an older one is gone */
 };
 
 struct mgpu_builder {
@@ -61,6 +72,7 @@ struct mgpu_kernel {
   ptx_tmaps tmaps;          /* tensor maps each launch encodes (after the parameters) */
   CUmodule mod;
   CUfunction fn;
+  uint32_t mod_gen;         /* ctx->run.gen when mod was loaded */
   mgpu_kernel_resources res;
   int32_t jit_maxreg;       /* mgpu_kernel_set_jit_options: 0 = default */
   int32_t jit_opt;          /* optimization level + 1; 0 = default */
@@ -97,6 +109,21 @@ void api_leave(mgpu_ctx *c);
 void api_ref(mgpu_ctx *c);
 void api_unref(mgpu_ctx *c);
 bool api_gpu(const mgpu_ctx *c);   /* kernels and buffers live on a GPU */
+/* Before driver work on a GPU context (callers have entered it): an error
+** when the context is lost. */
+mgpu_status api_usable(mgpu_ctx *c);
+/* Before waiting for the GPU: api_usable, then with a timeout set, waits for
+** the kernels in flight; one still running after the timeout loses the
+** context. */
+mgpu_status api_ready(mgpu_ctx *c);
+/* A failed driver call `what`: the error, and when it is fatal (a kernel
+** faulted) the context is lost and the message names the last kernel. */
+mgpu_status api_drv_fail(mgpu_ctx *c, const char *what, CUresult r);
+/* A GPU launch of kernel `name` on `stream` was queued. */
+mgpu_status api_launched(mgpu_ctx *c, const char *name, CUstream stream);
+/* Buffer b's memory is gone with a lost context (an error set), or usable
+** (api_usable included). */
+mgpu_status api_buffer_live(mgpu_buffer *b);
 
 /* Check a handle; on failure return from the calling function. */
 #define API_CHECK(h, m) do { if (!(h) || (h)->magic != (m)) return MGPU_ERR_ARG; } while (0)

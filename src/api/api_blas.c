@@ -50,7 +50,10 @@ mgpu_status mgpu_blas_matmul(mgpu_ctx *ctx, int32_t dtype, int64_t m, int64_t n,
     return diag_set(&ctx->d, ERR_NO_DEVICE, "", msg);
   }
   if (!api_enter(ctx)) return MGPU_ERR_THREAD;
-  mgpu_status s = ctx->blas ? MGPU_OK : blas_open(&ctx->alloc, ctx->drv, &ctx->d, &ctx->blas);
+  mgpu_status s = api_buffer_live(a);
+  if (!s) s = api_buffer_live(b);
+  if (!s) s = api_buffer_live(c);
+  if (!s && !ctx->blas) s = blas_open(&ctx->alloc, ctx->drv, &ctx->d, &ctx->blas);
   if (!s) s = blas_matmul(ctx->blas, &ctx->d, dtype, m, n, k, a->addr, b->addr, c->addr, (CUstream)(uintptr_t)stream);
   api_leave(ctx);
   return s;

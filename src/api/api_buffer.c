@@ -27,6 +27,7 @@ mgpu_status api_buffer_new(mgpu_ctx *ctx, uint64_t n, uint64_t addr, bool owned,
   b->magic = MAGIC_BUF;
   b->refs = 1;
   b->ctx = ctx;
+  b->gen = ctx->run.gen;
   b->size = n;
   b->addr = addr;
   b->owned = owned;
@@ -101,9 +102,9 @@ mgpu_status mgpu_buffer_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out)
   if (nbytes) {
     if (api_gpu(ctx)) {
       CUdeviceptr p = 0;
-      CUresult r = ctx->drv->MemAlloc(&p, nbytes);
+      CUresult r = (s = api_usable(ctx)) ? CUDA_SUCCESS : ctx->drv->MemAlloc(&p, nbytes);
       if (r == CUDA_ERROR_OUT_OF_MEMORY) s = nomem(ctx, nbytes);
-      else if (r) s = drv_fail(ctx->drv, &ctx->d, "cuMemAlloc", r);
+      else if (r) s = api_drv_fail(ctx, "cuMemAlloc", r);
       addr = p;
     } else if (nbytes > SIZE_MAX || host_too_big(nbytes)) {
       s = nomem(ctx, nbytes);
@@ -143,7 +144,9 @@ void mgpu_buffer_release(mgpu_buffer *b) {
   if (!b || b->magic != MAGIC_BUF || --b->refs > 0) return;
   mgpu_ctx *ctx = b->ctx;
   if (b->owned && b->addr) {
-    if (api_gpu(ctx)) { drv_bind(ctx->drv); ctx->drv->MemFree(b->addr); }
+    if (api_gpu(ctx)) {
+      if (b->gen == ctx->run.gen && !ctx->run.lost) { drv_bind(ctx->drv); ctx->drv->MemFree(b->addr); }
+    }
     else mem_free(&ctx->alloc, (void *)(uintptr_t)b->addr, (size_t)b->size);
   }
   if (b->on_release) b->on_release(b->on_release_arg);
@@ -155,12 +158,21 @@ void mgpu_buffer_release(mgpu_buffer *b) {
 uint64_t mgpu_buffer_size(const mgpu_buffer *b) { return b && b->magic == MAGIC_BUF ? b->size : 0; }
 uint64_t mgpu_buffer_address(const mgpu_buffer *b) { return b && b->magic == MAGIC_BUF ? b->addr : 0; }
 
+mgpu_status api_buffer_live(mgpu_buffer *b) {
+  mgpu_status s = api_usable(b->ctx);
+  if (!s && b->gen != b->ctx->run.gen)
+    s = diag_set(&b->ctx->d, ERR_STATE, "", "the array was made before the GPU context was lost: its memory is gone");
+  return s;
+}
+
 /* Copies without entering the context (callers hold it). */
 static mgpu_status raw_write(mgpu_buffer *b, uint64_t off, const void *src, uint64_t n) {
   if (!n) return MGPU_OK;
   if (api_gpu(b->ctx)) {
-    CUresult r = b->ctx->drv->MemcpyHtoD(b->addr + off, src, n);
-    return r ? drv_fail(b->ctx->drv, &b->ctx->d, "cuMemcpyHtoD", r) : MGPU_OK;
+    mgpu_status s = api_ready(b->ctx);
+    if (!s) s = api_buffer_live(b);
+    CUresult r = s ? CUDA_SUCCESS : b->ctx->drv->MemcpyHtoD(b->addr + off, src, n);
+    return r ? api_drv_fail(b->ctx, "cuMemcpyHtoD", r) : s;
   }
   memcpy((char *)(uintptr_t)b->addr + off, src, n);
   return MGPU_OK;
@@ -169,8 +181,10 @@ static mgpu_status raw_write(mgpu_buffer *b, uint64_t off, const void *src, uint
 static mgpu_status raw_read(mgpu_buffer *b, uint64_t off, void *dst, uint64_t n) {
   if (!n) return MGPU_OK;
   if (api_gpu(b->ctx)) {
-    CUresult r = b->ctx->drv->MemcpyDtoH(dst, b->addr + off, n);
-    return r ? drv_fail(b->ctx->drv, &b->ctx->d, "cuMemcpyDtoH (a kernel may have faulted)", r) : MGPU_OK;
+    mgpu_status s = api_ready(b->ctx);
+    if (!s) s = api_buffer_live(b);
+    CUresult r = s ? CUDA_SUCCESS : b->ctx->drv->MemcpyDtoH(dst, b->addr + off, n);
+    return r ? api_drv_fail(b->ctx, "cuMemcpyDtoH", r) : s;
   }
   memcpy(dst, (const char *)(uintptr_t)b->addr + off, n);
   return MGPU_OK;
@@ -206,8 +220,10 @@ mgpu_status mgpu_buffer_copy(mgpu_buffer *dst, uint64_t doff, mgpu_buffer *src, 
   if (!api_enter(ctx)) return MGPU_ERR_THREAD;
   mgpu_status s = MGPU_OK;
   if (n && api_gpu(ctx)) {
-    CUresult r = ctx->drv->MemcpyDtoD(dst->addr + doff, src->addr + soff, n);
-    if (r) s = drv_fail(ctx->drv, &ctx->d, "cuMemcpyDtoD", r);
+    if (!(s = api_ready(ctx)) && !(s = api_buffer_live(dst)) && !(s = api_buffer_live(src))) {
+      CUresult r = ctx->drv->MemcpyDtoD(dst->addr + doff, src->addr + soff, n);
+      if (r) s = api_drv_fail(ctx, "cuMemcpyDtoD", r);
+    }
   } else if (n) {
     memmove((char *)(uintptr_t)dst->addr + doff, (const char *)(uintptr_t)src->addr + soff, n);
   }

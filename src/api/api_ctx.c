@@ -2,9 +2,11 @@
 ** api_ctx.c -- contexts: creation and mode choice, device query, the
 ** thread guard, errors, synchronisation and timing.
 */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api.h"
 
@@ -30,10 +32,95 @@ void api_leave(mgpu_ctx *c) { atomic_flag_clear(&c->busy); }
 void api_ref(mgpu_ctx *c) { c->refs++; }
 bool api_gpu(const mgpu_ctx *c) { return c->info.mode == MGPU_MODE_GPU; }
 
+/* -- Faults and the watchdog ---------------------------------------------------------- */
+
+mgpu_status api_drv_fail(mgpu_ctx *c, const char *what, CUresult r) {
+  if (!drv_fatal(r)) return drv_fail(c->drv, &c->d, what, r);
+  c->run.lost = true;
+  c->run.in_flight = false;
+  snprintf(c->run.why, sizeof c->run.why, "kernel '%s' faulted: %s (CUDA error %d, reported by %s)",
+           c->run.kernel[0] ? c->run.kernel : "?", drv_errstr(c->drv, r), (int)r, what);
+  return diag_set(&c->d, ERR_LOST, "", c->run.why);
+}
+
+/* Sleep about a millisecond. */
+static void nap(void) {
+  struct timespec ts = { 0, 1000000 };
+  while (nanosleep(&ts, &ts) && errno == EINTR) {}
+}
+
+mgpu_status api_usable(mgpu_ctx *c) {
+  return api_gpu(c) && c->run.lost ? diag_set(&c->d, ERR_LOST, "", c->run.why) : MGPU_OK;
+}
+
+mgpu_status api_ready(mgpu_ctx *c) {
+  mgpu_status s = api_usable(c);
+  if (s || !api_gpu(c)) return s;
+  while (c->run.in_flight) {
+    CUresult r = c->drv->EventQuery(c->run.done);
+    if (r == CUDA_SUCCESS) c->run.in_flight = false;
+    else if (r != CUDA_ERROR_NOT_READY) return api_drv_fail(c, "cuEventQuery", r);
+    else if (time_ms() - c->run.launched_ms > (double)c->run.timeout_ms) {
+      c->run.lost = true;
+      c->run.in_flight = false;
+      snprintf(c->run.why, sizeof c->run.why, "kernel '%s' was still running %lld ms after its launch "
+               "(the timeout: MGPU_TIMEOUT_MS or mgpu.configure{ timeout_ms })", c->run.kernel, (long long)c->run.timeout_ms);
+      return diag_set(&c->d, ERR_LOST, "", c->run.why);
+    } else {
+      nap();
+    }
+  }
+  return MGPU_OK;
+}
+
+mgpu_status api_launched(mgpu_ctx *c, const char *name, CUstream stream) {
+  snprintf(c->run.kernel, sizeof c->run.kernel, "%s", name);
+  c->run.launched_ms = time_ms();
+  if (!c->run.timeout_ms) return MGPU_OK;
+  CUresult r = c->run.done ? CUDA_SUCCESS : c->drv->EventCreate(&c->run.done, CU_EVENT_DEFAULT);
+  if (!r) r = c->drv->EventRecord(c->run.done, stream);
+  if (r) return api_drv_fail(c, "cuEventRecord", r);
+  c->run.in_flight = true;
+  return MGPU_OK;
+}
+
+mgpu_status mgpu_ctx_set_timeout(mgpu_ctx *ctx, int64_t ms) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (ms < 0) return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_ctx_set_timeout: ms must be 0 (no timeout) or positive");
+  if (!api_enter(ctx)) return MGPU_ERR_THREAD;
+  mgpu_status s = ms ? MGPU_OK : api_ready(ctx);   /* what is in flight is waited for under the old bound */
+  if (!s) ctx->run.timeout_ms = ms;
+  api_leave(ctx);
+  return s;
+}
+
+int32_t mgpu_ctx_lost(const mgpu_ctx *ctx) { return ctx && ctx->magic == MAGIC_CTX && ctx->run.lost; }
+
+mgpu_status mgpu_ctx_recover(mgpu_ctx *ctx) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (!ctx->run.lost) return MGPU_OK;
+  if (!api_enter(ctx)) return MGPU_ERR_THREAD;
+  mgpu_status s = MGPU_OK;
+  if (ctx->dist) {
+    s = diag_set(&ctx->d, ERR_STATE, "", "mgpu_ctx_recover: a device of a multi-device job cannot be recovered alone");
+  } else if (!drv_reset(ctx->drv)) {
+    s = diag_set(&ctx->d, ERR_STATE, "", "mgpu_ctx_recover: the driver could not reset the GPU context");
+  } else {
+    /* handles made in the old context are gone with it: forget them without freeing */
+    ctx->ev[0] = ctx->ev[1] = ctx->run.done = NULL;
+    ctx->blas = NULL;
+    ctx->run.lost = ctx->run.in_flight = false;
+    ctx->run.gen++;
+  }
+  api_leave(ctx);
+  return s;
+}
+
 static void ctx_destroy(mgpu_ctx *c) {
   api_dist_close(c);
   if (c->drv) {
     for (int i = 0; i < 2; i++) if (c->ev[i]) c->drv->EventDestroy(c->ev[i]);
+    if (c->run.done) c->drv->EventDestroy(c->run.done);
     api_blas_close(c);
     drv_close(&c->alloc, c->drv);
   }
@@ -70,6 +157,17 @@ mgpu_status mgpu_ctx_create(const mgpu_ctx_options *opts, mgpu_ctx **out) {
   c->info.smem_per_block = 232448;   /* 227 KiB: the sm_90 opt-in limit */
   c->info.sm_count = 132;            /* without a GPU: the H100 SXM the PTX targets (persistent grids) */
   c->info.device = device;
+  const char *tmo = getenv("MGPU_TIMEOUT_MS");
+  if (tmo && *tmo) {
+    char *end;
+    long long ms = strtoll(tmo, &end, 10);
+    if (*end || ms < 0) {
+      snprintf(no_ctx_msg, sizeof no_ctx_msg, "MGPU_TIMEOUT_MS must be a whole number of milliseconds, got '%s'", tmo);
+      mem_free(&a, c, sizeof *c);
+      return MGPU_ERR_ARG;
+    }
+    c->run.timeout_ms = ms;
+  }
   const char *env = getenv("MGPU_INTERPRET");
   if (mode == MGPU_MODE_AUTO && env && *env && strcmp(env, "0") != 0) {
     mode = MGPU_MODE_INTERPRET;
@@ -145,9 +243,9 @@ mgpu_status mgpu_synchronize(mgpu_ctx *ctx) {
   API_CHECK(ctx, MAGIC_CTX);
   if (!api_enter(ctx)) return MGPU_ERR_THREAD;
   mgpu_status s = MGPU_OK;
-  if (ctx->drv) {
+  if (ctx->drv && !(s = api_ready(ctx))) {
     CUresult r = ctx->drv->CtxSynchronize();
-    if (r) s = drv_fail(ctx->drv, &ctx->d, "cuCtxSynchronize (a kernel may have faulted)", r);
+    if (r) s = api_drv_fail(ctx, "cuCtxSynchronize", r);
   }
   api_leave(ctx);
   return s;
@@ -157,12 +255,12 @@ mgpu_status mgpu_timer_start(mgpu_ctx *ctx) {
   API_CHECK(ctx, MAGIC_CTX);
   if (!api_enter(ctx)) return MGPU_ERR_THREAD;
   mgpu_status s = MGPU_OK;
-  if (ctx->drv) {
+  if (ctx->drv && !(s = api_ready(ctx))) {
     CUresult r = CUDA_SUCCESS;
     for (int i = 0; i < 2 && !r; i++) if (!ctx->ev[i]) r = ctx->drv->EventCreate(&ctx->ev[i], CU_EVENT_DEFAULT);
     if (!r) r = ctx->drv->EventRecord(ctx->ev[0], NULL);
-    if (r) s = drv_fail(ctx->drv, &ctx->d, "cuEventRecord", r);
-  } else {
+    if (r) s = api_drv_fail(ctx, "cuEventRecord", r);
+  } else if (!ctx->drv) {
     ctx->timer_start = time_ms();
   }
   api_leave(ctx);
@@ -178,9 +276,10 @@ mgpu_status mgpu_timer_stop(mgpu_ctx *ctx, double *ms) {
     float f = 0;
     CUresult r = ctx->ev[0] ? CUDA_SUCCESS : 1;
     if (r) s = diag_set(&ctx->d, ERR_STATE, "", "mgpu_timer_stop without mgpu_timer_start");
-    else if ((r = ctx->drv->EventRecord(ctx->ev[1], NULL)) || (r = ctx->drv->EventSynchronize(ctx->ev[1])) ||
-             (r = ctx->drv->EventElapsedTime(&f, ctx->ev[0], ctx->ev[1])))
-      s = drv_fail(ctx->drv, &ctx->d, "timing with CUDA events (a kernel may have faulted)", r);
+    else if (!(s = api_ready(ctx)) &&
+             ((r = ctx->drv->EventRecord(ctx->ev[1], NULL)) || (r = ctx->drv->EventSynchronize(ctx->ev[1])) ||
+              (r = ctx->drv->EventElapsedTime(&f, ctx->ev[0], ctx->ev[1]))))
+      s = api_drv_fail(ctx, "timing with CUDA events", r);
     *ms = f;
   } else {
     *ms = time_ms() - ctx->timer_start;

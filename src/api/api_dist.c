@@ -201,6 +201,7 @@ static void run_launches(mgpu_world *w) {
         x->size = g->buffer->size;
       }
     mgpu_ctx *c0 = k0->ctx;
+    interp_set_timeout(c0->run.timeout_ms);
     st = interp_run(k0->ir, &k0->ki, args, np, w->count, &c0->d);
     if (st) snprintf(msg, sizeof msg, "%s", c0->d.msg);
   }
@@ -399,7 +400,7 @@ mgpu_status mgpu_dist_barrier(mgpu_ctx *ctx) {
   if (ctx->dist && ctx->dist->world) s = rendezvous(ctx, RV_BARRIER, NULL, NULL);
   else if (ctx->dist && ctx->dist->shm) {
     CUresult r = ctx->drv->CtxSynchronize();
-    if (r) s = drv_fail(ctx->drv, &ctx->d, "cuCtxSynchronize", r);
+    if (r) s = api_drv_fail(ctx, "cuCtxSynchronize", r);
     else ctx->dist->shm->barrier_all();
   }
   api_leave(ctx);
@@ -435,7 +436,7 @@ mgpu_status mgpu_symmetric_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **o
   if (!s && nbytes) {
     CUresult r = ctx->drv->MemsetD8((CUdeviceptr)(uintptr_t)p, 0, (size_t)nbytes);
     if (!r) r = ctx->drv->CtxSynchronize();
-    if (r) s = drv_fail(ctx->drv, &ctx->d, "cuMemsetD8", r);
+    if (r) s = api_drv_fail(ctx, "cuMemsetD8", r);
   }
   if (!s) {
     d->shm->barrier_all();         /* zeroed everywhere before any device writes into it */

@@ -198,7 +198,7 @@ mgpu_status mgpu_builder_value(mgpu_builder *b, int32_t value, mgpu_value_info *
 
 static void kernel_free(mgpu_kernel *k) {
   mgpu_ctx *ctx = k->ctx;
-  if (k->mod) ctx->drv->ModuleUnload(k->mod);
+  if (k->mod && k->mod_gen == ctx->run.gen && !ctx->run.lost) ctx->drv->ModuleUnload(k->mod);
   if (k->ir) {
     pass_free(k->ir, &k->ki);
     ir_kernel_free(k->ir);
@@ -368,7 +368,13 @@ static mgpu_status compile(mgpu_kernel *k) {
     if (s) return s;
     k->res.compile_ms += time_ms() - t0;
   }
+  if (k->mod && k->mod_gen != ctx->run.gen) {   /* gone with a lost context: load it again */
+    k->mod = NULL;
+    k->fn = NULL;
+  }
   if (runs_interpreted(k) || k->mod) return MGPU_OK;
+  mgpu_status usable = api_usable(ctx);
+  if (usable) return usable;
   double t0 = time_ms();
   char info[4096] = "", err[8192] = "";
   int keys[6] = { CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
@@ -385,12 +391,17 @@ static mgpu_status compile(mgpu_kernel *k) {
   }
   CUresult r = load_cached(k, keys, vals, nopt);
   if (r) r = ctx->drv->ModuleLoadDataEx(&k->mod, k->ptx, nopt, keys, vals);   /* no cache, or it failed */
-  if (r) { k->mod = NULL; return diag_set(&ctx->d, ERR_MODULE, "", k->ir->name, drv_errstr(ctx->drv, r), (int)r, err); }
+  if (r) {
+    k->mod = NULL;
+    if (drv_fatal(r)) return api_drv_fail(ctx, "cuModuleLoadDataEx", r);
+    return diag_set(&ctx->d, ERR_MODULE, "", k->ir->name, drv_errstr(ctx->drv, r), (int)r, err);
+  }
+  k->mod_gen = ctx->run.gen;
   r = ctx->drv->ModuleGetFunction(&k->fn, k->mod, k->ir->name);
-  if (r) return drv_fail(ctx->drv, &ctx->d, "cuModuleGetFunction", r);
+  if (r) return api_drv_fail(ctx, "cuModuleGetFunction", r);
   if (k->ki.smem_bytes > 48 * 1024) {   /* above the default, a function must opt in */
     r = ctx->drv->FuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)k->ki.smem_bytes);
-    if (r) return drv_fail(ctx->drv, &ctx->d, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", r);
+    if (r) return api_drv_fail(ctx, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", r);
   }
   int v = 0;
   if (!ctx->drv->FuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k->fn)) k->res.registers = v;
@@ -549,6 +560,7 @@ static mgpu_status launch_interp(mgpu_kernel *k, const mgpu_launch_args *a) {
     s = api_buffer_host_copy(a->args[got].buffer, &args[got].data);
     args[got].size = a->args[got].buffer->size;
   }
+  interp_set_timeout(ctx->run.timeout_ms);
   if (!s) s = interp_run(k->ir, &k->ki, args, n, 1, &ctx->d);
   for (uint32_t i = 0; i < n && !s; i++)
     if (k->ir->params.v[i].role == MGPU_PARAM_OUTPUT) s = api_buffer_host_writeback(a->args[i].buffer, args[i].data);
@@ -587,7 +599,7 @@ static mgpu_status encode_tmap(mgpu_kernel *k, const ptx_tmap *t, uint64_t addr,
   CUresult r = ctx->drv->TensorMapEncodeTiled(out, tmap_dtype(t->dtype), (unsigned)t->rank, (void *)(uintptr_t)addr,
                                               t->dims, t->strides + 1, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
                                               CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r) return drv_fail(ctx->drv, &ctx->d, "cuTensorMapEncodeTiled", r);
+  if (r) return api_drv_fail(ctx, "cuTensorMapEncodeTiled", r);
   return MGPU_OK;
 }
 
@@ -597,6 +609,10 @@ static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a, uint64_
   void *params[256 + 64];
   _Alignas(64) unsigned char tmaps[64][128];   /* remote copies take one map per device, in a row */
   size_t used = 0;
+  mgpu_status s = api_usable(ctx);
+  for (uint32_t i = 0; i < ir->params.n && !s; i++)
+    if (ir->params.v[i].role != MGPU_PARAM_SCALAR) s = api_buffer_live(a->args[i].buffer);
+  if (s) return s;
   for (uint32_t i = 0; i < ir->params.n; i++) {
     if (ir->params.v[i].role != MGPU_PARAM_SCALAR) scalars[i] = a->args[i].buffer->addr;
     params[i] = &scalars[i];
@@ -608,8 +624,7 @@ static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a, uint64_
     params[ir->params.n + i] = tmaps[used];
     for (int d = 0; d < n; d++) {   /* device d's copy of a symmetric array: the peer table's offset */
       uint64_t addr = a->args[t->param].buffer->addr + (uint64_t)(t->ndev ? api_dist_delta(ctx, d) : 0);
-      mgpu_status s = encode_tmap(k, t, addr, tmaps[used++]);
-      if (s) return s;
+      if ((s = encode_tmap(k, t, addr, tmaps[used++]))) return s;
     }
   }
   CUlaunchConfig cfg;
@@ -633,8 +648,8 @@ static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a, uint64_
   cfg.hStream = (CUstream)(uintptr_t)a->stream;
   cfg.sharedMemBytes = (unsigned)k->ki.smem_bytes;
   CUresult r = ctx->drv->LaunchKernelEx(&cfg, k->fn, params, NULL);
-  if (r) return drv_fail(ctx->drv, &ctx->d, "cuLaunchKernelEx", r);
-  return MGPU_OK;
+  if (r) return api_drv_fail(ctx, "cuLaunchKernelEx", r);
+  return api_launched(ctx, ir->name, cfg.hStream);
 }
 
 mgpu_status mgpu_kernel_launch(mgpu_kernel *k, const mgpu_launch_args *args) {

@@ -146,6 +146,18 @@ static int load_input(lua_State *L, editor *ed) {
   }
 }
 
+/* After a statement: a GPU context lost to a kernel's fault or timeout is
+** replaced by a fresh one (mgpu.context.recover), which is said on stderr. */
+static void recover_gpu(lua_State *L) {
+  static const char code[] = "local c = package.loaded['mgpu.context']; return c and c.recover()";
+  if (luaL_loadstring(L, code) != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    cli_report(lua_tostring(L, -1));
+  } else if (lua_isstring(L, -1)) {
+    fprintf(stderr, "mgpu: %s\n", lua_tostring(L, -1));
+  }
+  lua_pop(L, 1);
+}
+
 void cli_repl(lua_State *L) {
   editor ed;
   editor_open(&ed);
@@ -165,6 +177,7 @@ void cli_repl(lua_State *L) {
       if (lua_pcall(L, n, 0, 0) != LUA_OK) { cli_report(lua_tostring(L, -1)); lua_pop(L, 1); }
     }
     lua_settop(L, 0);
+    recover_gpu(L);
   }
   if (ed.history[0] && ed.write_history) ed.write_history(ed.history);
   if (isatty(0)) fputs("\n", stdout);

@@ -47,6 +47,8 @@ ERRDEF(DRIVER,         MGPU_ERR_DRIVER,  "%s failed: %s (CUDA error %d)")
 ERRDEF(MODULE,         MGPU_ERR_DRIVER,  "loading kernel '%s' failed: %s (CUDA error %d)\n%s")
 ERRDEF(LAUNCH,         MGPU_ERR_LAUNCH,  "%s")
 ERRDEF(LAUNCH_ARG,     MGPU_ERR_ARG,     "kernel '%s': %s")
+ERRDEF(LOST,           MGPU_ERR_LOST,    "%s; the GPU context is lost with the arrays on it (the REPL makes a fresh one; "
+                                         "embedders call mgpu_ctx_recover)")
 
 /* -- Interpreter -- */
 ERRDEF(INTERP,         MGPU_ERR_RUNTIME, "%s")

@@ -573,9 +573,20 @@ static volatile sig_atomic_t interrupt_requested;
 
 void interp_interrupt(bool on) { interrupt_requested = on; }
 
-/* Stop the launch at `op` if an interrupt was requested (consuming it); the
-** fault unwinds through interp_run, which frees everything. */
+static _Thread_local int64_t timeout_ms;
+
+void interp_set_timeout(int64_t ms) { timeout_ms = ms > 0 ? ms : 0; }
+
+/* Stop the launch at `op` if an interrupt was requested (consuming it) or
+** the timeout has passed (the clock is read every 4096 ops); the fault
+** unwinds through interp_run, which frees everything. */
 static inline void check_interrupt(interp *I, const ir_op *op) {
+  if (I->timeout_ms && ++I->tick == 4096) {
+    I->tick = 0;
+    if (time_ms() > I->deadline_ms)
+      interp_fault(I, op, "the kernel was still running after the %lld ms timeout (MGPU_TIMEOUT_MS or "
+                   "mgpu.configure{ timeout_ms })", (long long)I->timeout_ms);
+  }
   if (!interrupt_requested) return;
   interrupt_requested = 0;
   interp_fault(I, op, "interrupted");
@@ -869,6 +880,8 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
   I.np = k->params.n;
   I.ndev = ndev;
   I.work_limit = atomic_load(&work_limit);
+  I.timeout_ms = timeout_ms;
+  I.deadline_ms = time_ms() + (double)timeout_ms;
   jmp_buf *saved = d->jmp;
   d->jmp = &I.jmp;
   volatile mgpu_status st = MGPU_OK;   /* survives the longjmp */

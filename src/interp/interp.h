@@ -41,6 +41,10 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
 ** kernels (the fuzzers) set it so that every run ends. */
 void interp_set_work_limit(int64_t limit);
 
+/* interp_run calls made afterwards on the calling thread stop with a
+** runtime error once they have run for ms milliseconds (0: no bound). */
+void interp_set_timeout(int64_t ms);
+
 /* Request (true) or withdraw (false) that the running or next interp_run
 ** stop with "interrupted" at its next op; async-signal-safe.  interp_run
 ** consumes the request when it stops. */

@@ -130,6 +130,9 @@ typedef struct interp {
   int64_t steps;                 /* ops evaluated so far: the profiler's clock */
   int64_t clusters_done;         /* clusters run so far (profile trace indices) */
   int64_t work, work_limit;      /* interp_set_work_limit: done so far, the limit (0 = none) */
+  int64_t timeout_ms;            /* interp_set_timeout: 0 = none */
+  double deadline_ms;            /* time_ms() at which the run stops */
+  uint32_t tick;                 /* ops since the clock was last read */
 } interp;
 
 /* A fault of the interpreted kernel at op's script line (printf-style message). */

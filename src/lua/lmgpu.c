@@ -138,6 +138,24 @@ static int l_ctx_new(lua_State *L) {
   return 1;
 }
 
+static int l_ctx_set_timeout(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  CHECK(L, u->ctx, mgpu_ctx_set_timeout(u->ctx, (int64_t)luaL_checkinteger(L, 2)));
+  return 0;
+}
+
+static int l_ctx_lost(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  lua_pushboolean(L, mgpu_ctx_lost(u->ctx));
+  return 1;
+}
+
+static int l_ctx_recover(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  CHECK(L, u->ctx, mgpu_ctx_recover(u->ctx));
+  return 0;
+}
+
 static int l_device(lua_State *L) {
   handle *u = geth(L, 1, T_CTX);
   mgpu_device_info d;
@@ -681,6 +699,7 @@ static int l_host_set(lua_State *L) {
 static const luaL_Reg core_funcs[] = {
   { "version", l_version }, { "abi", l_abi }, { "dtype_size", l_dtype_size },
   { "ctx_new", l_ctx_new }, { "device", l_device }, { "sync", l_sync },
+  { "ctx_set_timeout", l_ctx_set_timeout }, { "ctx_lost", l_ctx_lost }, { "ctx_recover", l_ctx_recover },
   { "timer_start", l_timer_start }, { "timer_stop", l_timer_stop }, { "blas_matmul", l_blas_matmul },
   { "buffer", l_buffer }, { "buffer_size", l_buffer_size }, { "buffer_address", l_buffer_address },
   { "buffer_fill", l_buffer_fill }, { "buffer_get", l_buffer_get }, { "buffer_set", l_buffer_set },

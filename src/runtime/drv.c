@@ -24,6 +24,23 @@ mgpu_status drv_fail(const drv *dr, diag *d, const char *what, CUresult r) {
   return diag_set(d, ERR_DRIVER, "", what, drv_errstr(dr, r), (int)r);
 }
 
+bool drv_fatal(CUresult r) {
+  switch (r) {
+  case 700: case 702: case 710: case 714: case 715: case 716: case 717: case 718: case 719: case 999: return true;
+  default: return false;
+  }
+}
+
+bool drv_reset(drv *dr) {
+  dr->PrimaryCtxRelease(dr->dev);
+  dr->ctx = NULL;
+  if (dr->PrimaryCtxReset(dr->dev) != CUDA_SUCCESS || dr->PrimaryCtxRetain(&dr->ctx, dr->dev) != CUDA_SUCCESS) {
+    dr->ctx = NULL;
+    return false;
+  }
+  return drv_bind(dr);
+}
+
 drv *drv_open(const mem_alloc *a, int ordinal, char *reason, size_t n) {
   const char *path = getenv("MGPU_LIBCUDA");
   if (!path || !*path) path = "libcuda.so.1";

@@ -22,6 +22,7 @@ enum {
   CUDA_SUCCESS = 0,
   CUDA_ERROR_OUT_OF_MEMORY = 2,
   CUDA_ERROR_NO_DEVICE = 100,
+  CUDA_ERROR_NOT_READY = 600,
   CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
   CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
@@ -81,6 +82,7 @@ typedef struct CUlaunchConfig {
   _(DeviceTotalMem,       "cuDeviceTotalMem_v2",           (size_t *, CUdevice)) \
   _(PrimaryCtxRetain,     "cuDevicePrimaryCtxRetain",      (CUcontext *, CUdevice)) \
   _(PrimaryCtxRelease,    "cuDevicePrimaryCtxRelease_v2",  (CUdevice)) \
+  _(PrimaryCtxReset,      "cuDevicePrimaryCtxReset_v2|cuDevicePrimaryCtxReset", (CUdevice)) \
   _(CtxSetCurrent,        "cuCtxSetCurrent",               (CUcontext)) \
   _(CtxSynchronize,       "cuCtxSynchronize",              (void)) \
   _(MemAlloc,             "cuMemAlloc_v2",                 (CUdeviceptr *, size_t)) \
@@ -105,6 +107,7 @@ typedef struct CUlaunchConfig {
   _(EventDestroy,         "cuEventDestroy_v2",             (CUevent)) \
   _(EventRecord,          "cuEventRecord",                 (CUevent, CUstream)) \
   _(EventSynchronize,     "cuEventSynchronize",            (CUevent)) \
+  _(EventQuery,           "cuEventQuery",                  (CUevent)) \
   _(EventElapsedTime,     "cuEventElapsedTime_v2|cuEventElapsedTime", (float *, CUevent, CUevent)) \
   _(StreamSynchronize,    "cuStreamSynchronize",           (CUstream)) \
   _(TensorMapEncodeTiled, "cuTensorMapEncodeTiled",        (void *, int, unsigned, void *, const uint64_t *, \
@@ -131,6 +134,13 @@ const char *drv_errstr(const drv *dr, CUresult r);
 bool drv_bind(const drv *dr);
 /* Record a failed call `what` into d; returns the status. */
 mgpu_status drv_fail(const drv *dr, diag *d, const char *what, CUresult r);
+/* r is an error after which the context cannot be used again (a kernel
+** faulted: illegal address or instruction, trap, assert, launch failure);
+** only a reset of the primary context makes the device usable. */
+bool drv_fatal(CUresult r);
+/* Reset the primary context (everything allocated in it is gone) and retain
+** it anew; false if the driver refuses. */
+bool drv_reset(drv *dr);
 void drv_query(const drv *dr, mgpu_device_info *info);
 
 #endif
