@@ -3,7 +3,7 @@
 gen_math64.py -- the constants of src/ptx/ptx_math64.c, computed exactly
 with Python integers and decimal (no floating-point library routines):
 the bits of 2/pi for the sin/cos reduction, ln c (as a double plus a
-correction) for the 16 reduction points c of the logarithm, and the
+correction) for the 32 reduction points c of the logarithm, and the
 double-plus-correction splits of ln 2 (also one whose high part has 42
 bits, so that its products with exponents are exact), pi/2 and log2(e).
   python3 tools/gen_math64.py
@@ -64,25 +64,23 @@ def main():
     h, l = split(1 / Fraction(ln2))
     print("#define LOG2E_HI %s\n#define LOG2E_LO %s" % (h.hex(), l.hex()))
 
-    # c_j: the middle of the j-th sixteenth of [1, 2) for j <= 6, of [1/2, 1) for j >= 7, and 1 for the
-    # sixteenths that hold 1 (j = 0 and 15), so that logs near 1 have no cancellation
+    # c_j: the middle of the j-th 32nd of [1, 2) for j <= 13, of [1/2, 1) for j >= 14, and 1 for the
+    # 32nds that hold 1 (j = 0 and 31), so that logs near 1 have no cancellation
     cs = []
-    for j in range(16):
-        c = Fraction(32 + 2 * j + 1, 32)
-        if j >= 7:
+    for j in range(32):
+        c = Fraction(64 + 2 * j + 1, 64)
+        if j >= 14:
             c /= 2
-        if j in (0, 15):
+        if j in (0, 31):
             c = Fraction(1)
         cs.append(c)
-    print("/* ln c_j (hi, lo), c_j = 1 for j = 0 and 15, else the middle of the j-th sixteenth of [1, 2) (j <= 6) or [1/2, 1) */")
-    print("static const double log_c_hi[16] = {")
+    print("/* ln c_j (hi, lo), c_j = 1 for j = 0 and 31, else the middle of the j-th 32nd of [1, 2) (j <= 13) or [1/2, 1) */")
     pairs = [split(dec(c).ln()) for c in cs]
-    for i in range(0, 16, 4):
-        print("  " + ", ".join(p[0].hex() for p in pairs[i:i + 4]) + ",")
-    print("};\nstatic const double log_c_lo[16] = {")
-    for i in range(0, 16, 4):
-        print("  " + ", ".join(p[1].hex() for p in pairs[i:i + 4]) + ",")
-    print("};")
+    for name, k in (("log_c_hi", 0), ("log_c_lo", 1)):
+        print("static const double %s[32] = {" % name)
+        for i in range(0, 32, 4):
+            print("  " + ", ".join(p[k].hex() for p in pairs[i:i + 4]) + ",")
+        print("};")
 
 
 main()

@@ -7,8 +7,8 @@
 ** polynomial of e^r - 1 on |r| <= ln2/2; 2^k applied in two halves so that
 ** subnormal results round once and results near the overflow threshold
 ** are finite.  ln u as k ln2 + ln c + 2 atanh((m - c) / (m + c)) where u =
-** 2^k m and c is the middle of the sixteenth of [1/2, 2) holding m (c = 1
-** next to 1), all carried as double-doubles, so pow's y ln x is exact to
+** 2^k m and c is the middle of the 32nd of [1/2, 2) holding m (c = 1 next
+** to 1), all carried as double-doubles, so pow's y ln x is exact to
 ** about 2^-100 relative.  sin/cos reduce x * 2/pi exactly for every finite
 ** x (Payne-Hanek: the 53-bit significand times a 192-bit window of 2/pi
 ** chosen by the exponent, all in 64-bit integer multiplies; the window is
@@ -43,18 +43,26 @@
 #define PIO2_LO 0x1.1a62633145c07p-54
 #define LOG2E_HI 0x1.71547652b82fep+0
 #define LOG2E_LO 0x1.777d0ffda0d24p-56
-/* ln c_j (hi, lo), c_j = 1 for j = 0 and 15, else the middle of the j-th sixteenth of [1, 2) (j <= 6) or [1/2, 1) */
-static const double log_c_hi[16] = {
-  0x0.0p+0, 0x1.6f0d28ae56b4cp-4, 0x1.29552f81ff523p-3, 0x1.9525a9cf456b4p-3,
-  0x1.fb9186d5e3e2bp-3, 0x1.2e8e2bae11d31p-2, 0x1.5d1bdbf5809cap-2, -0x1.3c25277333184p-2,
-  -0x1.1178e8227e47cp-2, -0x1.d1037f2655e7bp-3, -0x1.823c16551a3c2p-3, -0x1.365fcb0159016p-3,
-  -0x1.da727638446a2p-4, -0x1.4d3115d207eacp-4, -0x1.894aa149fb343p-5, 0x0.0p+0,
+/* ln c_j (hi, lo), c_j = 1 for j = 0 and 31, else the middle of the j-th 32nd of [1, 2) (j <= 13) or [1/2, 1) */
+static const double log_c_hi[32] = {
+  0x0.0p+0, 0x1.77458f632dcfcp-5, 0x1.341d7961bd1d1p-4, 0x1.a926d3a4ad563p-4,
+  0x1.0d77e7cd08e59p-3, 0x1.44d2b6ccb7d1ep-3, 0x1.7ab890210d909p-3, 0x1.af3c94e80bff3p-3,
+  0x1.e27076e2af2e6p-3, 0x1.0a324e27390e3p-2, 0x1.22941fbcf7966p-2, 0x1.3a64c556945eap-2,
+  0x1.51aad872df82dp-2, 0x1.686c81e9b14afp-2, -0x1.4718dc271c41bp-2, -0x1.314f1e1d35ce4p-2,
+  -0x1.1bf99635a6b95p-2, -0x1.07138604d5862p-2, -0x1.e530effe71012p-3, -0x1.bd087383bd8adp-3,
+  -0x1.95a5adcf7017fp-3, -0x1.6f0128b756abcp-3, -0x1.4913d8333b561p-3, -0x1.23d712a49c202p-3,
+  -0x1.fe89139dbd566p-4, -0x1.b6ac88dad5b1cp-4, -0x1.700d30aeac0e1p-4, -0x1.2aa04a44717a5p-4,
+  -0x1.ccb73cdddb2ccp-5, -0x1.466aed42de3eap-5, -0x1.8492528c8cabfp-6, 0x0.0p+0,
 };
-static const double log_c_lo[16] = {
-  0x0.0p+0, -0x1.906d99184b992p-58, 0x1.301771c407dbfp-57, 0x1.d904c1d4e2e26p-57,
-  -0x1.caaae64f21acbp-57, -0x1.8f4cdb95ebdf9p-56, 0x1.4236383dc7fe1p-56, 0x1.2ad27e50a8ec6p-56,
-  0x1.0e63a5f01c691p-57, -0x1.60629242471a2p-57, 0x1.1232ce70be781p-57, -0x1.7d411a5b944adp-58,
-  -0x1.401fa71733019p-58, -0x1.769f42c7842ccp-58, -0x1.a8be97660a23dp-60, 0x0.0p+0,
+static const double log_c_lo[32] = {
+  0x0.0p+0, 0x1.18d3ca87b9296p-59, -0x1.b599f227becbbp-58, 0x1.942f48aa70ea9p-58,
+  0x1.9a5dc5e9030acp-57, 0x1.9f4f6543e1f88p-57, 0x1.be36b2d6a0608p-59, -0x1.398cff3641985p-58,
+  -0x1.61578001e0162p-59, 0x1.7dcfde8061c03p-56, -0x1.76f5eb09628afp-56, -0x1.c68651945f97cp-57,
+  0x1.3927ac19f55e3p-59, -0x1.ddea0f7f58e3dp-57, -0x1.8fb4c14c56eefp-60, 0x1.3d69909e5c3dcp-56,
+  0x1.12aeb84249223p-57, -0x1.cdb16ed4e9138p-56, -0x1.2276041f43042p-59, -0x1.dd355f6a516d7p-60,
+  -0x1.142c507fb7a3dp-58, 0x1.8de59c21e166cp-57, 0x1.0d5604930f135p-58, 0x1.6e38161051d69p-57,
+  0x1.ac9f4215f9393p-58, 0x1.0057eed1ca59fp-59, 0x1.72566212cdd05p-61, 0x1.d15d38d2fa3f7p-58,
+  0x1.e48fb0500efd4p-59, 0x1.cdd6f7f4a137ep-59, 0x1.d192d0619fa67p-60, 0x0.0p+0,
 };
 #define PI_4 0x1.921fb54442d18p-1       /* pi/4 rounded down */
 
@@ -123,44 +131,44 @@ static preg keep_tiny(pe *e, preg x, preg v) {
   return sel(e, R(x), R(v), tiny);
 }
 
-/* tbl[j] for a b32 j in [0, 16): a tree of selects on j's bits. */
-static preg select16(pe *e, preg j, const double *tbl) {
-  preg v[8], bit[4];
-  for (int b = 0; b < 4; b++) {
+/* tbl[j] for a b32 j in [0, 32): a tree of selects on j's bits. */
+static preg select32(pe *e, preg j, const double *tbl) {
+  preg v[16], bit[5];
+  for (int b = 0; b < 5; b++) {
     preg t = op3(e, PR_R, "and.b32", R(j), I(1 << b));
     bit[b] = op3(e, PR_P, "setp.ne.u32", R(t), I(0));
   }
-  for (int i = 0; i < 8; i++) v[i] = sel(e, F64(tbl[2 * i + 1]), F64(tbl[2 * i]), bit[0]);
-  for (int n = 4, b = 1; n >= 1; n /= 2, b++)
+  for (int i = 0; i < 16; i++) v[i] = sel(e, F64(tbl[2 * i + 1]), F64(tbl[2 * i]), bit[0]);
+  for (int n = 8, b = 1; n >= 1; n /= 2, b++)
     for (int i = 0; i < n; i++) v[i] = sel(e, R(v[2 * i + 1]), R(v[2 * i]), bit[b]);
   return v[0];
 }
 
 /* -- e^x ------------------------------------------------------------------------------------- */
 
-/* e^(k ln2 + rh + rl) = 2^ki (1 + p) for |rh| <= ln2/2 (+ rounding), |rl| <= 2^-40 |rh|;
-** ki is k as a b32 (NaN -> 0, p NaN). */
-static void exp_reduced(pe *e, preg k, preg rh, preg rl, preg *ki, preg *p) {
+/* t with e^(rh + rl) - 1 = rh + t (to about 2^-60 relative) for |rh| <= ln2/2 (+ rounding), |rl| <= 2^-40. */
+static preg exp_poly(pe *e, preg rh, preg rl) {
   static const double c[] = { 1.0 / 6227020800, 1.0 / 479001600, 1.0 / 39916800, 1.0 / 3628800, 1.0 / 362880,
                               1.0 / 40320, 1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5 };
   preg q = ptx_horner(e, true, rh, c, 12);
   preg r2 = mul(e, R(rh), R(rh));
   preg p0 = fma_(e, R(q), R(r2), R(rh));                 /* e^rh - 1 */
-  preg corr = fma_(e, R(rl), R(p0), R(rl));              /* e^rh (e^rl - 1) */
-  *p = add(e, R(p0), R(corr));
-  *ki = op2(e, PR_R, "cvt.rzi.s32.f64", R(k));
+  preg cl = fma_(e, R(rl), R(p0), R(rl));                /* e^rh (e^rl - 1) to first order in rl */
+  return fma_(e, R(q), R(r2), R(cl));
 }
 
-/* e^(x + xl) = 2^ki (1 + p) for x in [-746, 710] or NaN, |xl| tiny (0: none). */
-static void exp_cw(pe *e, preg x, preg xl, preg *ki, preg *p) {
+/* e^(x + xl) = 2^ki (1 + rh + t) for x in [-746, 710] or NaN, |xl| tiny (0: none);
+** ki is k as a b32 (NaN -> 0; rh and t are NaN then). */
+static void exp_cw(pe *e, preg x, preg xl, preg *ki, preg *rh, preg *t) {
   preg k = mul(e, R(x), F64(LOG2E_HI));
   pe_ins(e, "cvt.rni.f64.f64", 2, R(k), R(k));
   preg r1 = fma_(e, R(k), F64(-LN2_CW_HI), R(x));        /* exact */
-  preg rh = fma_(e, R(k), F64(-LN2_CW_LO), R(r1));
-  preg d = sub(e, R(r1), R(rh));
+  *rh = fma_(e, R(k), F64(-LN2_CW_LO), R(r1));
+  preg d = sub(e, R(r1), R(*rh));
   preg rl = fma_(e, R(k), F64(-LN2_CW_LO), R(d));        /* what rh's rounding lost */
   if (xl) rl = add(e, R(rl), R(xl));
-  exp_reduced(e, k, rh, rl, ki, p);
+  *t = exp_poly(e, *rh, rl);
+  *ki = op2(e, PR_R, "cvt.rzi.s32.f64", R(k));
 }
 
 /* 2^k for a b32 k in [-1022, 1023]. */
@@ -171,46 +179,51 @@ static preg pow2(pe *e, preg k) {
   return op2(e, PR_FD, "mov.b64", R(b));
 }
 
-/* 2^ki (1 + p) for ki in [-1076, 1025], rounded once (2^ki in two halves). */
-static preg exp_scale(pe *e, preg ki, preg p) {
+/* 2^ki (1 + rh + t) for ki in [-1076, 1025]: 1 + rh + t rounded once, then
+** scaled by 2^ki in two halves (exact, or one rounding to a subnormal or inf). */
+static preg exp_scale(pe *e, preg ki, preg rh, preg t) {
+  dd a = fast_two_sum(e, F64(1.0), R(rh));
+  preg w = add(e, R(a.h), R(add(e, R(a.l), R(t))));
   preg k1 = op3(e, PR_R, "shr.s32", R(ki), I(1));
   preg k2 = op3(e, PR_R, "sub.s32", R(ki), R(k1));
-  preg s1 = pow2(e, k1), s2 = pow2(e, k2);
-  preg v = fma_(e, R(s1), R(p), R(s1));
-  return mul(e, R(v), R(s2));
+  preg v = mul(e, R(w), R(pow2(e, k1)));
+  return mul(e, R(v), R(pow2(e, k2)));
 }
 
 static preg exp64(pe *e, preg x) {
-  preg ki, p;
-  exp_cw(e, clamp(e, x, -746, 710), 0, &ki, &p);
-  return exp_scale(e, ki, p);
+  preg ki, rh, t;
+  exp_cw(e, clamp(e, x, -746, 710), 0, &ki, &rh, &t);
+  return exp_scale(e, ki, rh, t);
 }
 
 static preg exp2_64(pe *e, preg x) {
-  preg xc = clamp(e, x, -1076, 1025), ki, p;
+  preg xc = clamp(e, x, -1076, 1025);
   preg k = op2(e, PR_FD, "cvt.rni.f64.f64", R(xc));
   preg f = sub(e, R(xc), R(k));                           /* exact, |f| <= 1/2 */
   preg rh = mul(e, R(f), F64(LN2_HI));
   preg rl = fma_(e, R(f), F64(LN2_HI), R(neg(e, rh)));
   rl = fma_(e, R(f), F64(LN2_LO), R(rl));
-  exp_reduced(e, k, rh, rl, &ki, &p);
-  return exp_scale(e, ki, p);
+  preg t = exp_poly(e, rh, rl);
+  return exp_scale(e, op2(e, PR_R, "cvt.rzi.s32.f64", R(k)), rh, t);
 }
 
-/* e^x - 1 for x in [-60, 40] (or NaN): 2^k - 1 + 2^k p with k <= 58, one rounding. */
-static preg expm1_core(pe *e, preg x, preg *ki, preg *p) {
-  exp_cw(e, x, 0, ki, p);
+/* e^x - 1 for x in [-60, 40] (or NaN): (2^k - 1) + 2^k (rh + t) with k <= 58, rounded once
+** (two-sum of the first two terms). */
+static preg expm1_core(pe *e, preg x, preg *ki, preg *rh, preg *t) {
+  exp_cw(e, x, 0, ki, rh, t);
   preg kc = op3(e, PR_R, "min.s32", R(*ki), I(1000));
   preg s = pow2(e, kc);
   preg sm1 = sub(e, R(s), F64(1.0));
-  return fma_(e, R(s), R(*p), R(sm1));
+  dd a = two_sum(e, R(sm1), R(mul(e, R(s), R(*rh))));
+  preg lo = fma_(e, R(s), R(*t), R(a.l));
+  return add(e, R(a.h), R(lo));
 }
 
 static preg expm1_64(pe *e, preg x) {
-  preg xc = clamp(e, x, -60, 710), ki, p;
-  preg r = expm1_core(e, xc, &ki, &p);
+  preg xc = clamp(e, x, -60, 710), ki, rh, t;
+  preg r = expm1_core(e, xc, &ki, &rh, &t);
   preg big = cmp(e, "setp.gt.f64", xc, F64(40.0));       /* e^x - 1 rounds as e^x */
-  r = sel(e, R(exp_scale(e, ki, p)), R(r), big);
+  r = sel(e, R(exp_scale(e, ki, rh, t)), R(r), big);
   return keep_tiny(e, x, r);
 }
 
@@ -235,8 +248,8 @@ static preg logistic64(pe *e, preg x) {
 
 static preg tanh64(pe *e, preg x) {
   preg m2 = mul(e, R(op2(e, PR_FD, "abs.f64", R(x))), F64(-2.0));
-  preg ki, p;
-  preg em = expm1_core(e, clamp(e, m2, -60, 0), &ki, &p);   /* e^-2|x| - 1 */
+  preg ki, rh, t;
+  preg em = expm1_core(e, clamp(e, m2, -60, 0), &ki, &rh, &t);   /* e^-2|x| - 1 */
   dd den = fast_two_sum(e, F64(2.0), R(em));
   preg q = div_dd(e, R(neg(e, em)), den.h, den.l);
   pe_ins(e, "copysign.f64", 3, R(q), R(x), R(q));
@@ -249,19 +262,19 @@ static preg tanh64(pe *e, preg x) {
 
 /* For a positive finite u (others give garbage; callers select): u = 2^k m and
 ** ln u = k ln2 + M, M = ln c + 2 atanh((m - c) / (m + c)) as a double-double
-** (|M| <= 0.35, relative error about 2^-64); kd = k as an f64. */
+** (|M| <= 0.35, relative error about 2^-65); kd = k as an f64. */
 static dd log_core(pe *e, preg u, preg *kd) {
   preg sub_ = cmp(e, "setp.lt.f64", u, F64(0x1p-1022));
   preg us = sel(e, R(mul(e, R(u), F64(0x1p54))), R(u), sub_);
   preg adj = op4(e, PR_R, "selp.s32", I(-54), I(0), R(sub_));
   preg b = op2(e, PR_RD, "mov.b64", R(us));
-  preg t = op3(e, PR_RD, "shr.u64", R(b), I(48));
+  preg t = op3(e, PR_RD, "shr.u64", R(b), I(47));
   preg j = op2(e, PR_R, "cvt.u32.u64", R(t));
-  preg ex = op3(e, PR_R, "shr.u32", R(j), I(4));          /* the biased exponent */
-  pe_ins(e, "and.b32", 3, R(j), R(j), I(15));             /* the top 4 bits of the significand */
+  preg ex = op3(e, PR_R, "shr.u32", R(j), I(5));          /* the biased exponent */
+  pe_ins(e, "and.b32", 3, R(j), R(j), I(31));             /* the top 5 bits of the significand */
   preg mb = op3(e, PR_RD, "and.b64", R(b), I(0x000FFFFFFFFFFFFFLL));
   pe_ins(e, "or.b64", 3, R(mb), R(mb), I(0x3FF0000000000000LL));    /* m in [1, 2) */
-  preg hi = cmp(e, "setp.ge.u32", j, I(7));                /* m >= 1.4375: use m / 2 */
+  preg hi = cmp(e, "setp.ge.u32", j, I(14));               /* m >= 1.4375: use m / 2 */
   preg mh = op3(e, PR_RD, "sub.s64", R(mb), I(1LL << 52));
   pe_ins(e, "selp.b64", 4, R(mb), R(mh), R(mb), R(hi));
   preg k = op3(e, PR_R, "add.s32", R(ex), R(adj));
@@ -269,11 +282,11 @@ static dd log_core(pe *e, preg u, preg *kd) {
   preg inc = op4(e, PR_R, "selp.s32", I(1), I(0), R(hi));
   pe_ins(e, "add.s32", 3, R(k), R(k), R(inc));
   *kd = op2(e, PR_FD, "cvt.rn.f64.s32", R(k));
-  /* c: m with its low 48 bits replaced by the middle of their range, or 1 (j = 0, 15) */
-  preg cb = op3(e, PR_RD, "and.b64", R(mb), I((int64_t)0xFFFF000000000000ULL));
-  pe_ins(e, "or.b64", 3, R(cb), R(cb), I(0x0000800000000000LL));
+  /* c: m with its low 47 bits replaced by the middle of their range, or 1 (j = 0, 31) */
+  preg cb = op3(e, PR_RD, "and.b64", R(mb), I((int64_t)0xFFFF800000000000ULL));
+  pe_ins(e, "or.b64", 3, R(cb), R(cb), I(0x0000400000000000LL));
   preg one = cmp(e, "setp.eq.u32", j, I(0));
-  pe_ins(e, "setp.eq.or.u32", 4, R(one), R(j), I(15), R(one));
+  pe_ins(e, "setp.eq.or.u32", 4, R(one), R(j), I(31), R(one));
   pe_ins(e, "selp.b64", 4, R(cb), I(0x3FF0000000000000LL), R(cb), R(one));
   preg m = op2(e, PR_FD, "mov.b64", R(mb)), c = op2(e, PR_FD, "mov.b64", R(cb));
   preg f = sub(e, R(m), R(c));                                  /* exact */
@@ -290,9 +303,9 @@ static dd log_core(pe *e, preg u, preg *kd) {
   preg s3 = mul(e, R(sh), R(z));
   preg tail = fma_(e, R(s3), R(rz), R(add(e, R(sl), R(sl))));
   dd lm = fast_two_sum(e, R(add(e, R(sh), R(sh))), R(tail));
-  dd s = two_sum(e, R(select16(e, j, log_c_hi)), R(lm.h));
+  dd s = two_sum(e, R(select32(e, j, log_c_hi)), R(lm.h));
   preg lo = add(e, R(s.l), R(lm.l));
-  s.l = add(e, R(lo), R(select16(e, j, log_c_lo)));
+  s.l = add(e, R(lo), R(select32(e, j, log_c_lo)));
   return s;
 }
 
@@ -362,9 +375,9 @@ static void pow64(pe *e, preg d, preg x, preg y) {
   preg ath = op2(e, PR_FD, "abs.f64", R(th));
   preg inr = cmp(e, "setp.lt.f64", ath, F64(746.0));
   tl = sel(e, R(tl), F64(0.0), inr);                         /* huge, inf or NaN th: no correction */
-  preg ki, p;
-  exp_cw(e, clamp(e, th, -746, 710), tl, &ki, &p);
-  preg mag = exp_scale(e, ki, p);
+  preg ki, rh, t;
+  exp_cw(e, clamp(e, th, -746, 710), tl, &ki, &rh, &t);
+  preg mag = exp_scale(e, ki, rh, t);
   /* y an integer (inf counts as even), odd; x's sign bit; x negative and finite */
   preg yt = op2(e, PR_FD, "cvt.rzi.f64.f64", R(y));
   preg yint = cmp(e, "setp.eq.f64", yt, R(y));
@@ -573,9 +586,9 @@ static preg erf64(pe *e, preg x) {
   preg g = sel(e, R(g1), R(g2), lt);
   /* e^-(v + vl) with v + vl = a^2 exactly */
   preg vl = fma_(e, R(a), R(a), R(neg(e, v)));
-  preg ki, p;
-  exp_cw(e, clamp(e, neg(e, v), -746, 0), neg(e, vl), &ki, &p);
-  preg ex = exp_scale(e, ki, p);
+  preg ki, rh, et;
+  exp_cw(e, clamp(e, neg(e, v), -746, 0), neg(e, vl), &ki, &rh, &et);
+  preg ex = exp_scale(e, ki, rh, et);
   preg big = fma_(e, R(neg(e, ex)), R(g), F64(1.0));            /* 1 - erfc */
   pe_ins(e, "setp.lt.f64", 3, R(lt), R(a), F64(1.0));
   preg r = sel(e, R(small), R(big), lt);
