@@ -270,7 +270,7 @@ static void seed(void) {
 void test_ptx_math64(void) {
   seed();
   uint64_t s0 = rng;
-  int n = 20000;
+  int n = 100000;
   check1(IR_exp, &F64_, expl, g_exp, n, 1);
   check1(IR_exp2, &F64_, exp2l, g_exp2, n, 1);
   check1(IR_expm1, &F64_, expm1l, g_expm1, n, 1);
