@@ -39,7 +39,8 @@ describe("arrays", function()
 
   it("read u64 values from 2^63 up back as floats, smaller ones as integers", function()
     local small, big = mgpu.full(2, 5, "u64"):to_table(), mgpu.full(2, 1 / 0, "u64"):to_table()
-    assert.are.equal("integer", math.type(small[1]))
+    if math.type then assert.are.equal("integer", math.type(small[1])) end   -- Lua 5.4 (LuaJIT has no integers)
+    assert.are.equal(5, small[1])
     assert.are.equal(2.0 ^ 64, big[1])                 -- inf saturates to 2^64-1, nearest double 2^64
     assert.are.equal(2.0 ^ 63, mgpu.full(1, 2 ^ 63, "u64"):get(1))
   end)
