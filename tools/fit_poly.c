@@ -1,14 +1,19 @@
 /*
-** fit_poly.c -- the polynomial coefficients of src/ptx/ptx_math.c's erf:
+** fit_poly.c -- the polynomial coefficients of the erf of src/ptx/ptx_math.c
+** (f32) and src/ptx/ptx_math64.c (f64):
 ** Chebyshev interpolation in long double at degree+1 Chebyshev nodes,
 ** rewritten as monomials in u = (v - c) / h, printed highest degree first
-** (the order ptx_math.c's tables use) with the maximum relative error of
-** the double-precision Horner evaluation on a fine grid.  Not built by
+** (the order the tables use) with the maximum relative error of the
+** double-precision Horner evaluation on a fine grid, and of the rounded
+** coefficients evaluated in long double (the fit alone).  Not built by
 ** CMake:
 **   cc -O2 -o fit_poly tools/fit_poly.c -lm
 **   ./fit_poly 0 0 2.25 12 0 1      erf(x)/x in v = x^2 on [0, 1.5^2]      (erf_small)
 **   ./fit_poly 1 1.5 4 16           erfc(x) e^(x^2) on [1.5, 4], u = (x - 2.75) / 1.25   (erf_big)
 **   ./fit_poly 0 0 2.25 7 0 1, ./fit_poly 1 1.5 4 9       the approx_math forms
+**   ./fit_poly 0 0 1 14 0 1         f64: erf(x)/x in v = x^2 on [0, 1]        (erf64_small)
+**   ./fit_poly 1 1 2.5 18           f64: erfc(x) e^(x^2) on [1, 2.5]           (erf64_mid)
+**   ./fit_poly 1 2.5 6 18           f64: erfc(x) e^(x^2) on [2.5, 6]           (erf64_big)
 */
 #define _GNU_SOURCE
 #include <math.h>
@@ -66,15 +71,18 @@ int main(int argc, char **argv) {
   }
   double cd[MAXDEG + 1];
   for (int i = 0; i <= n; i++) cd[i] = (double)mono[i];
-  ld worst = 0;
+  ld worst = 0, fit = 0;   /* Horner in double; the rounded coefficients in long double */
   for (int i = 0; i <= 200000; i++) {
     ld v = lo + (hi - lo) * i / 200000;
     double u = (double)((v - c) / h), p = cd[n];
-    for (int k = n - 1; k >= 0; k--) p = fma(p, u, cd[k]);
-    ld rel = fabsl((p - f(v)) / f(v));
+    ld ul = (v - c) / h, pl = cd[n];
+    for (int k = n - 1; k >= 0; k--) { p = fma(p, u, cd[k]); pl = pl * ul + cd[k]; }
+    ld rel = fabsl((p - f(v)) / f(v)), rfit = fabsl((pl - f(v)) / f(v));
     if (rel > worst) worst = rel;
+    if (rfit > fit) fit = rfit;
   }
-  printf("/* degree %d, max relative error %.3Le (2^%.1f) */\n", n, worst, log2((double)worst));
+  printf("/* degree %d, max relative error %.3Le (2^%.1f); of the fit alone 2^%.1f */\n", n, worst,
+         log2((double)worst), log2((double)fit));
   for (int i = n; i >= 0; i--) printf("  %.17g,\n", cd[i]);
   return 0;
 }

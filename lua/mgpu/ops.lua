@@ -115,10 +115,19 @@ M.ceil = unary("ceil", math.ceil)
 
 -- Lua-number forms of the functions Lua's math library lacks (double precision).
 local huge = math.huge
-local function h_erf(x)
+-- e^(-a^2) with a^2 split exactly into hi + lo (Veltkamp), so its rounding costs nothing
+local function h_expmsq(a)
+  local c = a * 134217729
+  local ah = c - (c - a)
+  local al = a - ah
+  local hi = a * a
+  local lo = ((ah * ah - hi) + 2 * ah * al) + al * al
+  return math.exp(-hi) * (1 - lo)
+end
+local function h_erf(x)       -- within about 6 ulp of double
   if x ~= x or x == 0 then return x end   -- NaN, and zeros keep their sign
   local a, r = math.abs(x), 1
-  if a < 2.5 then             -- 2/sqrt(pi) sum (-1)^n a^(2n+1) / (n! (2n+1))
+  if a < 0.5 then             -- 2/sqrt(pi) sum (-1)^n a^(2n+1) / (n! (2n+1))
     local term, sum, n = a, a, 0
     repeat
       n = n + 1
@@ -126,16 +135,24 @@ local function h_erf(x)
       sum = sum + term / (2 * n + 1)
     until math.abs(term) <= 1e-17 * sum
     r = sum * 1.1283791670955126
-  elseif a < huge then        -- 1 - erfc by its continued fraction
+  elseif a < 2 then           -- 2/sqrt(pi) e^(-a^2) sum 2^n a^(2n+1) / (2n+1)!!: positive terms
+    local term, sum, n = a, a, 0
+    repeat
+      n = n + 1
+      term = term * 2 * a * a / (2 * n + 1)
+      sum = sum + term
+    until term <= 1e-17 * sum
+    r = sum * h_expmsq(a) * 1.1283791670955126
+  elseif a < 6 then           -- 1 - erfc by its continued fraction (1 from 6 on)
     local f = 0
-    for k = 60, 1, -1 do f = (k / 2) / (a + f) end
-    r = 1 - math.exp(-a * a) / (a + f) * 0.5641895835477563
+    for k = 150, 1, -1 do f = (k / 2) / (a + f) end
+    r = 1 - h_expmsq(a) / (a + f) * 0.5641895835477563
   end
   return x < 0 and -r or r
 end
 local function h_expm1(x)     -- (e^x - 1) x / ln(e^x): Kahan's correction
   local u = math.exp(x)
-  if x == 0 or u == huge then return x == 0 and x or u end
+  if x == 0 or u == huge or x > 40 then return x == 0 and x or u end
   if u == 1 then return x end
   if u - 1 == -1 then return -1 end
   return (u - 1) * x / math.log(u)
@@ -143,6 +160,7 @@ end
 local function h_log1p(x)
   local u = 1 + x
   if u == 1 or u == huge then return u == 1 and x or u end
+  if u - 1 == x then return math.log(u) end
   return math.log(u) * x / (u - 1)
 end
 local function h_round(x)     -- half to even
@@ -155,13 +173,17 @@ end
 local function h_trunc(x) return x >= 0 and math.floor(x) or -math.floor(-x) end
 
 --- Accurate to 1 ulp by default (f32, f16, bf16; computed in f64 on the
---- GPU); CompilerParams{ approx_math = true } uses the hardware
---- approximations (exp, exp2, log, log2 then flush f32 subnormal inputs
---- and results to zero).  Bounds: see src/ptx/ptx_math.c and ptx_arith.c.
+--- GPU; f64 within 1 or 2 ulp, src/ptx/ptx_math64.c); CompilerParams{
+--- approx_math = true } uses the hardware approximations for f32, f16 and
+--- bf16 (exp, exp2, log, log2 then flush f32 subnormal inputs and results
+--- to zero).  Bounds: see src/ptx/ptx_math.c, ptx_math64.c and ptx_arith.c.
 M.sin = unary("sin", math.sin)
 M.cos = unary("cos", math.cos)
 M.erf = unary("erf", h_erf)
-M.logistic = unary("logistic", function(x) return 1 / (1 + math.exp(-x)) end)   -- sigmoid
+M.logistic = unary("logistic", function(x)   -- sigmoid; e^x / (1 + e^x) below 0 (no overflow)
+  if x < 0 then local t = math.exp(x); return t / (1 + t) end
+  return 1 / (1 + math.exp(-x))
+end)
 M.expm1 = unary("expm1", h_expm1)
 M.log1p = unary("log1p", h_log1p)
 --- Exact: round (half to even), round_away (half away from zero), trunc,

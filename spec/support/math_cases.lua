@@ -2,10 +2,12 @@
 Elementwise math cases: sin, cos, erf, logistic, expm1, log1p, pow, round,
 round_away, trunc, sign, max/min (NaN), and integer clz, popcount, bitwise
 ops and shifts, on random inputs plus special values (+-0, +-inf, NaN,
-denormals, huge sin/cos arguments), for f32, f16 and bf16 (f64 and the
-integer dtypes where the function takes them).  Each case returns its error
-in ulps of the dtype against a double-precision Lua reference (the exact
-value, not rounded) with the documented bound as tolerance; special values
+denormals, huge sin/cos arguments), for f32, f16, bf16 and f64 (also exp,
+exp2, log, log2 and tanh for f64; the integer dtypes where the function
+takes them).  Each case returns its error in ulps of the dtype against a
+double-precision Lua reference (the exact value, not rounded) with the
+documented bound as tolerance; for f64 the reference is itself a double
+within an ulp or two, so the tolerance adds that (tol64).  Special values
 must match exactly (inf, NaN, the sign of zero).  spec/math_spec.lua runs
 them in the interpreter, tools/run_cases.lua on the GPU.
 ]]
@@ -23,7 +25,7 @@ ref.erf = require("mgpu.ops").erf   -- the library's double-precision form for L
 
 function ref.expm1(x)
   local u = math.exp(x)
-  if x == 0 or u == huge or x ~= x then return (x == 0 or x ~= x) and x or u end
+  if x == 0 or u == huge or x ~= x or x > 40 then return (x == 0 or x ~= x) and x or u end
   if u == 1 then return x end
   if u - 1 == -1 then return -1 end
   return (u - 1) * x / math.log(u)
@@ -33,9 +35,19 @@ function ref.log1p(x)
   if x == 0 or x ~= x then return x end
   if u == 1 or u == huge then return u == 1 and x or u end
   if u <= 0 then return u == 0 and -huge or nan end
+  if u - 1 == x then return math.log(u) end
   return math.log(u) * x / (u - 1)
 end
-function ref.logistic(x) return 1 / (1 + math.exp(-x)) end
+ref.logistic = require("mgpu.ops").logistic
+ref.exp = math.exp
+function ref.exp2(x) return 2 ^ x end
+ref.log = math.log
+function ref.log2(x) return math.log(x) / math.log(2) end
+function ref.tanh(x)
+  if x ~= x or x == 0 then return x end
+  local m = ref.expm1(2 * math.abs(x))
+  return (x < 0 and -1 or 1) * (m == huge and 1 or m / (m + 2))
+end
 ref.sin, ref.cos = math.sin, math.cos
 local function negzero(x) return x == 0 and 1 / x < 0 end
 local function with_sign(r, x) if r == 0 and (x < 0 or negzero(x)) then return -0.0 end return r end
@@ -175,19 +187,31 @@ end
 
 -- -- Unary float functions ----------------------------------------------------------------------
 
-local wide = { f32 = true, bf16 = true }     -- dtypes with f32's exponent range
+local wide = { f32 = true, bf16 = true, f64 = true }     -- dtypes with at least f32's exponent range
+local function join(a, b) local t = {}; for _, v in ipairs(a) do t[#t + 1] = v end; for _, v in ipairs(b) do t[#t + 1] = v end; return t end
+-- f64 only: its range (subnormals, overflow edges, arguments of sin/cos next to multiples of pi/2)
+local f64_extra = { 1e-310, -1e-310, 5e-324, 1e300, -1e300, 1.7976931348623157e308, 2.2250738585072014e-308 }
+local function e64(dt, t) return dt == "f64" and join(t, f64_extra) or t end
+local function big(dt, e32, e16) return dt == "f64" and 300 or (wide[dt] and e32 or e16) end
 local unary = {
-  sin = function(dt) return mix(uniform(-10, 10), logmag(-6, wide[dt] and 38 or 4.8)), sincos_extra end,
-  cos = function(dt) return mix(uniform(-10, 10), logmag(-6, wide[dt] and 38 or 4.8)), sincos_extra end,
-  erf = function() return mix(uniform(-5, 5), logmag(-8, 1)), { 3.9, 3.92, 4, -4.1, 1.4999, 1.5 } end,
-  logistic = function(dt) return mix(uniform(-30, 30), uniform(wide[dt] and -120 or -18, wide[dt] and 120 or 18)), { 88, -88, -103, 17 } end,
-  expm1 = function(dt) return mix(uniform(-20, wide[dt] and 89 or 11), logmag(-12, 0)), { 88.7, 89, -104, 1e-9, -1e-9 } end,
-  log1p = function(dt) return mix(uniform(-1, 10), logmag(-12, 0), logmag(0, wide[dt] and 38 or 4.8)), { -1, -0.999, -2, 1e-9, -1e-9 } end,
+  sin = function(dt) return mix(uniform(-10, 10), logmag(-6, big(dt, 38, 4.8))), e64(dt, join(sincos_extra, dt == "f64" and { 6381956970095103 * 2 ^ 797, 1.5707963267948966, 3.141592653589793, 1e22 } or {})) end,
+  erf = function(dt) return mix(uniform(-5, 5), logmag(-8, 1), uniform(-7, 7)), e64(dt, { 3.9, 3.92, 4, -4.1, 1.4999, 1.5, 2.5, 5.9, 6 }) end,
+  logistic = function(dt) return mix(uniform(-30, 30), uniform(wide[dt] and -120 or -18, wide[dt] and 120 or 18)), e64(dt, { 88, -88, -103, 17, dt == "f64" and -720 or -90, dt == "f64" and 745 or 90 }) end,
+  expm1 = function(dt) return mix(uniform(-20, dt == "f64" and 709 or wide[dt] and 89 or 11), logmag(-12, 0)), e64(dt, { 88.7, 89, -104, 1e-9, -1e-9, 709.78, 709.79, -40, 45 }) end,
+  log1p = function(dt) return mix(uniform(-1, 10), logmag(-12, 0), logmag(0, big(dt, 38, 4.8))), e64(dt, { -1, -0.999, -2, 1e-9, -1e-9, 1e-17, -1e-17, 1e300 }) end,
+  exp = function(dt) return mix(uniform(-745, 709.7), logmag(-12, 1)), e64(dt, { 709.78, 709.79, 710, -708.4, -745.1, -745.2, -746 }) end,
+  exp2 = function(dt) return mix(uniform(-1075, 1024), logmag(-12, 1)), e64(dt, { 1023.99, 1024, -1022.5, -1074, -1074.6, -1076 }) end,
+  log = function(dt) return mix(function(r) return 10 ^ (r() * 616 - 308) end, uniform(0.5, 2), uniform(-1, 1)), e64(dt, { 1 + 2 ^ -52, 1 - 2 ^ -53, 0.7071067811865476, 1.4142135623730951 }) end,
+  tanh = function(dt) return mix(uniform(-8, 8), logmag(-10, 2.5)), e64(dt, { 1e-9, -1e-9, 0.55, 19, 22, -40 }) end,
   round = function(dt) return mix(uniform(-10, 10), function(r) return math.floor(r() * 64 - 32) / 2 end,
                                   logmag(-3, wide[dt] and 38 or 4.8)), { 0.49999997, -0.49999997, 4.5, 5.5, -4.5, 8388609 } end,
   sign = function() return mix(uniform(-10, 10), logmag(-40, 38)), {} end,
 }
 unary.round_away, unary.trunc = unary.round, unary.round
+unary.cos, unary.log2 = unary.sin, unary.log
+-- the f64 tolerance: the bound of src/ptx/ptx_math64.c plus the reference's own error
+local tol64 = { sin = 2, cos = 2, exp = 2, exp2 = 2, log = 2, log2 = 3, expm1 = 3, log1p = 3, logistic = 3, tanh = 5,
+                erf = 8, pow = 2 }        -- erf: the host erf is within about 6 ulp
 
 -- accurate bounds (ulps, interpreter and PTX), and approx_math bounds (relative with an absolute floor)
 local approx = {
@@ -199,19 +223,21 @@ local approx = {
   log1p = { tol = 2e-6, abs = 1e-30, gen = mix(uniform(-0.99, 10), logmag(-8, 0)) },
 }
 
-local names = { "sin", "cos", "erf", "logistic", "expm1", "log1p", "round", "round_away", "trunc", "sign" }
+local names = { "sin", "cos", "erf", "logistic", "expm1", "log1p", "round", "round_away", "trunc", "sign",
+                "exp", "exp2", "log", "log2", "tanh" }
 for _, fn in ipairs(names) do
-  local dts = { "f32", "f16", "bf16" }
-  if fn == "round" or fn == "round_away" or fn == "trunc" or fn == "sign" then dts[4] = "f64" end
+  local dts = { "f32", "f16", "bf16", "f64" }
+  if fn:match("^exp2?$") or fn:match("^log2?$") or fn == "tanh" then dts = { "f64" } end   -- f32: the specials case
   for _, dt in ipairs(dts) do
     add(string.format("math/%s/%s", fn, dt), function(mgpu)
       local gen, extra = unary[fn](dt)
       local k = map_kernel(mgpu, string.format("m_%s_%s", fn, dt), 1, dt, function(x) return x[fn](x) end)
-      local x = mgpu.from_table(inputs(N, extra, gen, #fn * 7 + #dt), dt)
+      local x = mgpu.from_table(inputs(N, extra, gen, #fn * 7 + #dt + os.time()), dt)
       local xt, want = x:to_table(), {}
       for i = 1, N do want[i] = ref[fn](xt[i]) end
       local exact = fn == "round" or fn == "round_away" or fn == "trunc" or fn == "sign"
-      return ulp_error(mgpu, k(x), want, dt, { tol = exact and 0 or 1 }, xt), exact and 0 or 1
+      local tol = exact and 0 or dt == "f64" and tol64[fn] or 1
+      return ulp_error(mgpu, k(x), want, dt, { tol = tol }, xt), tol
     end)
   end
   if approx[fn] then
@@ -297,21 +323,26 @@ end
 
 -- -- pow ------------------------------------------------------------------------------------
 
-for _, dt in ipairs({ "f32", "f16", "bf16" }) do
+for _, dt in ipairs({ "f32", "f16", "bf16", "f64" }) do
   for _, ap in ipairs({ false, true }) do
-    if not ap or dt == "f32" then
+    if not ap or dt == "f32" or dt == "f64" then
       add(string.format("math/pow/%s%s", dt, ap and "/approx_math" or ""), function(mgpu)
         local sp = { 0.0, -0.0, 1, -1, 2, -2, 0.5, -0.5, 3, -3, 2.5, huge, -huge, nan, 1e-40, 1e30 }
-        local xs, ys, r = {}, {}, rng(#dt + (ap and 5 or 0))
-        if not ap then
+        local xs, ys, r = {}, {}, rng(#dt + (ap and 5 or 0) + os.time())
+        local exact = not ap or dt == "f64"          -- f64 has no approximate form
+        if exact then
           for i = 1, #sp do for j = 1, #sp do xs[#xs + 1], ys[#ys + 1] = sp[i], sp[j] end end
         end
         local big = wide[dt] and 1 or 0
+        local lim = dt == "f64" and 709 or 80       -- |y ln x| up to the overflow threshold
         while #xs < N do
-          local m = math.floor(r() * 4)
+          local m = math.floor(r() * 5)
           if m == 0 then xs[#xs + 1], ys[#ys + 1] = r() * 10, r() * 20 - 10
           elseif m == 1 then xs[#xs + 1], ys[#ys + 1] = r() * 4, (r() - 0.5) * (big == 1 and 200 or 30)
           elseif m == 2 then xs[#xs + 1], ys[#ys + 1] = -r() * 10, math.floor(r() * 21) - 10
+          elseif m == 3 and dt == "f64" then
+            local x = 1 + (r() - 0.5) * 0.1
+            xs[#xs + 1], ys[#ys + 1] = x, (r() * 2 - 1) * lim / math.abs(math.log(x))
           else xs[#xs + 1], ys[#ys + 1] = 10 ^ ((r() - 0.5) * (big == 1 and 60 or 8)), (r() - 0.5) * 4 end
           if ap and xs[#xs] < 0 then xs[#xs] = -xs[#xs] end
         end
@@ -320,8 +351,9 @@ for _, dt in ipairs({ "f32", "f16", "bf16" }) do
         local x, y = mgpu.from_table(xs, dt), mgpu.from_table(ys, dt)
         local xt, yt, want = x:to_table(), y:to_table(), {}
         for i = 1, N do want[i] = ref.pow(xt[i], yt[i]) end
-        if ap then return ulp_error(mgpu, k(x, y), want, dt, { abs = 1e-30, tol = 1e-4 }, xt), 1e-4 end
-        return ulp_error(mgpu, k(x, y), want, dt, { tol = 1 }, xt), 1
+        if not exact then return ulp_error(mgpu, k(x, y), want, dt, { abs = 1e-30, tol = 1e-4 }, xt), 1e-4 end
+        local tol = dt == "f64" and tol64.pow or 1
+        return ulp_error(mgpu, k(x, y), want, dt, { tol = tol }, xt), tol
       end)
     end
   end

@@ -202,7 +202,6 @@ static bool op_accepts(int code, int dt) {
   case IR_not: return in || pr;
   case IR_exp: case IR_exp2: case IR_log: case IR_log2: case IR_tanh:
   case IR_sin: case IR_cos: case IR_erf: case IR_logistic: case IR_expm1: case IR_log1p: case IR_pow:
-    return fl && !f8 && dt != MGPU_F64;
   case IR_sqrt: case IR_rsqrt: case IR_floor: case IR_ceil: case IR_round: case IR_round_away: case IR_trunc:
     return fl && !f8;
   case IR_sign: return (fl && !f8) || in;

@@ -143,10 +143,22 @@ void ptx_broadcast(pe *e, const ir_op *op);
 /* Move value `src` (scalar or array registers) into the registers at dst. */
 void ptx_move(pe *e, int dtype, preg dst, preg src, uint32_t n, bool src_scalar);
 
+/* d = code(a) or code(a, b) for one float element of dtype dt (what
+** ptx_elementwise emits per element; straight-line code). */
+void ptx_float_unary(pe *e, int code, int dt, preg d, preg a, bool approx);
+void ptx_float_binary(pe *e, int code, int dt, preg d, preg a, preg b, bool approx);
+
 /* ptx_math.c: f32 sin, cos, erf, expm1, log1p, logistic (false for other
 ** codes) and pow, accurate through f64 or fast under approx_math. */
 bool ptx_math_unary(pe *e, int code, preg d, preg x, bool approx);
 void ptx_math_pow(pe *e, preg d, preg x, preg y, bool approx);
+/* p = ((c[0] x + c[1]) x + ...) + c[n-1] (fma), in f64 (wide) or f32. */
+preg ptx_horner(pe *e, bool wide, preg x, const double *c, int n);
+
+/* ptx_math64.c: f64 exp, exp2, log, log2, tanh, sin, cos, erf, logistic,
+** expm1, log1p (false for other codes) and pow, accurate (bounds there). */
+bool ptx_math64_unary(pe *e, int code, preg d, preg x);
+void ptx_math64_pow(pe *e, preg d, preg x, preg y);
 
 /* ptx_mem.c */
 /* Move w consecutive elements between [addr+imm] in `space` ("global",

@@ -3,7 +3,8 @@
 ** at a time.  f16 and bf16 are computed in f32 and rounded once per op
 ** (exactly the interpreter's result for + - * / sqrt); accurate exp, log
 ** and tanh use range reduction so approx_math=false stays within a few ulp
-** (sin, cos, erf, expm1, log1p, logistic and pow: ptx_math.c).  round,
+** (sin, cos, erf, expm1, log1p, logistic and pow: ptx_math.c; every one of
+** these for f64: ptx_math64.c, also under approx_math).  round,
 ** round_away, trunc, sign, floor, ceil, max and min are exact; max/min
 ** return NaN when either operand is NaN (max.NaN; f64 through testp).
 **
@@ -257,7 +258,7 @@ static void float_sign(pe *e, bool wide, preg d, preg x) {
 
 /* -- Elementwise ops on one element ---------------------------------------------------------- */
 
-static void float_unary(pe *e, int code, int dt, preg d, preg a, bool approx) {
+void ptx_float_unary(pe *e, int code, int dt, preg d, preg a, bool approx) {
   if (dt == MGPU_F64) {
     switch (code) {
     case IR_round: pe_ins(e, "cvt.rni.f64.f64", 2, R(d), R(a)); return;
@@ -270,7 +271,9 @@ static void float_unary(pe *e, int code, int dt, preg d, preg a, bool approx) {
     case IR_rsqrt: op2(e, "sqrt.rn", dt, d, a); op2(e, "rcp.rn", dt, d, d); return;
     case IR_floor: pe_ins(e, "cvt.rmi.f64.f64", 2, R(d), R(a)); return;
     case IR_ceil: pe_ins(e, "cvt.rpi.f64.f64", 2, R(d), R(a)); return;
-    default: pe_fail(e, "this function is not available for f64");
+    default:
+      if (!ptx_math64_unary(e, code, d, a)) pe_fail(e, "unexpected f64 unary op");
+      return;
     }
   }
   preg x = up(e, dt, a);
@@ -300,7 +303,7 @@ static void float_unary(pe *e, int code, int dt, preg d, preg a, bool approx) {
   down(e, dt, d, r);
 }
 
-static void float_binary(pe *e, int code, int dt, preg d, preg a, preg b, bool approx) {
+void ptx_float_binary(pe *e, int code, int dt, preg d, preg a, preg b, bool approx) {
   bool wide = dt == MGPU_F64;
   preg x = wide ? a : up(e, dt, a), y = wide ? b : up(e, dt, b);
   int cdt = wide ? MGPU_F64 : MGPU_F32;
@@ -336,8 +339,8 @@ static void float_binary(pe *e, int code, int dt, preg d, preg a, preg b, bool a
     }
     break;
   case IR_pow:
-    if (wide) pe_fail(e, "pow is not available for f64");
-    ptx_math_pow(e, r, x, y, approx);
+    if (wide) ptx_math64_pow(e, r, x, y);
+    else ptx_math_pow(e, r, x, y, approx);
     break;
   default: pe_fail(e, "unexpected binary op");
   }
@@ -578,7 +581,7 @@ static void bitcast(pe *e, int from, int to, preg d, preg a) {
 }
 
 void ptx_binop(pe *e, int code, int dtype, preg d, preg a, preg b) {
-  if (dt_isfloat(dtype)) float_binary(e, code, dtype, d, a, b, false);
+  if (dt_isfloat(dtype)) ptx_float_binary(e, code, dtype, d, a, b, false);
   else int_binary(e, code, dtype, d, a, b);
 }
 
@@ -611,11 +614,11 @@ void ptx_elementwise(pe *e, const ir_op *op) {
     preg b = op->nopd > 1 ? (arr[1] ? src[1] + i : src[1]) : 0;
     switch (cls) {
     case IRC_UNARY:
-      if (dt_isfloat(dt)) float_unary(e, op->code, dt, d + i, a, approx);
+      if (dt_isfloat(dt)) ptx_float_unary(e, op->code, dt, d + i, a, approx);
       else int_unary(e, op->code, dt, d + i, a);
       break;
     case IRC_BINARY:
-      if (dt_isfloat(dt)) float_binary(e, op->code, dt, d + i, a, b, approx);
+      if (dt_isfloat(dt)) ptx_float_binary(e, op->code, dt, d + i, a, b, approx);
       else int_binary(e, op->code, dt, d + i, a, b);
       break;
     case IRC_COMPARE: compare(e, op->code, dt, d + i, a, b); break;

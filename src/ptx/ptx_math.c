@@ -54,8 +54,7 @@ static preg b32(pe *e) { return pe_reg(e, PR_R); }
 static preg b64(pe *e) { return pe_reg(e, PR_RD); }
 static preg prd(pe *e) { return pe_reg(e, PR_P); }
 
-/* p = ((c[0] x + c[1]) x + ...) + c[n-1], in f64 or f32. */
-static preg horner(pe *e, bool wide, preg x, const double *c, int n) {
+preg ptx_horner(pe *e, bool wide, preg x, const double *c, int n) {
   preg p = wide ? fd(e) : f32(e);
   const char *fma = wide ? "fma.rn.f64" : "fma.rn.f32";
   po (*K)(double) = wide ? F64 : F32;
@@ -75,7 +74,7 @@ static void d_exp(pe *e, preg x, preg *s, preg *p) {
   pe_ins(e, "cvt.rni.f64.f64", 2, R(k), R(k));
   pe_ins(e, "fma.rn.f64", 4, R(r), R(k), F64(-LN2_HI), R(x));
   pe_ins(e, "fma.rn.f64", 4, R(r), R(k), F64(-LN2_LO), R(r));
-  preg q = horner(e, true, r, c, 11);
+  preg q = ptx_horner(e, true, r, c, 11);
   pe_ins(e, "mul.rn.f64", 3, R(r2), R(r), R(r));
   *p = fd(e);
   pe_ins(e, "fma.rn.f64", 4, R(*p), R(q), R(r2), R(r));
@@ -97,7 +96,7 @@ static preg log1p_series(pe *e, bool wide, preg f, const double *c, int n) {
   pe_ins(e, wide ? "add.rn.f64" : "add.f32", 3, R(den), R(f), two);
   pe_ins(e, wide ? "div.rn.f64" : "div.approx.f32", 3, R(s), R(f), R(den));
   pe_ins(e, wide ? "mul.rn.f64" : "mul.f32", 3, R(z), R(s), R(s));
-  preg p = horner(e, wide, z, c, n);
+  preg p = ptx_horner(e, wide, z, c, n);
   pe_ins(e, wide ? "add.rn.f64" : "add.f32", 3, R(t), R(s), R(s));
   pe_ins(e, wide ? "mul.rn.f64" : "mul.f32", 3, R(tz), R(t), R(z));
   pe_ins(e, wide ? "fma.rn.f64" : "fma.rn.f32", 4, R(t), R(tz), R(p), R(t));
@@ -223,10 +222,10 @@ static void f32_sincos(pe *e, preg d, preg x, bool cosine, bool approx) {
   if (cosine) pe_ins(e, "add.s32", 3, R(q), R(q), I(1));   /* cos x = sin(x + pi/2) */
   preg z = fd(e), sn = fd(e), cn = fd(e), v = fd(e), nv = fd(e);
   pe_ins(e, "mul.rn.f64", 3, R(z), R(r), R(r));
-  preg ps = horner(e, true, z, cs, 6);
+  preg ps = ptx_horner(e, true, z, cs, 6);
   pe_ins(e, "mul.rn.f64", 3, R(ps), R(ps), R(z));
   pe_ins(e, "fma.rn.f64", 4, R(sn), R(ps), R(r), R(r));           /* sin r = r + r z p */
-  preg pc = horner(e, true, z, cc, 7);
+  preg pc = ptx_horner(e, true, z, cc, 7);
   pe_ins(e, "neg.f64", 2, R(pc), R(pc));
   pe_ins(e, "fma.rn.f64", 4, R(cn), R(pc), R(z), F64(1.0));       /* cos r = 1 - z p */
   preg qb = b32(e), odd = prd(e), neg = prd(e);
@@ -283,11 +282,11 @@ static void f32_erf(pe *e, preg d, preg x, bool approx) {
   if (w) { xv = fd(e); pe_ins(e, "cvt.f64.f32", 2, R(xv), R(x)); }
   pe_ins(e, OPC("abs.%s"), 2, R(a), R(xv));
   pe_ins(e, OPC("mul.rn.%s"), 3, R(z), R(a), R(a));
-  preg p = w ? horner(e, true, z, erf_small, 13) : horner(e, false, z, erf_small32, 8);
+  preg p = w ? ptx_horner(e, true, z, erf_small, 13) : ptx_horner(e, false, z, erf_small32, 8);
   pe_ins(e, OPC("mul.rn.%s"), 3, R(small), R(p), R(a));
   pe_ins(e, OPC("add.rn.%s"), 3, R(u), R(a), K(-2.75));
   pe_ins(e, OPC("mul.rn.%s"), 3, R(u), R(u), K(0.8));
-  preg g = w ? horner(e, true, u, erf_big, 17) : horner(e, false, u, erf_big32, 10);
+  preg g = w ? ptx_horner(e, true, u, erf_big, 17) : ptx_horner(e, false, u, erf_big32, 10);
   if (w) {
     preg mz = fd(e), s, em1;
     pe_ins(e, "min.f64", 3, R(mz), R(z), F64(300.0));
@@ -319,7 +318,7 @@ static void f32_expm1(pe *e, preg d, preg x, bool approx) {
   preg v = f32(e);
   if (approx) {   /* |x| < 0.5: Taylor to x^9; else ex2 - 1 */
     static const double c[] = { 1.0 / 362880, 1.0 / 40320, 1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5 };
-    preg q = horner(e, false, x, c, 8), x2 = f32(e), sm = f32(e), bg = f32(e), ax = f32(e), lt = prd(e);
+    preg q = ptx_horner(e, false, x, c, 8), x2 = f32(e), sm = f32(e), bg = f32(e), ax = f32(e), lt = prd(e);
     pe_ins(e, "mul.f32", 3, R(x2), R(x), R(x));
     pe_ins(e, "fma.rn.f32", 4, R(sm), R(q), R(x2), R(x));
     pe_ins(e, "mul.f32", 3, R(bg), R(x), F32(LOG2E));
