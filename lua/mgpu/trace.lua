@@ -369,6 +369,13 @@ function refm.transpose(r, perm)
   return M.op("transpose_ref", { r }, ints)
 end
 
+--- The same SMEM elements in row-major order under another shape: the ref
+--- must be contiguous and keep the dims its buffer tiles (only leading,
+--- untiled dims merge or split); the engine names the dim that does not.
+function refm.reshape(r, shape)
+  return M.op("reshape_ref", { r }, compat.shape(shape, "reshape shape"))
+end
+
 --- Load the whole ref into registers (a scalar for a rank-0 ref);
 --- opts.layout chooses the register layout.
 function refm.load(r, opts)
