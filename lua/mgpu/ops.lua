@@ -412,7 +412,8 @@ local function emit_for(lov, hiv, step, carry, names, body)
 end
 
 --- A loop on the device: fn(i, carry...) for i = lo, ..., hi-1, returning
---- the next carry; fori returns the final carry.  A last argument
+--- the next carry (scalars, arrays, refs as in while_loop); fori returns
+--- the final carry.  A last argument
 --- { unroll = n } traces n copies of the body per iteration (the steps
 --- left over run after it); { unroll = true } unrolls the whole loop at
 --- trace time, which needs lo and hi as Lua numbers.  Unrolling calls fn
@@ -508,8 +509,9 @@ end
 
 --- A loop on the device that runs while cond_fn(carried...) is true:
 --- body_fn(carried...) returns the next carried values, and while_loop
---- returns the final ones.  Carried values are scalars or arrays (Lua
---- numbers become scalars of the matching kind).
+--- returns the final ones.  Carried values are scalars, arrays (Lua
+--- numbers become scalars of the matching kind) or refs (carried as the
+--- indices of their views, mgpu.refcarry).
 function M.while_loop(cond_fn, body_fn, ...)
   if type(cond_fn) ~= "function" then fail("while_loop: the first argument (cond_fn) must be a function") end
   if type(body_fn) ~= "function" then fail("while_loop: the second argument (body_fn) must be a function") end

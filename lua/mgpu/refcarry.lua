@@ -166,6 +166,12 @@ function M.unflatten(plan, vals)
   return compat.unpack(out, 1, #plan.carries)
 end
 
+-- "(made at file:line)" style text, or nothing when the line is unknown (kernel arguments).
+local function made(where, lead)
+  if not where then return "" end
+  return lead .. "made at " .. where .. (lead == " (" and ")" or "")
+end
+
 --- A body's results r (packed) as flat values: a carried ref must come back
 --- as a ref of the same root and chain (an error naming the carry, both
 --- refs and both lines otherwise).  Other results pass as they are.
@@ -179,15 +185,15 @@ function M.flatten(plan, r, what)
     local label = string.format("%s: carry %d%s", plan.what, i, c.name ~= "" and (" (" .. c.name .. ")") or "")
     if c.split then
       if not trace.is_ref(x) then
-        fail("%s is a ref (%s, made at %s) but the body returns %s", label, c.desc, c.where or "?",
+        fail("%s is a ref (%s%s) but the body returns %s", label, c.desc, made(c.where, ", "),
              trace.is_value(x) and "a traced value" or type(x))
       end
       local s = split(x)
       if not rawequal(s.root, c.split.root) or key(s) ~= c.key then
-        fail("%s starts as %s (made at %s) but the body returns %s (made at %s): a carried ref keeps its buffer, dtype, shape, "
-             .. "memory space, transforms and views; only its indices change (to alternate between buffers, allocate them as "
-             .. "one, mgpu.SMEM({2, ...}), and carry views of its slots)", label, c.desc, c.where or "?", describe(s, x),
-             s.where or "?")
+        fail("%s starts as %s%s but the body returns %s%s: a carried ref keeps its buffer, dtype, shape, memory space, "
+             .. "transforms and views; only its indices change (to alternate between buffers, allocate them as one, "
+             .. "mgpu.SMEM({2, ...}), and carry views of its slots)", label, c.desc, made(c.where, " ("), describe(s, x),
+             made(s.where, " ("))
       end
       for j, st in ipairs(s.starts) do out[c.first + j - 1] = index(st) end
     else
