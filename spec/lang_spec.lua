@@ -79,6 +79,8 @@ describe("kernel language", function()
                      reshape_err(function(s) s:reshape({ 5, 64, 64 }) end))
       assert.matches("lang_spec.lua:%d+: reshape: only SMEM refs can be reshaped",
                      lower_err(function(x, o) o:reshape({ 4096 }) end, {}))
+      assert.matches("lang_spec.lua:%d+: reshape: only SMEM refs can be reshaped",
+                     lower_err(function(x, o, b) b:reshape({ 2, 1 }) end, { mgpu.Barrier{ num_barriers = 2 } }))
       assert.matches("reshape: the ref starts at element 4096 of its buffer, not at a whole row of 8192",
                      reshape_err(function(s) s:reshape({ 6, 64, 64 }):at(mgpu.ds(1, 2)):reshape({ 1, 2, 64, 64 }) end))
     end)

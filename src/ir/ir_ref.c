@@ -93,7 +93,7 @@ bool ir_reshape_check(const ir_kernel *k, uint32_t v, const int64_t *shape, int 
   ir_refview rv;
   ir_ref_walk(k, v, &rv);
   uint32_t alloc = ir_ref_alloc(k, rv.root);
-  mgpu_assert(alloc);   /* SMEM refs are views of allocations */
+  if (!alloc) return snprintf(why, n, "only SMEM buffers (mgpu.SMEM) can be reshaped"), false;
   xf_chain c;
   bool ok = xf_parse(ir_str(k, k->ops.v[k->vals.v[alloc].def].text), &c, NULL, 0);
   mgpu_assert(ok);      /* the builder checked the transforms */
