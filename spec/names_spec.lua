@@ -47,7 +47,7 @@ describe("Pallas Mosaic GPU names", function()
 
   it("has the Hopper members of Layout under their Pallas names", function()
     local L = mgpu.Layout
-    for _, m in ipairs({ "WGMMA", "WGMMA_ROW", "WGMMA_COL", "WG_SPLAT", "WG_STRIDED", "TILED" }) do
+    for _, m in ipairs({ "WGMMA", "WGMMA_8BIT", "WGMMA_TRANSPOSED", "WGMMA_ROW", "WGMMA_COL", "WG_SPLAT", "WG_STRIDED", "TILED" }) do
       assert.is_not_nil(rawget(L, m), m)
     end
     assert.are.equal(L.WGMMA:reduce(1), L.WGMMA_ROW)
@@ -55,8 +55,8 @@ describe("Pallas Mosaic GPU names", function()
     assert.are.equal(L.WG_STRIDED(2), L.WG_STRIDED({ 128, 64 }, 2))     -- Pallas' (shape, vec_size)
     assert.matches("names_spec.lua:%d+: mgpu.Layout.TCGEN05 is not provided: Blackwell%-only",
                    err_of(function() return L.TCGEN05 end))
-    assert.matches("names_spec.lua:%d+: mgpu.Layout.WGMMA_TRANSPOSED is not provided: not implemented yet",
-                   err_of(function() return L.WGMMA_TRANSPOSED end))
+    assert.matches("names_spec.lua:%d+: mgpu.Layout.WGMMA_UPCAST_2X is not provided: not implemented yet",
+                   err_of(function() return L.WGMMA_UPCAST_2X end))
   end)
 
   it("uses the row layout alias in a kernel", function()

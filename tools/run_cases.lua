@@ -1,5 +1,5 @@
 --[[
-Run the op cases of spec/support/cases.lua and math_cases.lua and print a table.  On a GPU this
+Run the op cases of spec/support/cases.lua, math_cases.lua and lang_cases.lua and print a table.  On a GPU this
 is the GPU check of every op's lowering; under `mgpu --emit-ptx` it only
 traces and compiles them (results are not checked then).
   mgpu tools/run_cases.lua [pattern]
@@ -7,7 +7,9 @@ traces and compiles them (results are not checked then).
 local mgpu = require "mgpu"
 mgpu.configure{ abstract_arrays = false }   -- the cases' references read their inputs, also under --emit-ptx
 local cases = dofile("spec/support/cases.lua")
-for _, c in ipairs(dofile("spec/support/math_cases.lua")) do cases[#cases + 1] = c end
+for _, file in ipairs({ "math_cases", "lang_cases" }) do
+  for _, c in ipairs(dofile("spec/support/" .. file .. ".lua")) do cases[#cases + 1] = c end
+end
 local pattern = ...
 local bad, ran = 0, 0
 local mode = mgpu.device().mode

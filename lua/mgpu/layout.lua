@@ -3,6 +3,7 @@ mgpu.layout -- register layouts (Pallas' plgpu.Layout), as values the
 front end passes to the engine in their text form.
 
   mgpu.Layout.WGMMA                 the wgmma accumulator / A-operand fragment
+  mgpu.Layout.WGMMA_TRANSPOSED      the same with a column of 2 per register (transposed SMEM refs)
   mgpu.Layout.WGMMA:reduce(1)       its row layout (Pallas' WGMMA_ROW); reduce(0): columns
   mgpu.Layout.WG_STRIDED(vec)       the flattened array in vec-element vectors, round robin
   mgpu.Layout.TILED{ tiling = {{64, 8}, {16, 8}}, warp_dims = {-3}, lane_dims = {-2, mgpu.Replicated(4)},
@@ -59,6 +60,10 @@ M.Layout = {
   WGMMA = new("wgmma"),
   --- the 8-bit wgmma A fragment from registers (f8e4m3/f8e5m2, i8/u8): vectors of 4
   WGMMA_8BIT = new("wgmma_8bit"),
+  --- WGMMA with each lane pair's 2x2 submatrices transposed: a thread's
+  --- vector of 2 runs down a column, so loads and stores through a
+  --- transposed SMEM ref (mgpu.transpose_ref) move 32-bit words of 16-bit data
+  WGMMA_TRANSPOSED = new("wgmma_transposed"),
   --- Pallas' older names for WGMMA:reduce(1) (rows) and WGMMA:reduce(0) (columns).
   WGMMA_ROW = new("wgmma.reduce(1)"),
   WGMMA_COL = new("wgmma.reduce(0)"),
@@ -94,7 +99,6 @@ local missing = {
   TCGEN05_TMEM_NATIVE = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
   TCGEN05_M64_COLLECTIVE = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
   TCGEN05_M64_COLLECTIVE_NATIVE = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
-  WGMMA_TRANSPOSED = "not implemented yet; transpose through SMEM (mgpu.transpose_ref)",
   WGMMA_UPCAST_2X = "not implemented yet", WGMMA_UPCAST_4X = "not implemented yet",
   SMEM_GMEM_COPY = "not implemented yet; copy with TMA (mgpu.copy_gmem_to_smem / copy_smem_to_gmem)",
   TMA_INDICES = "not implemented yet (TMA gather4)", TMA_INDICES_4 = "not implemented yet (TMA gather4)",

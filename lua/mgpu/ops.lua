@@ -5,6 +5,7 @@ comparisons, select, conversions and structured control flow.
 local compat = require "mgpu.compat"
 compat.mark_lib()
 local trace = require "mgpu.trace"
+local refcarry = require "mgpu.refcarry"
 
 local M = {}
 local fail = compat.fail
@@ -389,7 +390,9 @@ end
 
 -- The parameter names of fn from its `first`-th on (n of them) as "a,b",
 -- for error messages about carried values; nil when there are none.
+local flat_names = setmetatable({}, { __mode = "k" })   -- bodies over flattened carries -> their names
 local function param_names(fn, first, n)
+  if flat_names[fn] then return flat_names[fn] end
   if not debug or not debug.getlocal then return nil end
   local names, any = {}, false
   for j = 1, n do
@@ -431,7 +434,8 @@ local function emit_for(lov, hiv, step, carry, names, body)
 end
 
 --- A loop on the device: fn(i, carry...) for i = lo, ..., hi-1, returning
---- the next carry; fori returns the final carry.  A last argument
+--- the next carry (scalars, arrays, refs as in while_loop); fori returns
+--- the final carry.  A last argument
 --- { unroll = n } traces n copies of the body per iteration (the steps
 --- left over run after it); { unroll = true } unrolls the whole loop at
 --- trace time, which needs lo and hi as Lua numbers.  Unrolling calls fn
@@ -472,11 +476,15 @@ function M.fori(lo, hi, fn, ...)
   if lov.dtype ~= hiv.dtype then
     if not is_value(lo) then lov = lift(lo, hiv) elseif not is_value(hi) then hiv = lift(hi, lov) end
   end
-  local carry = {}
-  for i = 1, inits.n do
-    if trace.is_ref(inits[i]) then fail("fori: carried value %d is a ref; only scalars and arrays can be carried", i) end
-    carry[i] = lift(inits[i])
+  local plan, flat = refcarry.plan(inits, inits.n, "fori", param_names(fn, 2, inits.n))
+  if plan then   -- refs carried as their indices (mgpu.refcarry)
+    local body = function(i, ...) return refcarry.flatten(plan, compat.pack(fn(i, refcarry.unflatten(plan, { ... }))), "fori body") end
+    flat_names[body] = plan.names
+    flat[plan.n + 1] = { unroll = unroll }
+    return refcarry.unflatten(plan, compat.pack(M.fori(lo, hi, body, compat.unpack(flat, 1, plan.n + 1))))
   end
+  local carry = {}
+  for i = 1, inits.n do carry[i] = lift(inits[i]) end
   local names = param_names(fn, 2, inits.n)
   local function steps_now(from, to)   -- trace-time steps from..to-1 (Lua numbers)
     for i = from, to - 1 do carry = step_now(fn, trace.const(i, lov.dtype), carry, "fori body") end
@@ -523,17 +531,22 @@ end
 
 --- A loop on the device that runs while cond_fn(carried...) is true:
 --- body_fn(carried...) returns the next carried values, and while_loop
---- returns the final ones.  Carried values are scalars or arrays (Lua
---- numbers become scalars of the matching kind).
+--- returns the final ones.  Carried values are scalars, arrays (Lua
+--- numbers become scalars of the matching kind) or refs (carried as the
+--- indices of their views, mgpu.refcarry).
 function M.while_loop(cond_fn, body_fn, ...)
   if type(cond_fn) ~= "function" then fail("while_loop: the first argument (cond_fn) must be a function") end
   if type(body_fn) ~= "function" then fail("while_loop: the second argument (body_fn) must be a function") end
   local inits = compat.pack(...)
-  local operands = {}
-  for i = 1, inits.n do
-    if trace.is_ref(inits[i]) then fail("while_loop: carried value %d is a ref; only scalars and arrays can be carried", i) end
-    operands[i] = lift(inits[i])
+  local plan, flat = refcarry.plan(inits, inits.n, "while_loop", param_names(body_fn, 1, inits.n))
+  if plan then   -- refs carried as their indices (mgpu.refcarry)
+    local body = function(...) return refcarry.flatten(plan, compat.pack(body_fn(refcarry.unflatten(plan, { ... }))), "while_loop body") end
+    flat_names[body] = plan.names
+    return refcarry.unflatten(plan, compat.pack(M.while_loop(function(...) return cond_fn(refcarry.unflatten(plan, { ... })) end,
+                                                             body, compat.unpack(flat, 1, plan.n))))
   end
+  local operands = {}
+  for i = 1, inits.n do operands[i] = lift(inits[i]) end
   local args = compat.pack(op("while", operands, nil, nil, param_names(body_fn, 1, inits.n)))
   local c = cond_fn(compat.unpack(args, 1, args.n))
   if type(c) == "boolean" then fail("while_loop: cond_fn returned a Lua boolean; it must return a traced comparison") end

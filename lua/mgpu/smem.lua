@@ -111,7 +111,9 @@ end
 Spec.__alloc = function(spec)
   local ints = { trace.dtype_code(spec.dtype) }
   for i = 1, #spec.shape do ints[i + 1] = spec.shape[i] end
-  return trace.op("smem_alloc", nil, ints, nil, spec.transforms, spec.where)
+  local ref = trace.op("smem_alloc", nil, ints, nil, spec.transforms, spec.where)
+  rawset(ref, "spec", spec)   -- for descriptions in errors (mgpu.refcarry)
+  return ref
 end
 
 --- Allocation specs are tables whose metatable has __alloc(spec) -> ref:

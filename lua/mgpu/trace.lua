@@ -356,17 +356,39 @@ function refm.at(r, ...)
       fail("index %d must be an integer, a traced scalar, mgpu.ds(...) or mgpu.all, got %s", i, type(x))
     end
   end
+  return M.view(r, ints, dyn)
+end
+
+-- A ref made from ref `r` by op `name` remembers how (ints, dynamic starts,
+-- the script line), so that loops can carry it as its indices (mgpu.refcarry).
+local function derived(res, name, r, ints, dyn)
+  rawset(res, "from", { op = name, ref = r, ints = ints, dyn = dyn or {}, where = compat.where() })
+  return res
+end
+
+--- The view op of ref r: ints (kind, start, size) per index, starts equal
+--- to the dynamic marker taken from dyn in order.
+function M.view(r, ints, dyn)
   local operands = { r }
   for i = 1, #dyn do operands[#operands + 1] = dyn[i] end
-  return M.op("view", operands, ints)
+  return derived(M.op("view", operands, ints), "view", r, ints, dyn)
 end
+M.DYNAMIC, M.IDX_ALL = DYNAMIC, IDX_ALL
 
 --- A view with the dims permuted: dim j of the view is dim perm[j] (0-based).
 function refm.transpose(r, perm)
   if type(perm) ~= "table" then fail("transpose: perm must be a table such as {1, 0}") end
   local ints = {}
   for i = 1, #perm do ints[i] = compat.int(perm[i], "transpose perm[" .. i .. "]") end
-  return M.op("transpose_ref", { r }, ints)
+  return derived(M.op("transpose_ref", { r }, ints), "transpose_ref", r, ints)
+end
+
+--- The same SMEM elements in row-major order under another shape: the ref
+--- must be contiguous and keep the dims its buffer tiles (only leading,
+--- untiled dims merge or split); the engine names the dim that does not.
+function refm.reshape(r, shape)
+  local ints = compat.shape(shape, "reshape shape")
+  return derived(M.op("reshape_ref", { r }, ints), "reshape_ref", r, ints)
 end
 
 --- Load the whole ref into registers (a scalar for a rank-0 ref);

@@ -141,6 +141,27 @@ void test_layouts(void) {
         }
   CHECK(bad == 0);   /* the PTX wgmma accumulator fragment */
   CHECK(bijection(&w, s, 2));
+  /* WGMMA_TRANSPOSED: the same 2x2 blocks per lane pair (lanes 4r+c, 4(r+1)+c, r even),
+     transposed: lane 8a + 4s + b holds rows 2a, 2a+1 (its vector) of column 2b + s */
+  lay_layout wt;
+  lay_wgmma_transposed(&wt);
+  CHECK(lay_fit_shape(&wt, s, 2, &f, why, sizeof why));
+  CHECK(f.nregs == (128 / 64) * (64 / 8) * 2 && f.vlen == 2);
+  bad = 0;
+  for (int wp = 0; wp < 4; wp++)
+    for (int ln = 0; ln < 32; ln++)
+      for (int64_t r = 0; r < f.nregs; r++)
+        for (int e = 0; e < 2; e++) {
+          int64_t idx[2];
+          lay_index(&f, wp, ln, r, e, idx);
+          int64_t row = idx[0], col = idx[1];
+          int a = ln / 8, sub = (ln / 4) % 2, b = ln % 4;
+          bad += wp != (row % 64) / 16 || row % 8 != 2 * a + e || col % 8 != 2 * b + sub;
+        }
+  CHECK(bad == 0);
+  CHECK(bijection(&wt, s, 2) && roundtrip(&wt) && !lay_equal(&wt, &w));
+  lay_layout pt;
+  CHECK(lay_parse("wgmma_transposed", &pt, why, sizeof why) && lay_equal(&pt, &wt));
   int64_t s3[3] = { 3, 64, 16 };
   CHECK(bijection(&w, s3, 3));   /* a leading batch dim */
   lay_layout row, col, st, sp;

@@ -69,4 +69,26 @@ void test_passes_divisibility(void) {
   pass_free(k, &ki);
   ir_kernel_free(k);
   irb_free(b);
+
+  /* loop carries: a multiple of what the init and every yield are (a slot stepping by 64 from 128,
+     one stepping by 3 from 0, and one yielded unchanged from 0 stay 64, 3 and "always 0") */
+  b = irb_new(&A, &o, &D);
+  uint32_t c0 = op(b, "const", NULL, 0, i32, 1, 0), c128 = op(b, "const", NULL, 0, i32, 1, 128);
+  uint32_t c64 = op(b, "const", NULL, 0, i32, 1, 64), c3 = op(b, "const", NULL, 0, i32, 1, 3);
+  uint32_t c1 = op(b, "const", NULL, 0, i32, 1, 1), c4 = op(b, "const", NULL, 0, i32, 1, 4);
+  uint32_t fo[6] = { c0, c4, c1, c128, c0, c0 }, res[8], nres = 0;
+  CHECK(irb_op(b, "for", fo, 6, NULL, 0, 0, NULL, res, 8, &nres) == MGPU_OK && nres == 4);
+  uint32_t x[2] = { res[1], c64 }, y[2] = { res[2], c3 };
+  uint32_t nx = op(b, "add", x, 2, NULL, 0, 0), ny = op(b, "add", y, 2, NULL, 0, 0);
+  uint32_t yl[3] = { nx, ny, res[3] }, out[4];
+  CHECK(irb_op(b, "yield", yl, 3, NULL, 0, 0, NULL, out, 4, &nres) == MGPU_OK && nres == 3);
+  k = NULL;
+  CHECK(irb_finish(b, &k) == MGPU_OK);
+  CHECK(pass_run(k, &ki, 232448, &D) == MGPU_OK);
+  CHECK(ki.div[res[1]] == 64 && ki.div[out[0]] == 64);
+  CHECK(ki.div[res[2]] == 3 && ki.div[out[1]] == 3);
+  CHECK(ki.div[res[3]] == 0 && ki.div[out[2]] == 0);
+  pass_free(k, &ki);
+  ir_kernel_free(k);
+  irb_free(b);
 }

@@ -283,6 +283,24 @@ static void do_view(interp *I, iagent *a, const ir_op *op) {
   }
 }
 
+/* reshape_ref: rows of the allocation reshaped (ir_ref.c), from the source's first element. */
+static void do_reshape_ref(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  const iref *src = a->slots[ir_opds(k, op)[0]].ref;
+  iref *dst = a->slots[op->res].ref;
+  const ir_type *t = ir_vtype(k, op->res);
+  int64_t shape[IR_MAXRANK], stride = 1, start = 0, unit = ir_numel(t) / t->shape[0];
+  int rank;
+  ir_root_shape(k, (uint32_t)src->root, shape, &rank);
+  for (int d = rank - 1; d >= 0; d--) { start += src->off[d] * stride; stride *= shape[d]; }
+  memset(dst, 0, sizeof *dst);
+  dst->root = (int32_t)op->res;
+  dst->space = src->space;
+  dst->rank = t->rank;
+  for (int d = 0; d < t->rank; d++) dst->dim[d] = (int8_t)d;
+  dst->off[0] = start / unit;   /* whole rows: ir_reshape_check */
+}
+
 /* -- Array reshaping and reductions -------------------------------------------------- */
 
 /* Row-major strides of a shape. */
@@ -538,6 +556,7 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_LOAD: do_load(I, a, op); break;
   case IRC_STORE: do_store(I, a, op); break;
   case IRC_VIEWPERM: do_transpose(I, a, op); break;
+  case IRC_VIEWRESHAPE: do_reshape_ref(I, a, op); break;
   case IRC_ALLOC: case IRC_BARALLOC: case IRC_ACCALLOC: do_alloc(I, a, op); break;
   case IRC_BARRIER: interp_barrier_arrive(I, a, op); break;   /* (waits are scheduled in run_agent) */
   case IRC_TMALOAD: interp_tma_load(I, a, op); break;
@@ -768,7 +787,7 @@ static void alloc_blocks(interp *I) {
   I->nblocks = I->cblocks * I->ndev;
   for (uint32_t i = 0; i < k->ops.n; i++) {
     const ir_op *op = &k->ops.v[i];
-    I->nmaps += op->code == IR_smem_alloc;
+    I->nmaps += op->code == IR_smem_alloc || op->code == IR_reshape_ref;
     if (op->code == IR_barrier_alloc) I->nbars += (int)ir_ints(k, op)[0];
   }
   I->map_of = mem_calloc(al, sizeof(uint32_t) * k->vals.n);
@@ -790,12 +809,15 @@ static void alloc_blocks(interp *I) {
   for (uint32_t i = 0; i < k->ops.n; i++) {
     const ir_op *op = &k->ops.v[i];
     if (op->code == IR_barrier_alloc) { I->bar_of[op->res] = nb; nb += (int)ir_ints(k, op)[0]; }
-    if (op->code != IR_smem_alloc) continue;
-    const ir_type *t = ir_vtype(k, op->res);
+    if (op->code != IR_smem_alloc && op->code != IR_reshape_ref) continue;
+    const ir_op *alloc = &k->ops.v[k->vals.v[ir_ref_alloc(k, op->res)].def];
+    int64_t shape[IR_MAXRANK];
+    int rank;
+    ir_root_shape(k, op->res, shape, &rank);
     xf_chain c;
-    bool ok = xf_parse(ir_str(k, op->text), &c, NULL, 0) &&
-              xf_apply(&c, t->shape, t->rank, dt_bytes(t->dtype), &I->maps[j], NULL, 0);
-    mgpu_assert(ok);   /* the builder checked the transforms */
+    bool ok = xf_parse(ir_str(k, alloc->text), &c, NULL, 0) &&
+              xf_apply(&c, shape, rank, dt_bytes(ir_vtype(k, op->res)->dtype), &I->maps[j], NULL, 0);
+    mgpu_assert(ok);   /* the builder checked the transforms (and that a reshape keeps the tiled dims) */
     I->map_of[op->res] = j++;
   }
 }

@@ -69,6 +69,7 @@
   _(load,  LOAD,  M)             /* (ref) -> array (scalar for rank 0); text=layout hint or none */ \
   _(store, STORE, M)             /* (ref, value) */ \
   _(transpose_ref, VIEWPERM, P)  /* (ref) ints=perm -> ref whose dim j is the operand's dim perm[j] */ \
+  _(reshape_ref, VIEWRESHAPE, P) /* (SMEM ref) ints=shape -> its elements in row-major order under that shape (ir_ref.c) */ \
   _(smem_alloc, ALLOC, M)        /* () ints=dtype, shape...; text=transforms -> SMEM ref, alive until its region ends */ \
   /* barriers, asynchronous copies, wgmma (all issued by the warpgroup) */ \
   _(barrier_alloc, BARALLOC, M)  /* () ints=num_barriers, num_arrivals, cluster axes mask -> barrier ref u64[n] */ \
@@ -108,7 +109,7 @@ typedef enum ir_opcode {
 typedef enum ir_opclass {
   IRC_CONST, IRC_GRIDIDX, IRC_THREADIDX, IRC_UNARY, IRC_BINARY, IRC_COMPARE,
   IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_BCASTDIM, IRC_RESHAPE, IRC_IOTA, IRC_LAYOUTCAST, IRC_REDUCE,
-  IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_ALLOC, IRC_CLUSTERIDX,
+  IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_VIEWRESHAPE, IRC_ALLOC, IRC_CLUSTERIDX,
   IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC, IRC_PRINT, IRC_PROF, IRC_REMOTE, IRC_SEMWAIT, IRC_MMSTORE, IRC_MMLOAD,
   IRC_FOR, IRC_IF, IRC_WHILE, IRC_SCOPED, IRC_YIELD
 } ir_opclass;
@@ -259,6 +260,28 @@ int ir_print_holes(const char *fmt, char *why, size_t n);
 ** and pred, passed as 32 bits), %lld / %llu (passed as 64 bits). */
 const char *ir_print_conv(int dtype);
 void ir_print_format(const ir_kernel *k, const ir_op *op, strbuf *out);
+
+/* ir_ref.c: refs at compile time.
+** ir_ref_alloc: the smem_alloc result an SMEM ref views, 0 for other refs.
+** ir_root_shape: the shape of a root ref (a parameter, an allocation, or a
+** reshape_ref result, whose root is its whole allocation reshaped).
+** ir_ref_walk: a ref as its root, the root dim of each of its dims, and the
+** static offset along each root dim (dyn: plus a dynamic one).
+** ir_reshape_check: can SMEM ref v be reshaped to `shape`?  It must be
+** contiguous (every dim whole but its outermost, no root dim dropped after
+** it, none transposed), keep the dims its allocation tiles, and start at a
+** whole row of the new shape; false + why (naming the dim) otherwise. */
+typedef struct ir_refview {
+  uint32_t root;
+  uint8_t rank;
+  int8_t dim[IR_MAXRANK];
+  int64_t off[IR_MAXRANK];
+  bool dyn[IR_MAXRANK];
+} ir_refview;
+uint32_t ir_ref_alloc(const ir_kernel *k, uint32_t v);
+void ir_root_shape(const ir_kernel *k, uint32_t root, int64_t *shape, int *rank);
+void ir_ref_walk(const ir_kernel *k, uint32_t v, ir_refview *rv);
+bool ir_reshape_check(const ir_kernel *k, uint32_t v, const int64_t *shape, int rank, char *why, size_t n);
 
 /* ir_print.c: the canonical text form (deterministic; the cache key). */
 void ir_print(const ir_kernel *k, strbuf *sb, bool with_locs);

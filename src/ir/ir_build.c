@@ -942,6 +942,17 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     }
     break;
   }
+  case IRC_VIEWRESHAPE: {
+    char why[400];
+    if ((s = want_count(b, name, nopd, 1, 1))) return s;
+    if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
+    if (nints > IR_MAXRANK) return failf(b, "reshape: rank %u is more than %d", nints, IR_MAXRANK);
+    if (!ir_reshape_check(k, opds[0], ints, (int)nints, why, sizeof why)) return failf(b, "reshape: %s", why);
+    rt[0] = *ir_vtype(k, opds[0]);
+    rt[0].rank = (uint8_t)nints;
+    memcpy(rt[0].shape, ints, sizeof(int64_t) * nints);
+    break;
+  }
   case IRC_ALLOC: {
     if ((s = want_count(b, name, nopd, 0, 0))) return s;
     if (nints < 1 || !dt_valid((int)ints[0]) || ints[0] == MGPU_PRED)

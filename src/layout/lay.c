@@ -130,6 +130,20 @@ void lay_wgmma_8bit(lay_layout *l) {
   mgpu_assert(ok);
 }
 
+/* Pallas' WGMMA_TRANSPOSED: the WGMMA layout with every lane pair's 2x2
+** submatrices transposed (lanes 4r+c and 4(r+1)+c, r even, swap their
+** off-diagonal elements), so that each thread's vector of 2 runs down a
+** column: lane 8a + 4s + b holds rows 2a, 2a+1 of column 2b + s of its
+** warp's 8x8 blocks.  Loads and stores through a transposed SMEM ref move
+** those pairs as 32-bit words. */
+void lay_wgmma_transposed(lay_layout *l) {
+  static const int tr[4] = { 2, 2, 2, 2 };
+  static const int tiles[4][LAY_MAXRANK] = { { 64, 8 }, { 16, 8 }, { 8, 8 }, { 2, 2 } };
+  static const int warp[1] = { -8 }, lane[3] = { -4, -1, -3 };
+  bool ok = lay_tiled(l, 4, tr, tiles, 1, warp, 3, lane, -2, NULL, 0);
+  mgpu_assert(ok);
+}
+
 bool lay_equal(const lay_layout *a, const lay_layout *b) {
   if (a->kind != b->kind) return false;
   if (a->kind == LAY_STRIDED) return a->vec == b->vec;
@@ -450,6 +464,7 @@ bool lay_parse(const char *text, lay_layout *l, char *why, size_t n) {
     if (!num(&r, &v) || v < 1 || v > 16 || (v & (v - 1)) || !eat(&r, ")")) return failw(why, n, "strided(vec): vec is 1, 2, 4, 8 or 16");
     lay_strided(l, (int)v);
   } else if (eat(&r, "wgmma_8bit")) lay_wgmma_8bit(l);
+  else if (eat(&r, "wgmma_transposed")) lay_wgmma_transposed(l);
   else if (eat(&r, "wgmma")) lay_wgmma(l);
   else if (eat(&r, "tiled")) { if (!parse_tiled(&r, l, why, n)) return false; }
   else if (eat(&r, "levels")) { if (!parse_levels(&r, l, why, n)) return false; }

@@ -72,7 +72,9 @@ bool lay_tiled(lay_layout *l, int ntiles, const int *tile_rank, const int (*tile
 /* Named layouts (Pallas' plgpu.Layout). */
 void lay_wgmma(lay_layout *l);
 void lay_wgmma_8bit(lay_layout *l);   /* the 8-bit wgmma A fragment (vectors of 4) */
-/* Text form: "splat", "strided(8)", "wgmma", "wgmma.reduce(1)", "tiled(...)...". */
+void lay_wgmma_transposed(lay_layout *l);   /* WGMMA with each lane pair's 2x2 blocks transposed */
+/* Text form: "splat", "strided(8)", "wgmma", "wgmma_8bit", "wgmma_transposed", "wgmma.reduce(1)",
+** "tiled(...)...". */
 bool lay_parse(const char *text, lay_layout *l, char *why, size_t n);
 /* Canonical text (round-trips through lay_parse). */
 void lay_print(const lay_layout *l, strbuf *sb);

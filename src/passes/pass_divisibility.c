@@ -33,14 +33,13 @@ static int64_t mul_div(int64_t a, int64_t b) {
   return a * b;
 }
 
-void pass_divisibility(const ir_kernel *k, kinfo *ki) {
-  for (uint32_t v = 1; v < k->vals.n; v++) ki->div[v] = 1;
+/* One walk over the ops in order, with the loop-carried values as they stand. */
+static void forward(const ir_kernel *k, kinfo *ki) {
   for (uint32_t i = 0; i < k->ops.n; i++) {
     const ir_op *op = &k->ops.v[i];
-    if (!op->nres || ir_vtype(k, op->res)->kind != MGPU_VALUE_SCALAR) {
-      if (op->code == IR_for) ki->div[op->arg] = pass_gcd(ki->div[ir_opds(k, op)[0]], ki->div[ir_opds(k, op)[2]]);
-      continue;
-    }
+    if (op->code == IR_for) ki->div[op->arg] = pass_gcd(ki->div[ir_opds(k, op)[0]], ki->div[ir_opds(k, op)[2]]);
+    if (op->code == IR_for || op->code == IR_while) continue;   /* carried values: pass_divisibility */
+    if (!op->nres || ir_vtype(k, op->res)->kind != MGPU_VALUE_SCALAR) continue;
     int dt = ir_vtype(k, op->res)->dtype;
     if (!dt_isint(dt)) continue;
     const uint32_t *o = ir_opds(k, op);
@@ -64,5 +63,54 @@ void pass_divisibility(const ir_kernel *k, kinfo *ki) {
     default: break;
     }
     ki->div[op->res] = r;
+  }
+}
+
+/* The carried values of loop op i: first region argument, initial values, the body's yield. */
+static uint32_t carries(const ir_kernel *k, uint32_t i, uint32_t *arg, const uint32_t **init, const uint32_t **next) {
+  const ir_op *op = &k->ops.v[i];
+  bool is_for = op->code == IR_for;
+  *arg = op->arg + is_for;
+  *init = ir_opds(k, op) + (is_for ? 3 : 0);
+  *next = ir_opds(k, &k->ops.v[i + op->body[0] + (is_for ? 0 : op->body[1])]);
+  return op->narg - is_for;
+}
+
+/* A loop-carried integer (and the loop's result for it) is a multiple of
+** what its initial value and every value the body yields for it are
+** multiples of: the walk starts from "multiple of everything" (0) for them
+** and repeats until nothing changes (divisors only shrink, so it ends).  A
+** slot index or offset that a loop steps by whole tiles keeps that
+** alignment. */
+void pass_divisibility(const ir_kernel *k, kinfo *ki) {
+  for (uint32_t v = 1; v < k->vals.n; v++) ki->div[v] = 1;
+  for (uint32_t i = 0; i < k->ops.n; i++) {
+    const ir_op *op = &k->ops.v[i];
+    if (op->code != IR_for && op->code != IR_while) continue;
+    uint32_t arg;
+    const uint32_t *init, *next;
+    uint32_t n = carries(k, i, &arg, &init, &next);
+    for (uint32_t j = 0; j < n; j++) {
+      const ir_type *t = ir_vtype(k, arg + j);
+      if (t->kind == MGPU_VALUE_SCALAR && dt_isint(t->dtype)) ki->div[arg + j] = ki->div[op->res + j] = 0;
+    }
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    forward(k, ki);
+    for (uint32_t i = 0; i < k->ops.n; i++) {
+      const ir_op *op = &k->ops.v[i];
+      if (op->code != IR_for && op->code != IR_while) continue;
+      uint32_t arg;
+      const uint32_t *init, *next;
+      uint32_t n = carries(k, i, &arg, &init, &next);
+      for (uint32_t j = 0; j < n; j++) {
+        const ir_type *t = ir_vtype(k, arg + j);
+        if (t->kind != MGPU_VALUE_SCALAR || !dt_isint(t->dtype)) continue;
+        int64_t d = pass_gcd(ki->div[arg + j], pass_gcd(ki->div[init[j]], ki->div[next[j]]));
+        if (d != ki->div[arg + j] || d != ki->div[op->res + j]) changed = true;
+        ki->div[arg + j] = ki->div[op->res + j] = d;   /* the result is one of the carried values */
+      }
+    }
   }
 }

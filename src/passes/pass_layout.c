@@ -90,6 +90,8 @@ static void layout_name(const lay_layout *l, char *buf, size_t n) {
   if (lay_equal(l, &wg)) { snprintf(buf, n, "WGMMA"); return; }
   lay_wgmma_8bit(&red);
   if (lay_equal(l, &red)) { snprintf(buf, n, "WGMMA_8BIT"); return; }
+  lay_wgmma_transposed(&red);
+  if (lay_equal(l, &red)) { snprintf(buf, n, "WGMMA_TRANSPOSED"); return; }
   for (int axis = 0; axis < 2; axis++) {
     lay_reduce(&wg, 2, &axis, 1, &red);
     if (red.kind != LAY_NONE && lay_equal(l, &red)) { snprintf(buf, n, "WGMMA:reduce(%d)", axis); return; }

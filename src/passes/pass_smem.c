@@ -76,6 +76,7 @@ static void walk(plan *p, uint32_t i, uint32_t end) {
         memcpy(p->at_peak, p->live, sizeof(uint32_t) * (size_t)p->nlive);
       }
     }
+    if (op->code == IR_reshape_ref) p->ki->smem_off[op->res] = p->ki->smem_off[ir_ref_alloc(k, op->res)];
     if (ir_optab[op->code].flags & IRF_R) {
       walk(p, i + 1, i + 1 + op->body[0]);
       if (op->body[1]) walk(p, i + 1 + op->body[0], i + 1 + op->body[0] + op->body[1]);

@@ -188,8 +188,9 @@ void ptx_multimem(pe *e, const ir_op *op);
 void ptx_sem_wait(pe *e, const ir_op *op);
 
 /* ptx_smem.c: SMEM allocations, transposed views, loads and stores */
-/* The transforms of an SMEM allocation (the smem_alloc result `alloc`). */
-void pe_smem_map(pe *e, uint32_t alloc, xf_map *m);
+/* The transforms of an SMEM root: an smem_alloc result, or a reshape_ref result (its
+** allocation under the reshaped root shape, ir_ref.c). */
+void pe_smem_map(pe *e, uint32_t root, xf_map *m);
 /* For every root dim of r with a dynamic offset: the bytes one unit of it
 ** moves every address of the allocation (step[d]); false when that differs
 ** from element to element. */
@@ -201,6 +202,7 @@ preg pe_smem_origin(pe *e, const pref *r, const xf_map *m, int64_t align, const 
 /* Allocations: smem_alloc, barrier_alloc, acc_alloc results become root refs. */
 void ptx_alloc(pe *e, const ir_op *op);
 void ptx_transpose_ref(pe *e, const ir_op *op);
+void ptx_reshape_ref(pe *e, const ir_op *op);
 void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store);
 /* Kernel entry: swizzles are computed from offsets, which match the
 ** hardware's (TMA, wgmma) only if the SMEM window is 1024-byte aligned;

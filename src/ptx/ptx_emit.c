@@ -362,6 +362,7 @@ static void emit_region(pe *e, uint32_t i, uint32_t end) {
     case IRC_LOAD: define(e, op->res); ptx_load(e, op); break;
     case IRC_STORE: ptx_store(e, op); break;
     case IRC_VIEWPERM: ptx_transpose_ref(e, op); break;
+    case IRC_VIEWRESHAPE: ptx_reshape_ref(e, op); break;
     case IRC_ALLOC: case IRC_BARALLOC: ptx_alloc(e, op); break;
     case IRC_ACCALLOC: ptx_acc_alloc(e, op); break;
     case IRC_BARRIER: ptx_barrier_op(e, op); break;

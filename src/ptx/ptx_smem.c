@@ -60,14 +60,46 @@ void ptx_transpose_ref(pe *e, const ir_op *op) {
   for (int j = 0; j < src->rank; j++) dst->dim[j] = src->dim[perm[j]];
 }
 
-void pe_smem_map(pe *e, uint32_t alloc, xf_map *m) {
+/* reshape_ref: rows of the allocation reshaped (ir_ref.c), from the source's first element;
+** the source's dynamic offsets move whole rows (ir_reshape_check). */
+void ptx_reshape_ref(pe *e, const ir_op *op) {
   const ir_kernel *k = e->k;
-  const ir_op *op = &k->ops.v[k->vals.v[alloc].def];
-  const ir_type *t = ir_vtype(k, alloc);
+  const pref *src = &e->refs[ir_opds(k, op)[0]];
+  pref *dst = &e->refs[op->res];
+  const ir_type *t = ir_vtype(k, op->res);
+  int64_t shape[IR_MAXRANK], stride = 1, start = 0, unit = ir_numel(t) / t->shape[0];
+  int rank;
+  ir_root_shape(k, src->root, shape, &rank);
+  memset(dst, 0, sizeof *dst);
+  for (int d = rank - 1; d >= 0; d--) {
+    start += src->soff[d] * stride;
+    if (src->doff[d]) {
+      int64_t rows = stride / unit;
+      preg x = pe_reg(e, PR_RD);
+      if (dst->doff[0]) pe_ins(e, "mad.lo.s64", 4, R(x), R(src->doff[d]), I(rows), R(dst->doff[0]));
+      else pe_ins(e, "mul.lo.s64", 3, R(x), R(src->doff[d]), I(rows));
+      dst->ddiv[0] = dst->doff[0] ? pass_gcd(dst->ddiv[0], src->ddiv[d] * rows) : src->ddiv[d] * rows;
+      dst->doff[0] = x;
+    }
+    stride *= shape[d];
+  }
+  dst->root = op->res;
+  dst->space = src->space;
+  dst->rank = t->rank;
+  for (int d = 0; d < t->rank; d++) dst->dim[d] = (int8_t)d;
+  dst->soff[0] = start / unit;
+}
+
+void pe_smem_map(pe *e, uint32_t root, xf_map *m) {
+  const ir_kernel *k = e->k;
+  const ir_op *op = &k->ops.v[k->vals.v[ir_ref_alloc(k, root)].def];
+  int64_t shape[IR_MAXRANK];
+  int rank;
+  ir_root_shape(k, root, shape, &rank);
   xf_chain c;
   char why[300];
   if (!xf_parse(ir_str(k, op->text), &c, why, sizeof why) ||
-      !xf_apply(&c, t->shape, t->rank, dt_bytes(t->dtype), m, why, sizeof why))
+      !xf_apply(&c, shape, rank, dt_bytes(ir_vtype(k, root)->dtype), m, why, sizeof why))
     pe_fail(e, why);
 }
 

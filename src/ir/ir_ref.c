@@ -1,0 +1,144 @@
+/*
+** ir_ref.c -- what is known of a ref at compile time: the allocation it
+** views, and reshapes of SMEM refs.
+**
+** A reshape_ref result is a root of its own (an alias of its allocation):
+** the allocation's elements, from its first, in row-major order under the
+** shape (N / unit, shape[1], ..., shape[r-1]) with unit = shape[1] * ... *
+** shape[r-1], laid out by the allocation's transforms; the reshaped ref is
+** rows [start, start + shape[0]) of it along dim 0.  That is the same
+** memory as the source view exactly when the source is contiguous over its
+** leading dims and keeps its tiled trailing dims whole, which
+** ir_reshape_check demands.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "../layout/xform.h"
+#include "ir.h"
+
+uint32_t ir_ref_alloc(const ir_kernel *k, uint32_t v) {
+  for (;;) {
+    int32_t d = k->vals.v[v].def;
+    if (d < 0 || (k->vals.v[v].flags & IRV_ARG)) return 0;
+    const ir_op *op = &k->ops.v[d];
+    if (op->code == IR_smem_alloc) return v;
+    if (op->code != IR_view && op->code != IR_transpose_ref && op->code != IR_reshape_ref) return 0;
+    v = ir_opds(k, op)[0];
+  }
+}
+
+void ir_root_shape(const ir_kernel *k, uint32_t root, int64_t *shape, int *rank) {
+  const ir_type *t = ir_vtype(k, root);
+  *rank = t->rank;
+  memcpy(shape, t->shape, sizeof(int64_t) * (size_t)t->rank);
+  if (k->ops.v[k->vals.v[root].def].code != IR_reshape_ref) return;
+  int64_t unit = 1;
+  for (int i = 1; i < t->rank; i++) unit *= t->shape[i];
+  shape[0] = ir_numel(ir_vtype(k, ir_ref_alloc(k, root))) / unit;
+}
+
+void ir_ref_walk(const ir_kernel *k, uint32_t v, ir_refview *rv) {
+  int32_t d = k->vals.v[v].def;
+  const ir_op *op = d >= 0 && !(k->vals.v[v].flags & IRV_ARG) ? &k->ops.v[d] : NULL;
+  if (!op || (op->code != IR_view && op->code != IR_transpose_ref)) {   /* a root */
+    const ir_type *t = ir_vtype(k, v);
+    memset(rv, 0, sizeof *rv);
+    rv->root = v;
+    rv->rank = t->rank;
+    for (int i = 0; i < t->rank; i++) rv->dim[i] = (int8_t)i;
+    return;
+  }
+  ir_refview src;
+  ir_ref_walk(k, ir_opds(k, op)[0], &src);
+  *rv = src;
+  const int64_t *at = ir_ints(k, op);
+  if (op->code == IR_transpose_ref) {
+    for (int j = 0; j < src.rank; j++) rv->dim[j] = src.dim[at[j]];
+    return;
+  }
+  uint32_t nidx = op->niat / 3;
+  rv->rank = 0;
+  for (uint32_t i = 0; i < src.rank; i++) {
+    int dd = src.dim[i];
+    if (i < nidx && at[3 * i] != IR_IDX_ALL) {
+      if (at[3 * i + 1] == IR_DYNAMIC) rv->dyn[dd] = true;
+      else rv->off[dd] += at[3 * i + 1];
+    }
+    if (i >= nidx || at[3 * i] != IR_IDX_INT) rv->dim[rv->rank++] = (int8_t)dd;
+  }
+}
+
+/* "{a, b, c}" */
+static const char *shape_text(const int64_t *s, int rank, char *buf, size_t n) {
+  size_t at = (size_t)snprintf(buf, n, "{");
+  for (int i = 0; i < rank && at < n; i++) at += (size_t)snprintf(buf + at, n - at, "%s%lld", i ? ", " : "", (long long)s[i]);
+  if (at < n) snprintf(buf + at, n - at, "}");
+  return buf;
+}
+
+bool ir_reshape_check(const ir_kernel *k, uint32_t v, const int64_t *shape, int rank, char *why, size_t n) {
+  const ir_type *t = ir_vtype(k, v);
+  char a[160], b[160];
+  if (t->space != MGPU_SPACE_SMEM) return snprintf(why, n, "only SMEM refs can be reshaped"), false;
+  if (rank < 1) return snprintf(why, n, "the new shape needs at least one dim"), false;
+  int64_t total = 1;
+  for (int i = 0; i < rank; i++) {
+    if (shape[i] < 1) return snprintf(why, n, "dim %d of the new shape has size %lld", i, (long long)shape[i]), false;
+    total *= shape[i];
+  }
+  shape_text(t->shape, t->rank, a, sizeof a);
+  shape_text(shape, rank, b, sizeof b);
+  if (total != ir_numel(t)) return snprintf(why, n, "%s does not have the %lld elements of %s", b, (long long)ir_numel(t), a), false;
+  ir_refview rv;
+  ir_ref_walk(k, v, &rv);
+  uint32_t alloc = ir_ref_alloc(k, rv.root);
+  if (!alloc) return snprintf(why, n, "only SMEM buffers (mgpu.SMEM) can be reshaped"), false;
+  xf_chain c;
+  bool ok = xf_parse(ir_str(k, k->ops.v[k->vals.v[alloc].def].text), &c, NULL, 0);
+  mgpu_assert(ok);      /* the builder checked the transforms */
+  int tiled = 0;
+  for (int i = 0; i < c.n; i++) {
+    if (c.s[i].kind == XF_TRANSPOSE)
+      return snprintf(why, n, "the allocation's transforms permute its tiles (transforms.transpose), so its rows are not contiguous"), false;
+    if (c.s[i].kind == XF_TILING && !tiled) tiled = c.s[i].n;
+  }
+  int64_t rshape[IR_MAXRANK];
+  int rrank;
+  ir_root_shape(k, rv.root, rshape, &rrank);
+  /* every dim but the outermost, and every tiled dim, whole and in order, ending with the root's last */
+  for (int i = 0; i < rv.rank; i++) {
+    int d = rv.dim[i];
+    if (i && d <= rv.dim[i - 1]) return snprintf(why, n, "the ref is transposed (transpose_ref); reshape it before transposing"), false;
+    bool whole = !rv.off[d] && !rv.dyn[d] && t->shape[i] == rshape[d];
+    if ((i || d >= rrank - tiled) && !whole)
+      return snprintf(why, n, "dim %d of the ref %s is a slice of %lld; only the outermost untiled dim of a reshaped view may be "
+                      "sliced", i, a, (long long)rshape[d]), false;
+    if (i && d != rv.dim[i - 1] + 1)
+      return snprintf(why, n, "the ref drops dim %d of its buffer between its dims %d and %d, so its elements are not contiguous",
+                      d - 1, i - 1, i), false;
+  }
+  if (rv.rank && rv.dim[rv.rank - 1] != rrank - 1)
+    return snprintf(why, n, "the ref indexes the buffer's last dim, so its elements are not contiguous"), false;
+  if (tiled > rv.rank) return snprintf(why, n, "the ref has %d dims but its buffer tiles %d", rv.rank, tiled), false;
+  for (int j = 1; j <= tiled; j++) {
+    if (j > rank || shape[rank - j] != t->shape[t->rank - j]) {
+      char tl[160];
+      shape_text(t->shape + t->rank - tiled, tiled, tl, sizeof tl);
+      return snprintf(why, n, "dim %d of the new shape %s changes the tiled dims %s of %s: only the leading, untiled dims "
+                      "may be merged or split", j > rank ? 0 : rank - j, b, tl, a), false;
+    }
+  }
+  int64_t unit = total / shape[0], stride = 1, start = 0;
+  for (int d = rrank - 1; d >= 0; d--) {
+    if (rv.dyn[d] && stride % unit)
+      return snprintf(why, n, "a dynamic index along dim %d of the buffer moves by %lld elements, not by whole rows of %lld of "
+                      "the new shape", d, (long long)stride, (long long)unit), false;
+    start += rv.off[d] * stride;
+    stride *= rshape[d];
+  }
+  if (start % unit)
+    return snprintf(why, n, "the ref starts at element %lld of its buffer, not at a whole row of %lld of the new shape",
+                    (long long)start, (long long)unit), false;
+  return true;
+}
