@@ -66,18 +66,10 @@ local function kernel_for(c, d)
                       vfree = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
                       sched = mgpu.Barrier{ num_arrivals = 2 } }, function(s)
       local function memory()
-        mgpu.set_max_registers(amath.MEMORY_REGISTERS, { action = "decrease" })
-        mgpu.fori(0, nkv, function(j)   -- slot j % depth, once both compute warpgroups are done with it
-          local slot = j % depth
-          mgpu.when(mgpu.ge(j, depth), function() mgpu.barrier_wait(s.kfree:at(slot)) end)
-          mgpu.copy_gmem_to_smem(kv_view(k, j), s.k:at(slot), s.kbar:at(slot))
-          mgpu.when(mgpu.ge(j, depth), function() mgpu.barrier_wait(s.vfree:at(slot)) end)
-          mgpu.copy_gmem_to_smem(kv_view(v, j), s.v:at(slot), s.vbar:at(slot))
-        end)
-        mgpu.fori(mgpu.max(nkv - depth, 0), nkv, function(j)   -- the last releases: every completion awaited
-          mgpu.barrier_wait(s.kfree:at(j % depth))
-          mgpu.barrier_wait(s.vfree:at(j % depth))
-        end)
+        amath.memory_loop(nkv, depth, {
+          { free = s.kfree, load = function(j, slot) mgpu.copy_gmem_to_smem(kv_view(k, j), s.k:at(slot), s.kbar:at(slot)) end },
+          { free = s.vfree, load = function(j, slot) mgpu.copy_gmem_to_smem(kv_view(v, j), s.v:at(slot), s.vbar:at(slot)) end },
+        })
       end
 
       local function compute()

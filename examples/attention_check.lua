@@ -129,4 +129,56 @@ function M.forward_script(lib, args, name)
   end
 end
 
+--- The backward script: the forward (fwd_lib, with lse) and bwd_lib's
+--- backward on fresh random inputs and dO; dQ, dK and dV checked against
+--- float64 for the first and last (batch, kv head) and every q head of
+--- their groups; timed on a GPU.
+function M.backward_script(bwd_lib, fwd_lib, args)
+  local pb, cfg = M.parse(args)
+  if cfg.lse ~= nil then error("attention_bwd: lse is always computed (by the forward)", 0) end
+  local B, S, H, Hkv, D = pb.B, pb.S, pb.H, pb.Hkv, pb.D
+  local fcfg = { lse = true }
+  for key, val in pairs(cfg) do if key ~= "depth" then fcfg[key] = val end end
+  local attn, bwd = fwd_lib.build(fcfg), bwd_lib.build(cfg)
+  local q = mgpu.random.normal({ B, S, H, D }, pb.dtype)
+  local k = mgpu.random.normal({ B, S, Hkv, D }, pb.dtype)
+  local v = mgpu.random.normal({ B, S, Hkv, D }, pb.dtype)
+  local dout = mgpu.random.normal({ B, S, H, D }, pb.dtype)
+  local o, lse = attn(q, k, v)
+  local dq, dk, dv = bwd(q, k, v, o, lse, dout)
+  if mgpu.compile_only() then   -- --emit-ptx: the other variant too, so that ptxas checks both
+    cfg.causal, fcfg.causal = not cfg.causal, not cfg.causal
+    local o2, lse2 = fwd_lib.build(fcfg)(q, k, v)
+    bwd_lib.build(cfg)(q, k, v, o2, lse2, dout)
+    return
+  end
+  local scale = cfg.scale or 1 / math.sqrt(D)
+  local group = H / Hkv
+  local eq, ek, ev = 0, 0, 0
+  for _, bk in ipairs({ { 0, 0 }, { B - 1, Hkv - 1 } }) do
+    local bb, hk = bk[1], bk[2]
+    local kh, kt, vh, vt = M.head(k, bb, hk), M.head(k, bb, hk, true), M.head(v, bb, hk), M.head(v, bb, hk, true)
+    local dkt, dvt
+    for h = hk * group, hk * group + group - 1 do
+      local p = M.probs(M.head(q, bb, h), kt, 0, S, scale, cfg.causal)
+      local doh = M.head(dout, bb, h)
+      local delta = (doh * Hs.matmul(p, vh)):sum(1, true)
+      local ds = p * (Hs.matmul(doh, vt) - delta)
+      eq = math.max(eq, Hs.relerr(M.head(dq, bb, h), Hs.matmul(ds, kh) * scale))
+      local dk_h, dv_h = Hs.matmul(M.head(q, bb, h, true), ds) * scale, Hs.matmul(M.head(dout, bb, h, true), p)
+      dkt, dvt = dkt and dkt + dk_h or dk_h, dvt and dvt + dv_h or dv_h
+    end
+    ek = math.max(ek, Hs.relerr(M.head(dk, bb, hk, true), dkt))
+    ev = math.max(ev, Hs.relerr(M.head(dv, bb, hk, true), dvt))
+  end
+  local mode = mgpu.interpreting() and "interpreted" or mgpu.device().name
+  print(string.format("attention_bwd %s (%s): relative error dq %.2e dk %.2e dv %.2e", M.title(pb, cfg), mode, eq, ek, ev))
+  assert(math.max(eq, ek, ev) <= 2e-2, "attention_bwd: a gradient differs from the reference")
+  if not mgpu.interpreting() then
+    local ms = mgpu.bench(function() bwd.call_into(dq, dk, dv, q, k, v, o, lse, dout) end, { reps = pb.reps })
+    local flops = 10 * B * H * S * S * D / (cfg.causal and 2 or 1)
+    print(string.format("attention_bwd: %.4f ms, %.1f TFLOP/s", ms, flops / ms / 1e9))
+  end
+end
+
 return M

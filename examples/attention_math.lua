@@ -181,6 +181,26 @@ function M.fwd_finish(ctx, m, l, o_view, lse_view)
   mgpu.wait_smem_to_gmem(0)
 end
 
+--- The memory warpgroup of a hand-written warp-specialized kernel: for
+--- steps j in [0, n), per stream (a table with `load(j, slot)`, which
+--- issues the step's copies into SMEM slot j % depth, and `free`, the
+--- slots' consumed barriers) wait until both compute warpgroups released the
+--- slot's previous use, then load; at the end wait out the last releases, so
+--- that every completion of a consumed barrier is awaited.
+function M.memory_loop(n, depth, streams)
+  mgpu.set_max_registers(M.MEMORY_REGISTERS, { action = "decrease" })
+  mgpu.fori(0, n, function(j)
+    local slot = j % depth
+    for _, st in ipairs(streams) do
+      mgpu.when(mgpu.ge(j, depth), function() mgpu.barrier_wait(st.free:at(slot)) end)
+      st.load(j, slot)
+    end
+  end)
+  mgpu.fori(mgpu.max(n - depth, 0), n, function(j)
+    for _, st in ipairs(streams) do mgpu.barrier_wait(st.free:at(j % depth)) end
+  end)
+end
+
 --- Ping-pong: the compute warpgroups meet at `bar` (two arrivals) twice per
 --- KV block, warpgroup 1 one meeting behind, so that one's S = Q K^T runs
 --- on the tensor cores during the other's softmax.  Returns meet() and
