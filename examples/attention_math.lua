@@ -81,8 +81,8 @@ function M.dims(q, k, v, what, head_dims)
   for i, x in ipairs({ k, v }) do
     local name = i == 1 and "k" or "v"
     if #x.shape ~= 4 or x.shape[1] ~= B or x.shape[2] ~= S or x.shape[3] ~= Hkv or x.shape[4] ~= D or x.dtype ~= q.dtype then
-      return nil, string.format("%s: %s must be %s[%d,%d,kv_heads,%d] like q %s and k, got %s", what, name, q.dtype, B, S, D,
-                                shape_str(q), shape_str(x))
+      return nil, string.format("%s: %s must be %s[%d,%d,kv_heads,%d] with k's kv_heads (q is %s), got %s", what, name,
+                                q.dtype, B, S, D, shape_str(q), shape_str(x))
     end
   end
   if Hkv < 1 or H % Hkv ~= 0 then
