@@ -35,6 +35,12 @@ check "matmul_basic 256^3" $mgpu examples/matmul_basic.lua 256 256 256
 check "matmul_basic 1000^3 rejected" sh -c "$mgpu examples/matmul_basic.lua 1000 1000 1000; test \$? -eq 2"
 check "matmul_basic 4096^3" $mgpu examples/matmul_basic.lua 4096 4096 4096
 check "matmul_basic 8192x8192x4096" $mgpu examples/matmul_basic.lua 8192 8192 4096
+check "attention bf16 2x4096x16x128" $mgpu examples/attention.lua 2 4096 16 128
+check "attention causal gqa lse ragged" $mgpu examples/attention.lua 2 4000 32 64 causal bf16 hkv=8 lse=1
+check "attention f16 d256 lse approx=0" $mgpu examples/attention.lua 1 2048 8 256 0 f16 lse=1 approx=0
+check "attention_pipeline causal pingpong" $mgpu examples/attention_pipeline.lua 2 4096 16 128 causal bf16 pingpong=1 lse=1
+check "attention_bwd bf16 2x1024x16x128 causal" $mgpu examples/attention_bwd.lua 2 1024 16 128 causal
+check "attention_bwd f16 gqa ragged" $mgpu examples/attention_bwd.lua 1 1000 8 64 0 f16 hkv=2 scale=0.2
 # the device image has no Lua: the script layer's liblua5.4.so.0 travels in build/devlib
 check "embed (C, script layer)" env LD_LIBRARY_PATH="$PWD/build/devlib:${LD_LIBRARY_PATH:-}" ./build/embed examples/embed_kernels.lua 1000003
 if command -v compute-sanitizer > /dev/null; then

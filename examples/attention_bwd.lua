@@ -1,0 +1,266 @@
+--[[
+Flash attention backward: dQ, dK and dV of O = softmax(scale Q K^T) V from
+the forward's O and base-2 log-sum-exp (examples/attention.lua, lse=1) and
+dO, over (batch, seq, heads, head_dim) bf16 or f16 arrays, head_dim 64 or
+128, optionally causal, with grouped-query attention and any seq (ragged
+blocks masked) as in the forward.  Three kernels, deterministic (no
+atomics), as Pallas' attention_mgpu backward:
+
+- delta = rowsum(dO * O), (batch * heads, seq) f32, one warpgroup per 64
+  rows of a head;
+- dQ: one block per (128 query rows, batch * head); the memory warpgroup
+  streams K and V blocks of 64 rows (K and V released separately), each
+  compute warpgroup recomputes S = Q K^T and P = exp2(S scale log2(e) - lse)
+  for its 64 rows, dP = dO V^T, dS = P (dP - delta) and accumulates
+  dQ += dS K with dS from registers; dQ = scale dQ leaves through SMEM;
+- dK, dV: one block per (128 key rows, batch * kv head); the memory
+  warpgroup streams Q and dO blocks of 64 rows of every q head of the
+  group, each compute warpgroup holds its 64 rows of K and V in SMEM and
+  computes the transposed tiles S^T = K Q^T and dP^T = V dO^T, so that P^T
+  and dS^T are in registers as wgmma's A operand: dV += P^T dO and
+  dK += dS^T Q (the rows' lse and delta in the WGMMA:reduce(0) layout).
+  Causal blocks start at the diagonal.  P^T's wgmma for dV is in flight
+  while dP^T is computed, which keeps the peak at dK, dV (128 registers a
+  thread with head_dim 128), P^T and dP^T: ptxas still spills 16 bytes
+  there.
+
+  mgpu examples/attention_bwd.lua [B] [S] [H] [D] [causal] [dtype] [key=value ...]
+    keys: hkv (kv heads) scale approx (0|1) depth (slots, >= 2) reps
+  (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted)
+
+TFLOP/s counts the 10 B H S^2 D of the standard backward (recomputing S and
+dP in both kernels does 14), half that when causal.  Loaded with
+`loadfile("examples/attention_bwd.lua")("--lib")` it returns { build = ... }:
+build(cfg) gives bwd(q, k, v, o, lse, do) -> dq, dk, dv.
+]]
+local mgpu = require "mgpu"
+local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
+local amath = dofile(here .. "attention_math.lua")
+local lib = {}
+local BQ, BKV = amath.BQ, 64     -- 64-row blocks: dQ (or dK and dV), S and dP in 232 registers a thread
+local xf = amath.xf
+
+-- delta = rowsum(dO * O) in f32, (B * H, S).
+local function delta_kernel(d)
+  local H, D = d.H, d.D
+  return mgpu.kernel{
+    name = "attention_bwd_delta",
+    out_shape = mgpu.shape({ d.B * H, d.S }, "f32"),
+    grid = { d.B * H, math.ceil(d.S / BQ) }, grid_names = { "bh", "t" },
+    body = function(o, dout, delta)
+      local bh, t = mgpu.program_id(0), mgpu.program_id(1)
+      local rows, cols = mgpu.ds(t * BQ, BQ), mgpu.ds((bh % H) * D, D)
+      local b = bh / H
+      local x = o:at(b, rows, cols):load():astype("f32") * dout:at(b, rows, cols):load():astype("f32")
+      delta:at(bh, rows):store(x:sum(1))
+    end,
+  }
+end
+
+-- The shared SMEM of a compute warpgroup pair: two 64-row slabs of two arrays.
+local function slabs(d) return mgpu.SMEM({ 2, BQ, d.D }, d.dtype, { transforms = xf }) end
+local function slots(d, depth) return mgpu.SMEM({ depth, BKV, d.D }, d.dtype, { transforms = xf }) end
+
+-- dQ: per 128 query rows of a head, over the KV blocks up to the diagonal.
+local function dq_kernel(c, d)
+  local S, H, D, dtype, depth = d.S, d.H, d.D, d.dtype, c.depth
+  local group, scale = H / d.Hkv, c.scale or 1 / math.sqrt(D)
+  local row_l = mgpu.Layout.WGMMA:reduce(1)
+  return mgpu.kernel{
+    name = c.causal and "attention_bwd_dq_causal" or "attention_bwd_dq",
+    out_shape = mgpu.shape({ d.B, S, H * D }, dtype),
+    grid = { d.B * H, math.ceil(S / (2 * BQ)) }, grid_names = { "bh", "qt" },
+    num_threads = 3, thread_name = "wg",
+    compiler_params = mgpu.CompilerParams{ approx_math = c.approx_math },
+    body = function(q, k, v, dout, lse, delta, dq)
+      local bh, qt = mgpu.program_id(0), mgpu.program_id(1)
+      local b, h = bh / H, bh % H
+      local hk = h / group
+      local wg = mgpu.axis_index("wg")
+      local q0 = qt * (2 * BQ)
+      local nkv = amath.kv_blocks(c, S, BKV, q0, 2 * BQ)
+      local function kv_view(x, j) return x:at(b, mgpu.ds(j * BKV, BKV), mgpu.ds(hk * D, D)) end
+      mgpu.run_scoped({ qs = slabs(d), dos = slabs(d), k = slots(d, depth), v = slots(d, depth),
+                        qbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
+                        kbar = mgpu.Barrier{ num_barriers = depth }, vbar = mgpu.Barrier{ num_barriers = depth },
+                        kfree = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
+                        vfree = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 } }, function(s)
+        local function memory()
+          amath.memory_loop(nkv, depth, {
+            { free = s.kfree, load = function(j, slot) mgpu.copy_gmem_to_smem(kv_view(k, j), s.k:at(slot), s.kbar:at(slot)) end },
+            { free = s.vfree, load = function(j, slot) mgpu.copy_gmem_to_smem(kv_view(v, j), s.v:at(slot), s.vbar:at(slot)) end },
+          })
+        end
+        local function compute()
+          mgpu.set_max_registers(amath.COMPUTE_REGISTERS, { action = "increase" })
+          local row0 = q0 + wg * BQ
+          local rows, cols = mgpu.ds(row0, BQ), mgpu.ds(h * D, D)
+          mgpu.copy_gmem_to_smem(q:at(b, rows, cols), s.qs:at(wg), s.qbar:at(wg))
+          mgpu.copy_gmem_to_smem(dout:at(b, rows, cols), s.dos:at(wg), s.qbar:at(wg))
+          local lse_r = lse:at(bh, rows):load{ layout = row_l }
+          local delta_r = delta:at(bh, rows):load{ layout = row_l }
+          mgpu.barrier_wait(s.qbar:at(wg))
+          mgpu.run_scoped(function(acc)
+            mgpu.fori(0, nkv, function(j)
+              local slot = j % depth
+              mgpu.barrier_wait(s.kbar:at(slot))
+              mgpu.barrier_wait(s.vbar:at(slot))
+              local sc, dp = mgpu.run_scoped(function(sacc, dpacc)
+                mgpu.wgmma(sacc, s.qs:at(wg), mgpu.transpose_ref(s.k:at(slot), { 1, 0 }))
+                mgpu.wgmma(dpacc, s.dos:at(wg), mgpu.transpose_ref(s.v:at(slot), { 1, 0 }))
+                return sacc:load(), dpacc:load()
+              end, mgpu.ACC({ BQ, BKV }, "f32"), mgpu.ACC({ BQ, BKV }, "f32"))
+              mgpu.barrier_arrive(s.vfree:at(slot))
+              sc = amath.mask(c, S, sc * (scale * amath.LOG2E), { rows0 = row0, cols0 = j * BKV })
+              local p = mgpu.exp2(sc - lse_r:broadcast_in_dim({ BQ, BKV }, { 0 }))
+              local ds = p * (dp - delta_r:broadcast_in_dim({ BQ, BKV }, { 0 }))
+              mgpu.wgmma(acc, ds:astype(dtype), s.k:at(slot))
+              mgpu.wgmma_wait(0)
+              mgpu.barrier_arrive(s.kfree:at(slot))
+            end)
+            s.qs:at(wg):store((acc:load() * scale):astype(dtype))   -- Q's slab is free: its wgmmas are done
+            mgpu.commit_smem()
+            mgpu.copy_smem_to_gmem(s.qs:at(wg), dq:at(b, rows, cols))
+            mgpu.wait_smem_to_gmem(0)
+          end, mgpu.ACC({ BQ, D }, "f32"))
+        end
+        mgpu.cond(mgpu.eq(wg, 2), memory, compute)
+      end)
+    end,
+  }
+end
+
+-- dK and dV: per 128 key rows of a kv head, over the query blocks of its
+-- group's q heads from the diagonal on.
+local function dkv_kernel(c, d)
+  local S, H, D, dtype, depth = d.S, d.H, d.D, d.dtype, c.depth
+  local group, scale = H / d.Hkv, c.scale or 1 / math.sqrt(D)
+  local col_l = mgpu.Layout.WGMMA:reduce(0)
+  local nqb = math.ceil(S / BQ)
+  return mgpu.kernel{
+    name = c.causal and "attention_bwd_dkv_causal" or "attention_bwd_dkv",
+    out_shape = { mgpu.shape({ d.B, S, d.Hkv * D }, dtype), mgpu.shape({ d.B, S, d.Hkv * D }, dtype) },
+    grid = { d.B * d.Hkv, math.ceil(S / (2 * BKV)) }, grid_names = { "bh", "kt" },
+    num_threads = 3, thread_name = "wg",
+    compiler_params = mgpu.CompilerParams{ approx_math = c.approx_math },
+    body = function(q, k, v, dout, lse, delta, dk, dv)
+      local bhk, kt = mgpu.program_id(0), mgpu.program_id(1)
+      local b, hk = bhk / d.Hkv, bhk % d.Hkv
+      local wg = mgpu.axis_index("wg")
+      local k0 = kt * (2 * BKV)
+      local first = c.causal and k0 / BQ or 0           -- query blocks before the diagonal see none of these keys
+      local per_head = nqb - first
+      local n = per_head * group
+      local function head_block(j) return hk * group + j / per_head, first + j % per_head end   -- q head, query block
+      mgpu.run_scoped({ ks = slabs(d), vs = slabs(d), q = slots(d, depth), dos = slots(d, depth),
+                        kvbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
+                        ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
+                        free = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 } }, function(s)
+        local function memory()
+          amath.memory_loop(n, depth, { { free = s.free, load = function(j, slot)
+            local h, qb = head_block(j)
+            local rows, cols = mgpu.ds(qb * BQ, BQ), mgpu.ds(h * D, D)
+            mgpu.copy_gmem_to_smem(q:at(b, rows, cols), s.q:at(slot), s.ready:at(slot))
+            mgpu.copy_gmem_to_smem(dout:at(b, rows, cols), s.dos:at(slot), s.ready:at(slot))
+          end } })
+        end
+        local function compute()
+          mgpu.set_max_registers(amath.COMPUTE_REGISTERS, { action = "increase" })
+          local row0 = k0 + wg * BKV
+          local rows, cols = mgpu.ds(row0, BKV), mgpu.ds(hk * D, D)
+          mgpu.copy_gmem_to_smem(k:at(b, rows, cols), s.ks:at(wg), s.kvbar:at(wg))
+          mgpu.copy_gmem_to_smem(v:at(b, rows, cols), s.vs:at(wg), s.kvbar:at(wg))
+          mgpu.barrier_wait(s.kvbar:at(wg))
+          mgpu.run_scoped(function(dk_acc, dv_acc)
+            mgpu.fori(0, n, function(j)
+              local slot = j % depth
+              local h, qb = head_block(j)
+              local qrows = mgpu.ds(qb * BQ, BQ)
+              local lse_c = lse:at(b * H + h, qrows):load{ layout = col_l }
+              local delta_c = delta:at(b * H + h, qrows):load{ layout = col_l }
+              mgpu.barrier_wait(s.ready:at(slot))
+              local st = mgpu.run_scoped(function(sacc)
+                mgpu.wgmma(sacc, s.ks:at(wg), mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
+                return sacc:load()
+              end, mgpu.ACC({ BKV, BQ }, "f32"))
+              st = amath.mask(c, S, st * (scale * amath.LOG2E), { rows0 = row0, cols0 = qb * BQ, keys_in_rows = true,
+                                                                   queries = true })
+              local pt = mgpu.exp2(st - lse_c:broadcast_in_dim({ BKV, BQ }, { 1 }))
+              mgpu.wgmma(dv_acc, pt:astype(dtype), s.dos:at(slot))   -- in flight while dP^T is computed
+              local dpt = mgpu.run_scoped(function(dpacc)
+                mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
+                return dpacc:load()
+              end, mgpu.ACC({ BKV, BQ }, "f32"))
+              local dst = pt * (dpt - delta_c:broadcast_in_dim({ BKV, BQ }, { 1 }))
+              mgpu.wgmma(dk_acc, dst:astype(dtype), s.q:at(slot))
+              mgpu.wgmma_wait(0)
+              mgpu.barrier_arrive(s.free:at(slot))
+            end)
+            -- K's and V's slabs are free: every wgmma reading them is done
+            s.ks:at(wg):store((dk_acc:load() * scale):astype(dtype))
+            s.vs:at(wg):store(dv_acc:load():astype(dtype))
+            mgpu.commit_smem()
+            mgpu.copy_smem_to_gmem(s.ks:at(wg), dk:at(b, rows, cols))
+            mgpu.copy_smem_to_gmem(s.vs:at(wg), dv:at(b, rows, cols))
+            mgpu.wait_smem_to_gmem(0)
+          end, mgpu.ACC({ BKV, D }, "f32"), mgpu.ACC({ BKV, D }, "f32"))
+        end
+        mgpu.cond(mgpu.eq(wg, 2), memory, compute)
+      end)
+    end,
+  }
+end
+
+--- The backward for cfg (causal, scale, approx_math, depth):
+--- bwd(q, k, v, o, lse, do) -> dq, dk, dv, with lse (B, H, S) f32 from the
+--- forward; bwd.call_into(dq, dk, dv, q, k, v, o, lse, do) writes into
+--- existing arrays.
+function lib.build(cfg)
+  local c, err = amath.config(cfg, "attention_bwd")
+  if not c then error(err, 2) end
+  if c.block_kv ~= nil or c.pingpong ~= 0 or c.lse then
+    error("attention_bwd: block_kv, pingpong and lse are forward options", 2)
+  end
+  local cache = {}
+  local function prepare(q, k, v, o, lse, dout)
+    local B, S, H, Hkv, D = amath.dims(q, k, v, "attention_bwd", { 64, 128 })
+    if not B then error(S, 3) end
+    for i, x in ipairs({ o, dout }) do
+      if type(x) ~= "table" or x.shape == nil or x.dtype ~= q.dtype or table.concat(x.shape, ",") ~= table.concat(q.shape, ",") then
+        error(string.format("attention_bwd: %s must be an array like q, %s[%s]", i == 1 and "o" or "do", q.dtype,
+                            table.concat(q.shape, ",")), 3)
+      end
+    end
+    if type(lse) ~= "table" or lse.dtype ~= "f32" or table.concat(lse.shape or {}, ",") ~= table.concat({ B, H, S }, ",") then
+      error(string.format("attention_bwd: lse must be f32[%d,%d,%d] (the forward's, lse = true)", B, H, S), 3)
+    end
+    if D > 64 and S % 8 ~= 0 then
+      error(string.format("attention_bwd: seq = %d must be a multiple of 8 with head_dim %d (TMA boxes of several "
+                          .. "64-column tiles cover rows 8 at a time)", S, D), 3)
+    end
+    local d = { B = B, S = S, H = H, Hkv = Hkv, D = D, dtype = q.dtype }
+    local key = table.concat({ B, S, H, Hkv, D, q.dtype }, ",")
+    cache[key] = cache[key] or { delta = delta_kernel(d), dq = dq_kernel(c, d), dkv = dkv_kernel(c, d) }
+    local function flat(x) return x:reshape({ B, S, x.shape[3] * D }) end
+    return cache[key], flat, lse:reshape({ B * H, S })
+  end
+  local bwd = {}
+  function bwd.call_into(dq, dk, dv, q, k, v, o, lse, dout)
+    local ks, flat, lse2 = prepare(q, k, v, o, lse, dout)
+    local delta = ks.delta(flat(o), flat(dout))
+    ks.dq:call_into(flat(dq), flat(q), flat(k), flat(v), flat(dout), lse2, delta)
+    ks.dkv:call_into({ flat(dk), flat(dv) }, flat(q), flat(k), flat(v), flat(dout), lse2, delta)
+    return dq, dk, dv
+  end
+  return setmetatable(bwd, { __call = function(_, q, k, v, o, lse, dout)
+    local ks, flat, lse2 = prepare(q, k, v, o, lse, dout)
+    local delta = ks.delta(flat(o), flat(dout))
+    local dq = ks.dq(flat(q), flat(k), flat(v), flat(dout), lse2, delta)
+    local dk, dv = ks.dkv(flat(q), flat(k), flat(v), flat(dout), lse2, delta)
+    return dq:reshape(q.shape), dk:reshape(k.shape), dv:reshape(v.shape)
+  end })
+end
+
+local args = { ... }
+if args[1] == "--lib" then return lib end
+dofile(here .. "attention_check.lua").backward_script(lib, loadfile(here .. "attention.lua")("--lib"), args)

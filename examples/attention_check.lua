@@ -1,0 +1,184 @@
+--[[
+The command line, float64 references and timing of the attention scripts
+(examples/attention.lua, attention_pipeline.lua, attention_bwd.lua load it
+with dofile).  References use the inputs as rounded to their dtype and
+compare by ||out - ref|| / ||ref|| for sampled (batch, head) pairs.
+]]
+local mgpu = require "mgpu"
+local Hs = mgpu.host
+local LOG2E = 1.4426950408889634
+
+local M = {}
+
+--- The command line [B] [S] [H] [D] [causal] [dtype] [key=value ...]:
+--- returns the problem { B, S, H, Hkv, D, dtype, reps } and the kernel's cfg.
+function M.parse(args)
+  local cfg, pos = {}, {}
+  for _, a in ipairs(args) do
+    local key, val = a:match("^([%w_]+)=(.+)$")
+    if key then cfg[key] = tonumber(val) or val else pos[#pos + 1] = a end
+  end
+  local small = mgpu.interpreting()
+  local pb = {
+    B = tonumber(pos[1]) or (small and 1 or 2), S = tonumber(pos[2]) or (small and 256 or 4096),
+    H = tonumber(pos[3]) or (small and 2 or 16), D = tonumber(pos[4]) or (small and 64 or 128),
+    dtype = pos[6] or "bf16", reps = cfg.reps or 20,
+  }
+  pb.Hkv = cfg.hkv or pb.H
+  cfg.reps, cfg.hkv = nil, nil
+  cfg.causal = pos[5] == "causal" or pos[5] == "1" or pos[5] == "true"
+  for _, k in ipairs({ "lse", "approx" }) do
+    if cfg[k] ~= nil then cfg[k] = cfg[k] ~= 0 and cfg[k] ~= "0" and cfg[k] ~= "false" end
+  end
+  cfg.approx_math, cfg.approx = cfg.approx, nil
+  return pb, cfg
+end
+
+--- A title for the problem: "bf16 B=1 S=256 H=2/1 D=64 causal".
+function M.title(pb, cfg)
+  return string.format("%s B=%d S=%d H=%d%s D=%d%s", pb.dtype, pb.B, pb.S, pb.H, pb.Hkv ~= pb.H and "/" .. pb.Hkv or "",
+                       pb.D, cfg.causal and " causal" or "")
+end
+
+--- x[bb, :, hh, :] of a (B, S, H, D) array as a host (S, D), or (D, S) transposed.
+function M.head(x, bb, hh, transposed)
+  local S, D = x.shape[2], x.shape[4]
+  return Hs.from(mgpu.kernel{
+    name = "head", grid = { S },
+    out_shape = mgpu.shape(transposed and { D, S } or { S, D }, x.dtype),
+    body = function(src, dst)
+      local r = mgpu.program_id(0)
+      local row = src:at(bb, r, hh, mgpu.all):load()
+      if transposed then dst:at(mgpu.all, r):store(row) else dst:at(r, mgpu.all):store(row) end
+    end,
+  }(x))
+end
+
+--- A host (n, S) additive mask for query rows [r0, r0 + n): -1e30 after the diagonal (causal), else 0.
+function M.causal_mask(r0, n, S)
+  local t = {}
+  for i = 0, n - 1 do
+    for j = 0, S - 1 do t[i * S + j + 1] = j <= r0 + i and 0 or -1e30 end
+  end
+  return Hs.from_table(t, { n, S })
+end
+
+--- softmax(scale q k^T) of query rows [r0, r0 + n) in float64, with the
+--- natural-log row max and sum: p (n, S), max (n, 1), sum (n, 1).
+function M.probs(qh, kt, r0, n, scale, causal)
+  local sc = Hs.matmul(qh:rows(r0, n), kt) * scale
+  if causal then sc = sc + M.causal_mask(r0, n, kt.shape[2]) end
+  local mx = sc:amax(1, true)
+  local e = (sc - mx):exp()
+  local sum = e:sum(1, true)
+  return e / sum, mx, sum
+end
+
+--- ||a - b|| / ||b|| of two Lua lists.
+function M.relerr_list(a, b)
+  local num, den = 0, 0
+  for i = 1, #b do num, den = num + (a[i] - b[i]) ^ 2, den + b[i] ^ 2 end
+  return math.sqrt(num / den)
+end
+
+--- The sampled (batch, head) pairs: the first and the last.
+function M.samples(pb) return { { 0, 0 }, { pb.B - 1, pb.H - 1 } } end
+
+--- The forward script: run lib.build(cfg) on fresh random inputs, check O
+--- (and the log-sum-exp) against float64, time it on a GPU.
+function M.forward_script(lib, args, name)
+  local pb, cfg = M.parse(args)
+  local attn = lib.build(cfg)
+  local B, S, H, Hkv, D = pb.B, pb.S, pb.H, pb.Hkv, pb.D
+  local q = mgpu.random.normal({ B, S, H, D }, pb.dtype)
+  local k = mgpu.random.normal({ B, S, Hkv, D }, pb.dtype)
+  local v = mgpu.random.normal({ B, S, Hkv, D }, pb.dtype)
+  local o, lse = attn(q, k, v)
+  if mgpu.compile_only() then   -- --emit-ptx: the other variant too, so that ptxas checks both
+    cfg.causal = not cfg.causal
+    lib.build(cfg)(q, k, v)
+    return
+  end
+  -- float64 reference for the sampled heads, at three bands of query rows (every row when small)
+  local scale = cfg.scale or 1 / math.sqrt(D)
+  local band = math.min(S, mgpu.interpreting() and S or 64)
+  local err, lerr = 0, 0
+  local lse_rows = lse and Hs.from(lse:reshape({ B * H, S }))
+  for _, bh in ipairs(M.samples(pb)) do
+    local hk = math.floor(bh[2] / (H / Hkv))
+    local qh, kt, vh, oh = M.head(q, bh[1], bh[2]), M.head(k, bh[1], hk, true), M.head(v, bh[1], hk), M.head(o, bh[1], bh[2])
+    for _, r0 in ipairs(band == S and { 0 } or { 0, math.floor(S / 2 - band / 2), S - band }) do
+      local p, mx, sum = M.probs(qh, kt, r0, band, scale, cfg.causal)
+      err = math.max(err, Hs.relerr(oh:rows(r0, band), Hs.matmul(p, vh)))
+      if lse then
+        local ref = ((mx + sum:log()) * LOG2E):to_table()
+        local got = lse_rows:rows(bh[1] * H + bh[2], 1):to_table()
+        lerr = math.max(lerr, M.relerr_list({ (table.unpack or unpack)(got, r0 + 1, r0 + band) }, ref))
+      end
+    end
+  end
+  local mode = mgpu.interpreting() and "interpreted" or mgpu.device().name
+  print(string.format("%s %s (%s): relative error %.2e%s", name, M.title(pb, cfg), mode, err,
+                      lse and string.format(", lse %.2e", lerr) or ""))
+  assert(err <= 2e-2, name .. ": the output differs from the reference")
+  assert(lerr <= 1e-4, name .. ": the log-sum-exp differs from the reference")
+  if not mgpu.interpreting() then
+    local ms = mgpu.bench(function() attn.call_into(o, q, k, v, lse) end, { reps = pb.reps })
+    local flops = 4 * B * H * S * S * D / (cfg.causal and 2 or 1)
+    print(string.format("%s: %.4f ms, %.1f TFLOP/s", name, ms, flops / ms / 1e9))
+  end
+end
+
+--- The backward script: the forward (fwd_lib, with lse) and bwd_lib's
+--- backward on fresh random inputs and dO; dQ, dK and dV checked against
+--- float64 for the first and last (batch, kv head) and every q head of
+--- their groups; timed on a GPU.
+function M.backward_script(bwd_lib, fwd_lib, args)
+  local pb, cfg = M.parse(args)
+  if cfg.lse ~= nil then error("attention_bwd: lse is always computed (by the forward)", 0) end
+  local B, S, H, Hkv, D = pb.B, pb.S, pb.H, pb.Hkv, pb.D
+  local fcfg = { lse = true }
+  for key, val in pairs(cfg) do if key ~= "depth" then fcfg[key] = val end end
+  local attn, bwd = fwd_lib.build(fcfg), bwd_lib.build(cfg)
+  local q = mgpu.random.normal({ B, S, H, D }, pb.dtype)
+  local k = mgpu.random.normal({ B, S, Hkv, D }, pb.dtype)
+  local v = mgpu.random.normal({ B, S, Hkv, D }, pb.dtype)
+  local dout = mgpu.random.normal({ B, S, H, D }, pb.dtype)
+  local o, lse = attn(q, k, v)
+  local dq, dk, dv = bwd(q, k, v, o, lse, dout)
+  if mgpu.compile_only() then   -- --emit-ptx: the other variant too, so that ptxas checks both
+    cfg.causal, fcfg.causal = not cfg.causal, not cfg.causal
+    local o2, lse2 = fwd_lib.build(fcfg)(q, k, v)
+    bwd_lib.build(cfg)(q, k, v, o2, lse2, dout)
+    return
+  end
+  local scale = cfg.scale or 1 / math.sqrt(D)
+  local group = H / Hkv
+  local eq, ek, ev = 0, 0, 0
+  for _, bk in ipairs({ { 0, 0 }, { B - 1, Hkv - 1 } }) do
+    local bb, hk = bk[1], bk[2]
+    local kh, kt, vh, vt = M.head(k, bb, hk), M.head(k, bb, hk, true), M.head(v, bb, hk), M.head(v, bb, hk, true)
+    local dkt, dvt
+    for h = hk * group, hk * group + group - 1 do
+      local p = M.probs(M.head(q, bb, h), kt, 0, S, scale, cfg.causal)
+      local doh = M.head(dout, bb, h)
+      local delta = (doh * Hs.matmul(p, vh)):sum(1, true)
+      local ds = p * (Hs.matmul(doh, vt) - delta)
+      eq = math.max(eq, Hs.relerr(M.head(dq, bb, h), Hs.matmul(ds, kh) * scale))
+      local dk_h, dv_h = Hs.matmul(M.head(q, bb, h, true), ds) * scale, Hs.matmul(M.head(dout, bb, h, true), p)
+      dkt, dvt = dkt and dkt + dk_h or dk_h, dvt and dvt + dv_h or dv_h
+    end
+    ek = math.max(ek, Hs.relerr(M.head(dk, bb, hk, true), dkt))
+    ev = math.max(ev, Hs.relerr(M.head(dv, bb, hk, true), dvt))
+  end
+  local mode = mgpu.interpreting() and "interpreted" or mgpu.device().name
+  print(string.format("attention_bwd %s (%s): relative error dq %.2e dk %.2e dv %.2e", M.title(pb, cfg), mode, eq, ek, ev))
+  assert(math.max(eq, ek, ev) <= 2e-2, "attention_bwd: a gradient differs from the reference")
+  if not mgpu.interpreting() then
+    local ms = mgpu.bench(function() bwd.call_into(dq, dk, dv, q, k, v, o, lse, dout) end, { reps = pb.reps })
+    local flops = 10 * B * H * S * S * D / (cfg.causal and 2 or 1)
+    print(string.format("attention_bwd: %.4f ms, %.1f TFLOP/s", ms, flops / ms / 1e9))
+  end
+end
+
+return M

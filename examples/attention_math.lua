@@ -1,0 +1,262 @@
+--[[
+The math the attention examples share (examples/attention.lua,
+attention_pipeline.lua and attention_bwd.lua load it with dofile): options
+and shape checks, the KV block counts and masks of causal and ragged
+sequences, and the forward's per-block work in a compute warpgroup
+(S = Q K^T, online base-2 softmax, P V from registers) and its epilogue.
+The kernels differ only in how K and V reach SMEM.
+
+Arrays are (batch, seq, heads, head_dim); the kernels see them as
+(batch, seq, heads * head_dim), so a head's rows are one TMA box whose
+rows past seq are zero-filled on loads and clipped on stores.
+]]
+local mgpu = require "mgpu"
+local T = mgpu.transforms
+
+local M = {}
+M.BQ = 64                                        -- query rows per compute warpgroup
+M.LOG2E = 1.4426950408889634
+M.xf = { T.tiling{ 8, 64 }, T.swizzle(128) }     -- 128-byte rows of 16-bit elements
+M.MEMORY_REGISTERS, M.COMPUTE_REGISTERS = 40, 232   -- per thread: (512 - 40) / 2 rounded down to 8
+
+local defaults = { depth = 2, causal = false, pingpong = 0, lse = false, approx_math = true }
+local known = { block_kv = true, depth = true, causal = true, pingpong = true, lse = true, approx_math = true,
+                scale = true, dtype = true }
+
+--- cfg merged over the defaults and checked; returns (config, nil) or
+--- (nil, message).  block_kv is left nil (chosen per head_dim by M.block_kv).
+function M.config(cfg, what)
+  local c = {}
+  for k, v in pairs(defaults) do c[k] = v end
+  if cfg ~= nil and type(cfg) ~= "table" then return nil, what .. ": the configuration must be a table" end
+  for k, v in pairs(cfg or {}) do
+    if not known[k] then return nil, string.format("%s: unknown option '%s'", what, tostring(k)) end
+    c[k] = v
+  end
+  if c.block_kv ~= nil and c.block_kv ~= 64 and c.block_kv ~= 128 then
+    return nil, string.format("%s: block_kv must be 64 or 128, got %s", what, tostring(c.block_kv))
+  end
+  if type(c.depth) ~= "number" or c.depth < 2 or c.depth % 1 ~= 0 then
+    return nil, string.format("%s: depth must be an integer of at least 2, got %s", what, tostring(c.depth))
+  end
+  if c.pingpong ~= 0 and c.pingpong ~= 1 then
+    return nil, string.format("%s: pingpong must be 0 or 1, got %s", what, tostring(c.pingpong))
+  end
+  for _, k in ipairs({ "causal", "lse", "approx_math" }) do
+    if type(c[k]) ~= "boolean" then return nil, string.format("%s: %s must be a boolean, got %s", what, k, tostring(c[k])) end
+  end
+  if c.scale ~= nil and (type(c.scale) ~= "number" or c.scale <= 0 or c.scale ~= c.scale or c.scale == math.huge) then
+    return nil, string.format("%s: scale must be a positive finite number, got %s", what, tostring(c.scale))
+  end
+  return c
+end
+
+--- The KV block size for head_dim D: block_kv, or 128 (64 for D = 256).
+--- With D = 256, SMEM holds the Q slabs (64 KiB) and `depth` slots each of
+--- K and V (bkv x 512 bytes): 128-row slots would need 320 KiB of the
+--- 227 KiB a block may have, 64-row ones at depth 2 take 192 KiB.
+function M.block_kv(c, D)
+  local bkv = c.block_kv or (D == 256 and 64 or 128)
+  if D == 256 and (bkv ~= 64 or c.depth ~= 2) then
+    return nil, string.format("head_dim 256 needs block_kv = 64 and depth = 2 (got %d and %d): Q and the K and V "
+                              .. "slots take %d KiB of SMEM, a block has 227 KiB", bkv, c.depth, (64 + 2 * c.depth * bkv / 2))
+  end
+  return bkv
+end
+
+local function shape_str(x) return string.format("%s[%s]", x.dtype, table.concat(x.shape, ",")) end
+
+--- The sizes of q (B, S, H, D) and k, v (B, S, Hkv, D) with H a multiple of
+--- Hkv (grouped-query attention): B, S, H, Hkv, D, or nil and a message.
+function M.dims(q, k, v, what, head_dims)
+  for i, x in ipairs({ q, k, v }) do
+    if type(x) ~= "table" or x.shape == nil then
+      return nil, string.format("%s: argument %d must be an mgpu array", what, i)
+    end
+  end
+  if #q.shape ~= 4 then return nil, string.format("%s: q must be (batch, seq, heads, head_dim), got %s", what, shape_str(q)) end
+  local B, S, H, D = q.shape[1], q.shape[2], q.shape[3], q.shape[4]
+  if q.dtype ~= "bf16" and q.dtype ~= "f16" then return nil, string.format("%s: q must be bf16 or f16, got %s", what, q.dtype) end
+  local Hkv = k.shape[3]
+  for i, x in ipairs({ k, v }) do
+    local name = i == 1 and "k" or "v"
+    if #x.shape ~= 4 or x.shape[1] ~= B or x.shape[2] ~= S or x.shape[3] ~= Hkv or x.shape[4] ~= D or x.dtype ~= q.dtype then
+      return nil, string.format("%s: %s must be %s[%d,%d,kv_heads,%d] with k's kv_heads (q is %s), got %s", what, name,
+                                q.dtype, B, S, D, shape_str(q), shape_str(x))
+    end
+  end
+  if Hkv < 1 or H % Hkv ~= 0 then
+    return nil, string.format("%s: q's %d heads must be a multiple of k and v's %d heads", what, H, Hkv)
+  end
+  local ok = false
+  for _, d in ipairs(head_dims) do ok = ok or d == D end
+  if not ok then
+    return nil, string.format("%s: head_dim must be %s, got %d", what, table.concat(head_dims, " or "), D)
+  end
+  return B, S, H, Hkv, D
+end
+
+--- How many KV blocks of size bkv the query rows [q0, q0 + nq) attend to
+--- (traced when q0 is): all of the sequence, or up to the diagonal.
+function M.kv_blocks(c, S, bkv, q0, nq)
+  local all = math.ceil(S / bkv)
+  if not c.causal then return all end
+  return mgpu.min(mgpu.cdiv(q0 + nq, bkv), all)
+end
+
+--- scores (rows x cols, WGMMA layout) with -inf where the key is past the
+--- diagonal (causal) or past seq.  m.rows0/m.cols0 are the first query and
+--- key indices when m.keys_in_rows is false (the forward, dQ), else the
+--- first key and query; m.queries also masks queries past seq.  Blocks that
+--- need no mask (known at trace time or at run time) skip it.
+function M.mask(c, S, scores, m)
+  local nr, nc = scores.shape[1], scores.shape[2]
+  local q0, nq, k0, nk = m.rows0, nr, m.cols0, nc
+  if m.keys_in_rows then q0, nq, k0, nk = m.cols0, nc, m.rows0, nr end
+  local need = false
+  local function any(p) if need == false then need = p else need = mgpu.bitwise_or(need, p) end end
+  if c.causal then any(mgpu.gt(k0 + (nk - 1), q0)) end            -- a key after the first query
+  if S % nk ~= 0 then any(mgpu.gt(k0 + nk, S)) end                  -- keys past seq
+  if m.queries and S % nq ~= 0 then any(mgpu.gt(q0 + nq, S)) end   -- queries past seq
+  if need == false then return scores end
+  return mgpu.cond(need, function()
+    local W = mgpu.Layout.WGMMA
+    local ri = mgpu.broadcasted_iota("i32", { nr, nc }, 0, { layout = W }) + m.rows0
+    local ci = mgpu.broadcasted_iota("i32", { nr, nc }, 1, { layout = W }) + m.cols0
+    local qi, ki = ri, ci
+    if m.keys_in_rows then qi, ki = ci, ri end
+    local ok = mgpu.lt(ki, S)
+    if c.causal then ok = mgpu.bitwise_and(ok, mgpu.le(ki, qi)) end
+    if m.queries then ok = mgpu.bitwise_and(ok, mgpu.lt(qi, S)) end
+    return mgpu.select(ok, scores, -math.huge)
+  end, function() return scores end)
+end
+
+--- The starting row statistics of the online softmax: m (running max,
+--- finite so that no inf - inf appears) and l (running sum), in the
+--- WGMMA:reduce(1) layout.
+function M.softmax_init()
+  local rows = mgpu.Layout.WGMMA:reduce(1)
+  return mgpu.layout_cast(mgpu.broadcast(-1e30, { M.BQ }, "f32"), rows),
+         mgpu.layout_cast(mgpu.broadcast(0.0, { M.BQ }, "f32"), rows)
+end
+
+--- One KV block of the forward in a compute warpgroup.  ctx: c, S, D, bkv,
+--- dtype, scale2 (softmax scale times log2(e)), q (the warpgroup's Q slab in
+--- SMEM), acc (its O accumulator), row0 (its first query row), meet (the
+--- ping-pong rendezvous).  sync: k_done() once S = Q K^T no longer reads
+--- K's slot, v_ready() before P V reads V, v_done() once it has.  Takes
+--- and returns the row statistics (m, l).
+function M.fwd_step(ctx, kv, k_smem, v_smem, m, l, sync)
+  local BQ, bkv, D = M.BQ, ctx.bkv, ctx.D
+  local sc = mgpu.run_scoped(function(sacc)
+    mgpu.wgmma(sacc, ctx.q, mgpu.transpose_ref(k_smem, { 1, 0 }))
+    ctx.meet()
+    return sacc:load()
+  end, mgpu.ACC({ BQ, bkv }, "f32"))
+  sync.k_done()
+  sc = M.mask(ctx.c, ctx.S, sc * ctx.scale2, { rows0 = ctx.row0, cols0 = kv * bkv })
+  local m_new = mgpu.max(m, sc:max(1))
+  local alpha = mgpu.exp2(m - m_new)
+  local p = mgpu.exp2(sc - m_new:broadcast_in_dim({ BQ, bkv }, { 0 }))
+  local l_new = l * alpha + p:sum(1)
+  ctx.acc:store(ctx.acc:load() * alpha:broadcast_in_dim({ BQ, D }, { 0 }))
+  sync.v_ready()
+  mgpu.wgmma(ctx.acc, p:astype(ctx.dtype), v_smem)
+  ctx.meet()
+  mgpu.wgmma_wait(0)
+  sync.v_done()
+  return m_new, l_new
+end
+
+--- The forward's epilogue in a compute warpgroup: O / l through the Q slab
+--- (free: every wgmma reading it is done) and TMA to o_view; with lse_view
+--- the base-2 log-sum-exp m + log2(l) of the scaled scores stored there.
+function M.fwd_finish(ctx, m, l, o_view, lse_view)
+  local out = ctx.acc:load() / l:broadcast_in_dim({ M.BQ, ctx.D }, { 0 })
+  ctx.q:store(out:astype(ctx.dtype))
+  mgpu.commit_smem()
+  mgpu.copy_smem_to_gmem(ctx.q, o_view)
+  if lse_view then lse_view:store(m + mgpu.log2(l)) end
+  mgpu.wait_smem_to_gmem(0)
+end
+
+--- The memory warpgroup of a hand-written warp-specialized kernel: for
+--- steps j in [0, n), per stream (a table with `load(j, slot)`, which
+--- issues the step's copies into SMEM slot j % depth, and `free`, the
+--- slots' consumed barriers) wait until both compute warpgroups released the
+--- slot's previous use, then load; at the end wait out the last releases, so
+--- that every completion of a consumed barrier is awaited.
+function M.memory_loop(n, depth, streams)
+  mgpu.set_max_registers(M.MEMORY_REGISTERS, { action = "decrease" })
+  mgpu.fori(0, n, function(j)
+    local slot = j % depth
+    for _, st in ipairs(streams) do
+      mgpu.when(mgpu.ge(j, depth), function() mgpu.barrier_wait(st.free:at(slot)) end)
+      st.load(j, slot)
+    end
+  end)
+  mgpu.fori(mgpu.max(n - depth, 0), n, function(j)
+    for _, st in ipairs(streams) do mgpu.barrier_wait(st.free:at(j % depth)) end
+  end)
+end
+
+--- Ping-pong: the compute warpgroups meet at `bar` (two arrivals) twice per
+--- KV block, warpgroup 1 one meeting behind, so that one's S = Q K^T runs
+--- on the tensor cores during the other's softmax.  Returns meet() and
+--- the calls that offset (before the loop) and balance (after) the phases.
+function M.pingpong(c, bar, wg)
+  local function meet()
+    if c.pingpong == 0 then return end
+    mgpu.barrier_arrive(bar)
+    mgpu.barrier_wait(bar)
+  end
+  return meet, function() mgpu.when(mgpu.eq(wg, 1), meet) end, function() mgpu.when(mgpu.eq(wg, 0), meet) end
+end
+
+--- The callable forward over kernel_for(c, dims) (one kernel per shape):
+--- attn(q, k, v) -> o (B, S, H, D), plus lse (B, H, S) f32 when c.lse;
+--- attn.call_into(o, q, k, v[, lse]) writes into existing arrays;
+--- attn.kernel(q, k, v) is the kernel (it takes and gives the
+--- (B, S, heads * D) views).  Shape errors point at the caller's line.
+function M.forward(c, kernel_for, what)
+  local cache = {}
+  local function prepare(q, k, v)
+    local B, S, H, Hkv, D = M.dims(q, k, v, what, { 64, 128, 256 })
+    if not B then error(S, 3) end
+    local bkv, err = M.block_kv(c, D)
+    if not bkv then error(what .. ": " .. err, 3) end
+    if D > 64 and S % 8 ~= 0 then   -- several 64-column tiles per row: TMA clips rows by whole 8-row tiles
+      error(string.format("%s: seq = %d must be a multiple of 8 with head_dim %d (TMA boxes of several 64-column "
+                          .. "tiles cover rows 8 at a time)", what, S, D), 3)
+    end
+    local d = { B = B, S = S, H = H, Hkv = Hkv, D = D, dtype = q.dtype, bkv = bkv }
+    local key = table.concat({ B, S, H, Hkv, D, q.dtype }, ",")
+    cache[key] = cache[key] or kernel_for(c, d)
+    return cache[key], d
+  end
+  local function flat(x) return x:reshape({ x.shape[1], x.shape[2], x.shape[3] * x.shape[4] }) end
+  local attn = {}
+  function attn.call_into(o, q, k, v, lse)
+    local kern, d = prepare(q, k, v)
+    if c.lse then kern:call_into({ flat(o), lse:reshape({ d.B * d.H, d.S }) }, flat(q), flat(k), flat(v))
+    else kern:call_into(flat(o), flat(q), flat(k), flat(v)) end
+    return o, lse
+  end
+  function attn.kernel(q, k, v) return (prepare(q, k, v)) end
+  return setmetatable(attn, { __call = function(_, q, k, v)
+    local kern, d = prepare(q, k, v)
+    local o, lse = kern(flat(q), flat(k), flat(v))
+    if c.lse then return o:reshape(q.shape), lse:reshape({ d.B, d.H, d.S }) end
+    return o:reshape(q.shape)
+  end })
+end
+
+--- The kernel's outputs for dims d: o, and lse when c.lse.
+function M.out_shapes(c, d)
+  local o = mgpu.shape({ d.B, d.S, d.H * d.D }, d.dtype)
+  if c.lse then return { o, mgpu.shape({ d.B * d.H, d.S }, "f32") } end
+  return o
+end
+
+return M

@@ -1,0 +1,64 @@
+-- The attention examples' mistakes (examples/attention.lua, attention_pipeline.lua,
+-- attention_bwd.lua loaded with --lib) are errors at the caller's line naming
+-- the argument; their numerics are the ctest entries example_attention*.
+local mgpu = require "mgpu"
+
+local err_of = dofile("spec/support/util.lua").err_of
+local fwd = loadfile("examples/attention.lua")("--lib")
+local pipe = loadfile("examples/attention_pipeline.lua")("--lib")
+local bwd = loadfile("examples/attention_bwd.lua")("--lib")
+
+local function line() return debug.getinfo(2, "l").currentline end
+local function at(err, l) assert.matches("attention_spec.lua:" .. l .. ": ", err, 1, true) end
+
+describe("attention examples", function()
+  local q = mgpu.abstract({ 1, 128, 4, 64 }, "bf16")
+  local kv = mgpu.abstract({ 1, 128, 2, 64 }, "bf16")
+
+  it("refuse unknown and malformed options at the build call", function()
+    local l = line(); local err = err_of(function() fwd.build{ block_q = 64 } end)
+    at(err, l); assert.matches("attention: unknown option 'block_q'", err, 1, true)
+    l = line(); err = err_of(function() pipe.build{ scale = -1 } end)
+    at(err, l); assert.matches("attention_pipeline: scale must be a positive finite number, got -1", err, 1, true)
+    assert.matches("depth must be an integer of at least 2, got 1", err_of(function() fwd.build{ depth = 1 } end), 1, true)
+    assert.matches("lse must be a boolean", err_of(function() fwd.build{ lse = 1 } end), 1, true)
+    assert.matches("attention_bwd: block_kv, pingpong and lse are forward options",
+                   err_of(function() bwd.build{ lse = true } end), 1, true)
+  end)
+
+  it("refuse shapes at the call, naming the array", function()
+    local attn = fwd.build{}
+    local l = line(); local err = err_of(function() attn(q, mgpu.abstract({ 1, 128, 3, 64 }, "bf16"), kv) end)
+    at(err, l); assert.matches("v must be bf16[1,128,kv_heads,64] with k's kv_heads (q is bf16[1,128,4,64]), got bf16[1,128,2,64]", err, 1, true)
+    err = err_of(function() attn(q, mgpu.abstract({ 1, 128, 3, 64 }, "bf16"), mgpu.abstract({ 1, 128, 3, 64 }, "bf16")) end)
+    assert.matches("q's 4 heads must be a multiple of k and v's 3 heads", err, 1, true)
+    local q96 = mgpu.abstract({ 1, 128, 4, 96 }, "bf16")
+    err = err_of(function() attn(q96, q96, q96) end)
+    assert.matches("head_dim must be 64 or 128 or 256, got 96", err, 1, true)
+    err = err_of(function() attn(mgpu.abstract({ 1, 128, 4, 64 }, "f32"), kv, kv) end)
+    assert.matches("q must be bf16 or f16, got f32", err, 1, true)
+    local q2 = mgpu.abstract({ 1, 130, 2, 128 }, "bf16")
+    err = err_of(function() attn(q2, q2, q2) end)
+    assert.matches("seq = 130 must be a multiple of 8 with head_dim 128", err, 1, true)
+  end)
+
+  it("name the SMEM limit behind head_dim 256's block_kv", function()
+    local q3 = mgpu.abstract({ 1, 128, 1, 256 }, "bf16")
+    local l = line(); local err = err_of(function() fwd.build{ block_kv = 128 }(q3, q3, q3) end)
+    at(err, l)
+    assert.matches("head_dim 256 needs block_kv = 64 and depth = 2 (got 128 and 2): Q and the K and V slots take "
+                   .. "320 KiB of SMEM, a block has 227 KiB", err, 1, true)
+  end)
+
+  it("check the backward's o, lse and head_dim", function()
+    local b = bwd.build{}
+    local lse = mgpu.abstract({ 1, 4, 128 }, "f32")
+    local l = line(); local err = err_of(function() b(q, kv, kv, q, mgpu.abstract({ 1, 4, 128 }, "bf16"), q) end)
+    at(err, l); assert.matches("attention_bwd: lse must be f32[1,4,128] (the forward's, lse = true)", err, 1, true)
+    err = err_of(function() b(q, kv, kv, kv, lse, q) end)
+    assert.matches("attention_bwd: o must be an array like q, bf16[1,128,4,64]", err, 1, true)
+    local q3 = mgpu.abstract({ 1, 128, 1, 256 }, "bf16")
+    err = err_of(function() b(q3, q3, q3, q3, mgpu.abstract({ 1, 1, 128 }, "f32"), q3) end)
+    assert.matches("attention_bwd: head_dim must be 64 or 128, got 256", err, 1, true)
+  end)
+end)
