@@ -59,18 +59,10 @@ local function kernel_for(c, d)
     local nkv = amath.kv_blocks(c, S, bkv, q0, 2 * BQ)
     local function kv_view(x, j) return x:at(b, mgpu.ds(j * bkv, bkv), mgpu.ds(hk * D, D)) end
     local function kv_slots() return mgpu.SMEM({ depth, bkv, D }, dtype, { transforms = xf }) end
-    mgpu.run_scoped({ qo = mgpu.SMEM({ 2, BQ, D }, dtype, { transforms = xf }), k = kv_slots(), v = kv_slots(),
-                      qbar = mgpu.Barrier{ num_barriers = 2 },
-                      kbar = mgpu.Barrier{ num_barriers = depth }, vbar = mgpu.Barrier{ num_barriers = depth },
-                      kfree = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
-                      vfree = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
-                      sched = mgpu.Barrier{ num_arrivals = 2 } }, function(s)
-      local function memory()
-        amath.memory_loop(nkv, depth, {
-          { free = s.kfree, load = function(j, slot) mgpu.copy_gmem_to_smem(kv_view(k, j), s.k:at(slot), s.kbar:at(slot)) end },
-          { free = s.vfree, load = function(j, slot) mgpu.copy_gmem_to_smem(kv_view(v, j), s.v:at(slot), s.vbar:at(slot)) end },
-        })
-      end
+    mgpu.run_scoped(amath.kv_barriers({ qo = mgpu.SMEM({ 2, BQ, D }, dtype, { transforms = xf }),
+                                        k = kv_slots(), v = kv_slots(), qbar = mgpu.Barrier{ num_barriers = 2 },
+                                        sched = mgpu.Barrier{ num_arrivals = 2 } }, depth), function(s)
+      local function memory() amath.kv_memory(nkv, depth, s, k, v, kv_view) end
 
       local function compute()
         mgpu.set_max_registers(amath.COMPUTE_REGISTERS, { action = "increase" })
@@ -101,15 +93,7 @@ local function kernel_for(c, d)
       mgpu.cond(mgpu.eq(wg, 2), memory, compute)
     end)
   end
-  return mgpu.kernel{
-    name = c.causal and "attention_causal" or "attention",
-    out_shape = amath.out_shapes(c, d),
-    -- the q tiles of one head are neighbours: they share that head's K and V in L2
-    grid = { d.B * H, math.ceil(S / (2 * BQ)) }, grid_names = { "bh", "qt" },
-    num_threads = 3, thread_name = "wg",
-    compiler_params = mgpu.CompilerParams{ approx_math = c.approx_math },
-    body = c.lse and body or function(q, k, v, o) body(q, k, v, o, nil) end,
-  }
+  return amath.kernel(c, d, "attention", body)
 end
 
 --- The attention for cfg: attn(q, k, v) -> o [, lse] (see attention_math.forward).

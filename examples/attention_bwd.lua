@@ -80,17 +80,9 @@ local function dq_kernel(c, d)
       local q0 = qt * (2 * BQ)
       local nkv = amath.kv_blocks(c, S, BKV, q0, 2 * BQ)
       local function kv_view(x, j) return x:at(b, mgpu.ds(j * BKV, BKV), mgpu.ds(hk * D, D)) end
-      mgpu.run_scoped({ qs = slabs(d), dos = slabs(d), k = slots(d, depth), v = slots(d, depth),
-                        qbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
-                        kbar = mgpu.Barrier{ num_barriers = depth }, vbar = mgpu.Barrier{ num_barriers = depth },
-                        kfree = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
-                        vfree = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 } }, function(s)
-        local function memory()
-          amath.memory_loop(nkv, depth, {
-            { free = s.kfree, load = function(j, slot) mgpu.copy_gmem_to_smem(kv_view(k, j), s.k:at(slot), s.kbar:at(slot)) end },
-            { free = s.vfree, load = function(j, slot) mgpu.copy_gmem_to_smem(kv_view(v, j), s.v:at(slot), s.vbar:at(slot)) end },
-          })
-        end
+      mgpu.run_scoped(amath.kv_barriers({ qs = slabs(d), dos = slabs(d), k = slots(d, depth), v = slots(d, depth),
+                                          qbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 } }, depth), function(s)
+        local function memory() amath.kv_memory(nkv, depth, s, k, v, kv_view) end
         local function compute()
           mgpu.set_max_registers(amath.COMPUTE_REGISTERS, { action = "increase" })
           local row0 = q0 + wg * BQ

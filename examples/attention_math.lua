@@ -201,6 +201,25 @@ function M.memory_loop(n, depth, streams)
   end)
 end
 
+--- Adds to scratch table t the K and V slots' barriers for `depth` slots:
+--- kbar and vbar (TMA arrivals) and kfree and vfree (released by both
+--- compute warpgroups).  Returns t.
+function M.kv_barriers(t, depth)
+  t.kbar, t.vbar = mgpu.Barrier{ num_barriers = depth }, mgpu.Barrier{ num_barriers = depth }
+  t.kfree = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 }
+  t.vfree = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 }
+  return t
+end
+
+--- The memory warpgroup streaming blocks kv_view(k, j) and kv_view(v, j)
+--- for j in [0, n) into the scoped s.k and s.v slots (see kv_barriers).
+function M.kv_memory(n, depth, s, k, v, kv_view)
+  M.memory_loop(n, depth, {
+    { free = s.kfree, load = function(j, slot) mgpu.copy_gmem_to_smem(kv_view(k, j), s.k:at(slot), s.kbar:at(slot)) end },
+    { free = s.vfree, load = function(j, slot) mgpu.copy_gmem_to_smem(kv_view(v, j), s.v:at(slot), s.vbar:at(slot)) end },
+  })
+end
+
 --- Ping-pong: the compute warpgroups meet at `bar` (two arrivals) twice per
 --- KV block, warpgroup 1 one meeting behind, so that one's S = Q K^T runs
 --- on the tensor cores during the other's softmax.  Returns meet() and
@@ -252,11 +271,21 @@ function M.forward(c, kernel_for, what)
   end })
 end
 
---- The kernel's outputs for dims d: o, and lse when c.lse.
-function M.out_shapes(c, d)
+--- The forward kernel for dims d named name (with "_causal" when causal):
+--- two compute warpgroups and a memory one (thread "wg") over a grid of
+--- (batch * heads, query tile pairs) named bh and qt; body(q, k, v, o, lse)
+--- gets lse nil when c.lse is off.  The q tiles of one head are neighbours
+--- in the grid: they share that head's K and V in L2.
+function M.kernel(c, d, name, body)
   local o = mgpu.shape({ d.B, d.S, d.H * d.D }, d.dtype)
-  if c.lse then return { o, mgpu.shape({ d.B * d.H, d.S }, "f32") } end
-  return o
+  return mgpu.kernel{
+    name = c.causal and name .. "_causal" or name,
+    out_shape = c.lse and { o, mgpu.shape({ d.B * d.H, d.S }, "f32") } or o,
+    grid = { d.B * d.H, math.ceil(d.S / (2 * M.BQ)) }, grid_names = { "bh", "qt" },
+    num_threads = 3, thread_name = "wg",
+    compiler_params = mgpu.CompilerParams{ approx_math = c.approx_math },
+    body = c.lse and body or function(q, k, v, out) body(q, k, v, out, nil) end,
+  }
 end
 
 return M

@@ -62,14 +62,7 @@ local function kernel_for(c, d)
       })(k, v)
     end)
   end
-  return mgpu.kernel{
-    name = c.causal and "attention_pipeline_causal" or "attention_pipeline",
-    out_shape = amath.out_shapes(c, d),
-    grid = { d.B * H, math.ceil(S / (2 * BQ)) }, grid_names = { "bh", "qt" },
-    num_threads = 3, thread_name = "wg",
-    compiler_params = mgpu.CompilerParams{ approx_math = c.approx_math },
-    body = c.lse and body or function(q, k, v, o) body(q, k, v, o, nil) end,
-  }
+  return amath.kernel(c, d, "attention_pipeline", body)
 end
 
 --- The attention for cfg, as examples/attention.lua's build.
