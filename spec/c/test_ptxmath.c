@@ -267,7 +267,17 @@ static void seed(void) {
   if (verbose()) printf("  seed %llu\n", (unsigned long long)rng);
 }
 
+/* The references are long double; where it is no wider than double (valgrind's
+   x87 emulation, for one) they cannot judge 1-ulp results, so the checks stand down. */
+static bool references_exact(const char *test) {
+  volatile long double one = 1.0L, tiny = 0x1p-60L;
+  if (one + tiny != one) return true;
+  printf("  %s: skipped, long double is no wider than double here (under valgrind?)\n", test);
+  return false;
+}
+
 void test_ptx_math64(void) {
+  if (!references_exact("ptx_math64")) return;
   seed();
   uint64_t s0 = rng;
   int n = 100000;
@@ -295,6 +305,7 @@ void test_ptx_math64(void) {
 }
 
 void test_ptx_math32(void) {
+  if (!references_exact("ptx_math32")) return;
   seed();
   uint64_t s0 = rng;
   int n = 20000;
