@@ -86,6 +86,7 @@ static void options(fz_reader *r, mgpu_kernel_options *o) {
     o->cluster_rank = fz_byte(r) % 4;
     for (int i = 0; i < o->cluster_rank; i++) o->cluster[i] = 1 + fz_byte(r) % 3;
     o->reduction_scratch_bytes = (int32_t)read_int(r);
+    o->disable_bounds_checks = fz_byte(r) & 1;
   }
 }
 

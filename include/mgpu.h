@@ -136,6 +136,8 @@ typedef struct mgpu_kernel_options {
   int32_t reduction_scratch_bytes;  /* SMEM for cross-warp reductions; 0 = as needed */
   int32_t cluster_rank;    /* 0..3: thread-block cluster dims (blocks along each grid axis) */
   int32_t cluster[3];
+  int32_t disable_bounds_checks;    /* interpreter: an SMEM index past its dimension is read or written
+                                       where the address lands, an error only outside the allocation */
 } mgpu_kernel_options;
 
 /* Operands and attributes of one traced op (see mgpu_builder_op). */

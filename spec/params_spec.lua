@@ -54,9 +54,27 @@ describe("CompilerParams", function()
     local x = mgpu.iota(256, "f32")
     assert.are.equal(2, k(x):to_table()[2])
   end)
-  it("refuses disable_bounds_checks = true with the reason", function()
-    assert.matches("disable_bounds_checks cannot have an effect", err_of(CP, { disable_bounds_checks = true }))
-    CP{ disable_bounds_checks = false }
+  it("takes disable_bounds_checks: SMEM indices may pass their dimension, never the allocation", function()
+    -- block 1 reads row 0 at columns 64..127 (past dimension 1): row 1, where the address lands;
+    -- with `past`, row 1 at columns 64..127: outside the allocation
+    local function over(params, past)
+      return mgpu.kernel{ name = "over", grid = { 2 }, out_shape = mgpu.shape({ 2, 64 }, "f32"),
+        scratch_shapes = { mgpu.SMEM({ 2, 64 }, "f32") }, compiler_params = params,
+        body = function(x, o, s)
+          s:store(x:load())
+          local i = mgpu.program_id(0)
+          o:at(i):store(s:at(past and i or 0, mgpu.ds(i * 64, 64)):load())
+        end }
+    end
+    local x = mgpu.random.uniform({ 2, 64 }, "f32")
+    local want = x:to_table()
+    assert.matches("SMEM index 64 is outside dimension 1 of size 64", err_of(over(CP{}), x))
+    assert.matches("SMEM index 64 is outside dimension 1 of size 64",
+                   err_of(over(CP{ disable_bounds_checks = false }), x))
+    local got = over(CP{ disable_bounds_checks = true })(x):to_table()
+    assert.are.same(want, got)
+    assert.matches("params_spec.lua:%d+: .*SMEM index %[1, 64%] lands outside its allocation of 512 bytes",
+                   err_of(over(CP{ disable_bounds_checks = true }, true), x))
   end)
   it("takes flags as driver JIT options", function()
     local p = CP{ flags = { "--maxrregcount=128", "-O2" } }

@@ -254,6 +254,7 @@ function M.builder(ctx, opts)
   o.lowering_semantics = opts.lowering_semantics or 0
   o.reduction_scratch_bytes = opts.reduction_scratch_bytes or 0
   o.unsafe_no_auto_barriers = opts.unsafe_no_auto_barriers and 1 or 0
+  o.disable_bounds_checks = opts.disable_bounds_checks and 1 or 0
   local out = ffi.new("mgpu_builder*[1]")
   check(lib.mgpu_builder_create(c, o, out), c)
   return wrap(out[0], c, lib.mgpu_builder_release)

@@ -139,10 +139,6 @@ function M.CompilerParams(opts)
     vl = compat.int(vl, "CompilerParams: vmem_limit_bytes")
     if vl < 0 then fail("CompilerParams: vmem_limit_bytes (the SMEM budget) must not be negative, got %d", vl) end
   end
-  if opts.disable_bounds_checks then
-    fail("CompilerParams: disable_bounds_checks cannot have an effect: compiled kernels never check bounds " ..
-         "(blocks past an array's end are masked, which is semantics), and the interpreter's checks guard host memory")
-  end
   local flags = opts.flags ~= nil and parse_flags(opts.flags) or {}
   local ls = opts.lowering_semantics or "Warpgroup"
   if semantics[ls] == nil then fail("CompilerParams: lowering_semantics must be \"Warpgroup\" or \"Lane\", got %s", tostring(ls)) end
@@ -173,7 +169,7 @@ function M.CompilerParams(opts)
                         unsafe_no_auto_barriers = opts.unsafe_no_auto_barriers and true or false,
                         reduction_scratch_bytes = rs, dimension_semantics = ds, max_concurrent_steps = mcs,
                         delay_release = dr, vmem_limit_bytes = vl, has_side_effects = opts.has_side_effects and true or false,
-                        disable_bounds_checks = false, max_registers = flags.max_registers, opt_level = flags.opt_level,
+                        disable_bounds_checks = opts.disable_bounds_checks and true or false, max_registers = flags.max_registers, opt_level = flags.opt_level,
                         profile_space = ps, profile_dir = pd },
                       CompilerParams)
 end
@@ -349,6 +345,7 @@ local function trace_kernel(k, args, grid, outs)
                                approx_math = k.params.approx_math, interpret = k.interpret,
                                lowering_semantics = k.params.lowering_semantics,
                                unsafe_no_auto_barriers = k.params.unsafe_no_auto_barriers,
+                               disable_bounds_checks = k.params.disable_bounds_checks,
                                reduction_scratch_bytes = k.params.reduction_scratch_bytes })
   if not okb then fail("kernel '%s': %s", k.name, tostring(b)) end
   local t = { core = core, b = b, spec = k, grid = grid }

@@ -37,9 +37,23 @@ unsigned char *interp_elem(const interp *I, const ir_op *op, const iref *r, cons
   if (r->space == MGPU_SPACE_SMEM) {
     const xf_map *m = &I->maps[I->map_of[r->root]];
     root_index(r, m->rank, vshape, e, idx);
-    for (int d = 0; d < m->rank; d++)
-      if (idx[d] < 0 || idx[d] >= m->shape[d])
+    bool inside = true;
+    for (int d = 0; d < m->rank; d++) {
+      if (idx[d] >= 0 && idx[d] < m->shape[d]) continue;
+      if (!I->k->opts.disable_bounds_checks)
         FAULT(I, op, "SMEM index %lld is outside dimension %d of size %lld", (long long)idx[d], d, (long long)m->shape[d]);
+      inside = false;
+    }
+    if (!inside) {   /* disable_bounds_checks: where the address lands, if that is inside the allocation */
+      int64_t lin = xf_linear(m, idx);
+      if (lin < 0 || lin > m->size - m->bytes) {
+        char at[XF_MAXRANK * 22] = "";
+        for (int d = 0, n = 0; d < m->rank; d++) n += snprintf(at + n, sizeof at - (size_t)n, d ? ", %lld" : "%lld", (long long)idx[d]);
+        FAULT(I, op, "SMEM index [%s] lands outside its allocation of %lld bytes (disable_bounds_checks lets an index "
+              "pass its dimension, never the allocation)", at, (long long)m->size);
+      }
+      return I->blocks[blk].smem + I->ki->smem_off[r->root] + xf_swizzle(m->swizzle, lin);
+    }
     return I->blocks[blk].smem + I->ki->smem_off[r->root] + xf_offset(m, idx);
   }
   const iparam *p = interp_param(I, r);

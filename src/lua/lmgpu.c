@@ -441,6 +441,8 @@ static int l_builder(lua_State *L) {
   o.unsafe_no_auto_barriers = lua_toboolean(L, -1);
   lua_getfield(L, 2, "approx_math");
   o.approx_math = lua_toboolean(L, -1);
+  lua_getfield(L, 2, "disable_bounds_checks");
+  o.disable_bounds_checks = lua_toboolean(L, -1);
   lua_getfield(L, 2, "interpret");
   o.interpret = lua_toboolean(L, -1);
   mgpu_builder *b = NULL;
