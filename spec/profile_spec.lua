@@ -80,11 +80,11 @@ end
 
 local dir = os.tmpname() .. "_prof"
 
-local function scoped_kernel(space, nblocks)
+local function scoped_kernel(space, nblocks, scope)
   return mgpu.kernel{
     name = "scoped", num_threads = 2, thread_name = "wg", grid = { nblocks or 2 }, interpret = true,
     out_shape = mgpu.shape({ nblocks or 2, 2, 128 }, "f32"),
-    compiler_params = mgpu.CompilerParams{ profile_space = space, profile_dir = dir },
+    compiler_params = mgpu.CompilerParams{ profile_space = space, profile_dir = dir, profile_trace_scope = scope },
     body = function(x, o)
       local b, wg = mgpu.program_id(0), mgpu.axis_index("wg")
       mgpu.named_scope("outer", function()
@@ -122,6 +122,21 @@ local function check_structure(doc, nthreads)
   return counts
 end
 
+-- ptx assembles for sm_90a (where ptxas is installed).
+local function assert_assembles(ptx)
+  local ptxas = "/usr/local/cuda/bin/ptxas"
+  local f = io.open(ptxas)
+  if not f then return end
+  f:close()
+  local path = os.tmpname()
+  local out = assert(io.open(path .. ".ptx", "w"))
+  out:write(ptx)
+  out:close()
+  local ok = os.execute(ptxas .. " -arch=sm_90a " .. path .. ".ptx -o " .. path .. ".cubin > /dev/null 2>&1")
+  os.remove(path .. ".ptx"); os.remove(path .. ".cubin"); os.remove(path)
+  assert.is_true(ok == true or ok == 0, "ptxas refused the PTX")
+end
+
 describe("profiler", function()
   it("writes a trace-event JSON with matching begin/end per scope and warpgroup (interpreter)", function()
     local x = mgpu.random.uniform({ 2, 2, 128 }, "f32", 1)
@@ -147,6 +162,33 @@ describe("profiler", function()
     local first = math.huge
     for _, e in ipairs(doc.traceEvents) do if e.ts and e.ph ~= "M" then first = math.min(first, e.ts) end end
     assert.are.equal(0, first)
+  end)
+
+  it("writes a trace per warp with profile_trace_scope = \"warp\" (interpreter: the warps share their warpgroup's clock)", function()
+    local x = mgpu.random.uniform({ 2, 2, 128 }, "f32", 1)
+    local y = scoped_kernel(8, 2, "warp")(x)
+    assert.are.equal(x:get(1, 2, 100) * 2, y:get(1, 2, 100))
+    local last = profile.last
+    assert.are.equal(0, last.dropped)
+    assert.are.equal(64, last.events)        -- 2 blocks x 2 warpgroups x 4 warps x 2 scopes x begin/end
+    local doc = json_decode(read(last.path))
+    local counts = check_structure(doc, 16)
+    assert.are.same({ outerB = 16, outerE = 16, innerB = 16, innerE = 16 }, counts)
+    local names = {}
+    for _, e in ipairs(doc.traceEvents) do
+      if e.ph == "M" and e.name == "thread_name" then names[e.tid] = e.args.name end
+    end
+    assert.are.equal("block 0 warpgroup 0 warp 0", names[0])
+    assert.are.equal("block 1 warpgroup 1 warp 2", names[14])
+    local l = scoped_kernel(8, 2, "warp"):lower(mgpu.shape({ 2, 2, 128 }, "f32"))
+    assert.matches("profile %%%d+ begin 0 \"outer\" per_warp", l.ir)
+    assert.matches("u32%[16,36%] out", l.ir)                    -- 16 traces: a row per warp
+    assert.matches("mad%.lo%.u32 %%r%d+, %%r%d+, 4, %%r%d+;", l.ptx)   -- trace * 4 + warp
+    assert_assembles(l.ptx)
+    assert.matches("profile_trace_scope must be \"warpgroup\" or \"warp\", got \"lane\"",
+                   err_of(mgpu.CompilerParams, { profile_space = 8, profile_dir = dir, profile_trace_scope = "lane" }))
+    assert.matches("profile_trace_scope needs profile_space and profile_dir",
+                   err_of(mgpu.CompilerParams, { profile_trace_scope = "warp" }))
   end)
 
   it("drops events past profile_space, says how many on stderr, and closes the scopes left open", function()
@@ -205,16 +247,6 @@ describe("profiler", function()
     assert.are.equal(4, stamps)
     assert.matches("mov%.u32 %%r%d+, %%smid;", l.ptx)
     assert.matches("st%.global%.v4%.u32 %[%%rd%d+%+16%]", l.ptx)
-    local ptxas = "/usr/local/cuda/bin/ptxas"
-    local f = io.open(ptxas)
-    if not f then return end
-    f:close()
-    local path = os.tmpname()
-    local out = assert(io.open(path .. ".ptx", "w"))
-    out:write(l.ptx)
-    out:close()
-    local ok = os.execute(ptxas .. " -arch=sm_90a " .. path .. ".ptx -o " .. path .. ".cubin > /dev/null 2>&1")
-    assert.is_true(ok == true or ok == 0)
-    os.remove(path .. ".ptx"); os.remove(path .. ".cubin"); os.remove(path)
+    assert_assembles(l.ptx)
   end)
 end)

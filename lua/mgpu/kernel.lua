@@ -60,7 +60,7 @@ CompilerParams.__index = CompilerParams
 -- Mosaic GPU's fields, Pallas TPU fields with a meaning on Hopper, and mgpu's own.
 local known_params = { approx_math = true, lowering_semantics = true, unsafe_no_auto_barriers = true,
                        reduction_scratch_bytes = true, dimension_semantics = true, max_concurrent_steps = true,
-                       delay_release = true, profile_space = true, profile_dir = true,
+                       delay_release = true, profile_space = true, profile_dir = true, profile_trace_scope = true,
                        vmem_limit_bytes = true, has_side_effects = true, disable_bounds_checks = true, flags = true }
 -- Pallas TPU fields without a meaning on Hopper, and what to use instead.
 local tpu_only = {
@@ -134,6 +134,11 @@ function M.CompilerParams(opts)
   else
     ps, pd = nil, nil
   end
+  local scope = opts.profile_trace_scope
+  if scope ~= nil and scope ~= "warpgroup" and scope ~= "warp" then
+    fail("CompilerParams: profile_trace_scope must be \"warpgroup\" or \"warp\", got %s", compat.describe(scope))
+  end
+  if scope ~= nil and not ps then fail("CompilerParams: profile_trace_scope needs profile_space and profile_dir") end
   local vl = opts.vmem_limit_bytes
   if vl ~= nil then
     vl = compat.int(vl, "CompilerParams: vmem_limit_bytes")
@@ -170,7 +175,8 @@ function M.CompilerParams(opts)
                         reduction_scratch_bytes = rs, dimension_semantics = ds, max_concurrent_steps = mcs,
                         delay_release = dr, vmem_limit_bytes = vl, has_side_effects = opts.has_side_effects and true or false,
                         disable_bounds_checks = opts.disable_bounds_checks and true or false, max_registers = flags.max_registers, opt_level = flags.opt_level,
-                        profile_space = ps, profile_dir = pd },
+                        profile_space = ps, profile_dir = pd,
+                        profile_warps = scope == "warp" and 4 or 1 },
                       CompilerParams)
 end
 
@@ -361,8 +367,8 @@ local function trace_kernel(k, args, grid, outs)
   for i = 1, #outs do refs[#refs + 1] = trace.wrap(t, core.param(b, "out", outs[i].dtype, outs[i].shape)) end
   local prof
   if k.params.profile_space then   -- the profiler's hidden output, after the kernel's own
-    prof = { shape = profile.buffer_shape(grid, k.num_threads, k.params.profile_space), names = {}, ids = {},
-             dir = k.params.profile_dir, nwg = k.num_threads }
+    prof = { shape = profile.buffer_shape(grid, k.num_threads * k.params.profile_warps, k.params.profile_space),
+             names = {}, ids = {}, dir = k.params.profile_dir, nwg = k.num_threads, warps = k.params.profile_warps }
     prof.ref = trace.wrap(t, core.param(b, "out", "u32", prof.shape))
     t.profile = prof
   end

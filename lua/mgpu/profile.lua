@@ -1,11 +1,12 @@
 --[[
 mgpu.profile -- the in-kernel profiler (CompilerParams{ profile_space = n,
 profile_dir = "dir" }).  mgpu.named_scope("name", fn) brackets fn's ops
-with two `profile` ops: the leader thread of every warpgroup stamps
+with two `profile` ops: the leader thread of every warpgroup (of every
+warp with profile_trace_scope = "warp") stamps
 {tag, %smid, %globaltimer} (the interpreter: SM 0 and its step counter)
 into a hidden u32[traces, 4 + 4*space] output that the kernel wrapper
 allocates (zeroed) and appends after the outputs.  Row t (trace = linear
-block * warpgroups + warpgroup) holds the number of events in word 0 (all
+block * warpgroups + warpgroup, times 4 plus the warp with warp scope) holds the number of events in word 0 (all
 of them, dropped ones included), then `space` events of 16 bytes:
 tag = name id | end << 31, SM id, clock low, clock high.  After the launch
 the host writes a Chrome/Perfetto trace-event JSON into profile_dir.
@@ -33,17 +34,18 @@ function M.named_scope(name, fn, ...)
     id = #prof.names - 1
     prof.ids[name] = id
   end
-  trace.op("profile", { prof.ref }, { id, 0 }, nil, name)
+  trace.op("profile", { prof.ref }, { id, 0, prof.warps }, nil, name)
   local res = compat.pack(fn(...))
-  trace.op("profile", { prof.ref }, { id, 1 }, nil, name)
+  trace.op("profile", { prof.ref }, { id, 1, prof.warps }, nil, name)
   return compat.unpack(res, 1, res.n)
 end
 
---- The hidden buffer's shape for a grid, warpgroups per block and space.
-function M.buffer_shape(grid, nwg, space)
+--- The hidden buffer's shape for a grid, traces per block (warpgroups, or
+--- warps with profile_trace_scope = "warp") and space.
+function M.buffer_shape(grid, per_block, space)
   local blocks = 1
   for i = 1, #grid do blocks = blocks * grid[i] end
-  return { blocks * nwg, 4 + 4 * space }
+  return { blocks * per_block, 4 + 4 * space }
 end
 
 local function jstr(s) return '"' .. s:gsub('[%c"\\]', function(c) return string.format("\\u%04x", c:byte()) end) .. '"' end
@@ -78,14 +80,16 @@ function M.write(info, flat, kname, interpret)
   end
   -- ns -> us on the GPU; the interpreter's clock is its step counter (one step = 1 "us")
   local scale = interpret and 1 or 1e-3
-  local nwg = info.nwg
+  local nwg, warps = info.nwg, info.warps or 1
   local out, seen = {}, {}
   for _, e in ipairs(evs) do
     local key = e.pid .. ":" .. e.tid
     if not seen[key] then
       seen[key] = true
-      out[#out + 1] = string.format('{"name":"thread_name","ph":"M","pid":%d,"tid":%d,"args":{"name":"block %d warpgroup %d"}}',
-                                    e.pid, e.tid, math.floor(e.tid / nwg), e.tid % nwg)
+      local wg = math.floor(e.tid / warps)
+      out[#out + 1] = string.format('{"name":"thread_name","ph":"M","pid":%d,"tid":%d,"args":{"name":"block %d warpgroup %d%s"}}',
+                                    e.pid, e.tid, math.floor(wg / nwg), wg % nwg,
+                                    warps > 1 and string.format(" warp %d", e.tid % warps) or "")
     end
     if not seen["p" .. e.pid] then
       seen["p" .. e.pid] = true

@@ -418,24 +418,28 @@ static void copy_vals(interp *I, iagent *a, const uint32_t *from, uint32_t first
 }
 
 /* profile: the warpgroup's event (tag = name id | end << 31, SM 0, the
-** step counter as its clock) in its trace's row of the buffer; a full row
+** step counter as its clock) in its trace's row of the buffer -- in each
+** of its 4 warps' rows, with the same clock, when warps = 4; a full row
 ** only counts (the host reports the dropped events). */
 static void do_profile(interp *I, iagent *a, const ir_op *op) {
   const ir_kernel *k = I->k;
   const int64_t *at = ir_ints(k, op);
   const iparam *p = interp_param(I, a->slots[ir_opds(k, op)[0]].ref);
   int nwg = k->opts.num_threads > 0 ? k->opts.num_threads : 1;
-  int64_t trace = (I->clusters_done * I->cblocks + a->block % I->cblocks) * nwg + a->wg;
-  if (trace >= p->shape[0]) FAULT(I, op, "profile: trace %lld is outside the buffer", (long long)trace);
-  uint32_t *row = (uint32_t *)(void *)p->data + trace * p->shape[1];
-  uint32_t n = row[0], space = (uint32_t)(p->shape[1] / 4 - 1);
-  row[0] = n + 1;
-  if (n >= space) return;
-  uint32_t *ev = row + 4 + 4 * (size_t)n;
-  ev[0] = (uint32_t)at[0] | (uint32_t)at[1] << 31;
-  ev[1] = 0;
-  ev[2] = (uint32_t)I->steps;
-  ev[3] = (uint32_t)((uint64_t)I->steps >> 32);
+  int warps = op->niat > 2 ? (int)at[2] : 1;
+  for (int w = 0; w < warps; w++) {
+    int64_t trace = ((I->clusters_done * I->cblocks + a->block % I->cblocks) * nwg + a->wg) * warps + w;
+    if (trace >= p->shape[0]) FAULT(I, op, "profile: trace %lld is outside the buffer", (long long)trace);
+    uint32_t *row = (uint32_t *)(void *)p->data + trace * p->shape[1];
+    uint32_t n = row[0], space = (uint32_t)(p->shape[1] / 4 - 1);
+    row[0] = n + 1;
+    if (n >= space) continue;
+    uint32_t *ev = row + 4 + 4 * (size_t)n;
+    ev[0] = (uint32_t)at[0] | (uint32_t)at[1] << 31;
+    ev[1] = 0;
+    ev[2] = (uint32_t)I->steps;
+    ev[3] = (uint32_t)((uint64_t)I->steps >> 32);
+  }
 }
 
 /* remote: the same view of the parameter, on another device of the launch. */

@@ -91,7 +91,7 @@
   _(multimem_load, MMLOAD, M)    /* (GMEM ref, peer table) ints=op (0 add, 1 min, 2 max) -> the reduction over devices (multimem.ld_reduce) */ \
   _(sem_wait, SEMWAIT, M)        /* (one-element i32 GMEM ref, value i32): wait until it holds >= value, subtract value (acquire, system scope); once per warpgroup */ \
   _(debug_print, PRINT, M)       /* (scalars..., or one array) text=format with {} per operand: printf once per warpgroup, arrays one line per element */ \
-  _(profile, PROF, M)            /* (profile buffer parameter u32[traces, 4 + 4*space]) ints=name id, end: the warpgroup's leader stamps one event (globaltimer, smid) */ \
+  _(profile, PROF, M)            /* (profile buffer parameter u32[traces, 4 + 4*space]) ints=name id, end[, warps 1/4]: the leader of each warpgroup (warps 1) or warp (4) stamps one event (globaltimer, smid) */ \
   /* structured control flow */ \
   _(for,   FOR,   R)             /* (lo, hi, step, inits...) -> carried results; args: iv, carried */ \
   _(if,    IF,    R)             /* (cond) -> results; regions: then, else */ \

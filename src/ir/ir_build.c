@@ -665,8 +665,9 @@ static mgpu_status print_check(ir_builder *b, const uint32_t *opds, uint32_t nop
   return MGPU_OK;
 }
 
-/* profile (buffer) ints=name id, end: the buffer is a kernel parameter,
-** u32[traces, 4 + 4*space] (a header, then 16-byte events). */
+/* profile (buffer) ints=name id, end[, warps]: the buffer is a kernel
+** parameter, u32[traces, 4 + 4*space] (a header, then 16-byte events);
+** warps is 1 (a trace per warpgroup, the default) or 4 (a trace per warp). */
 static mgpu_status profile_check(ir_builder *b, const uint32_t *opds, uint32_t nopd, const int64_t *ints, uint32_t nints) {
   mgpu_status s;
   char x[96];
@@ -675,8 +676,9 @@ static mgpu_status profile_check(ir_builder *b, const uint32_t *opds, uint32_t n
   const ir_type *t = ir_vtype(b->k, opds[0]);
   if (!(b->k->vals.v[opds[0]].flags & IRV_PARAM) || t->dtype != MGPU_U32 || t->rank != 2 || t->shape[1] < 8 || t->shape[1] % 4)
     return failf(b, "profile: the buffer must be a u32[traces, 4 + 4*space] kernel parameter, not %s", TS(t, x));
-  if (nints != 2 || ints[0] < 0 || ints[0] > 0x7fffffff || (ints[1] != 0 && ints[1] != 1))
-    return failf(b, "profile: needs ints (name id, end 0/1)");
+  if ((nints != 2 && nints != 3) || ints[0] < 0 || ints[0] > 0x7fffffff || (ints[1] != 0 && ints[1] != 1) ||
+      (nints == 3 && ints[2] != 1 && ints[2] != 4))
+    return failf(b, "profile: needs ints (name id, end 0/1[, warps 1/4])");
   return MGPU_OK;
 }
 

@@ -38,6 +38,7 @@ static void print_attrs(strbuf *sb, const ir_kernel *k, const ir_op *op) {
   case IRC_PROF:
     sb_printf(sb, " %s %lld", a[1] ? "end" : "begin", (long long)a[0]);
     if (op->text) sb_printf(sb, " \"%s\"", ir_str(k, op->text));
+    if (op->niat > 2 && a[2] == 4) sb_puts(sb, " per_warp");
     return;
   case IRC_PRINT:   /* the format, one line whatever it holds */
     sb_puts(sb, " \"");

@@ -190,9 +190,10 @@ void ptx_debug_print(pe *e, const ir_op *op) {
   pe_label_here(e, skip);
 }
 
-/* profile: the warpgroup's leader stamps {tag, %smid, %globaltimer} into
-** the next 16-byte slot of its trace's row (header word 0 counts every
-** event, stored or dropped).  Trace = linear block * warpgroups + warpgroup. */
+/* profile: the warpgroup's leader (lane 0 of each warp with warps = 4)
+** stamps {tag, %smid, %globaltimer} into the next 16-byte slot of its
+** trace's row (header word 0 counts every event, stored or dropped).
+** Trace = (linear block * warpgroups + warpgroup) * warps + warp. */
 void ptx_profile(pe *e, const ir_op *op) {
   const ir_kernel *k = e->k;
   const uint32_t *o = ir_opds(k, op);
@@ -200,8 +201,13 @@ void ptx_profile(pe *e, const ir_op *op) {
   const ir_type *t = ir_vtype(k, o[0]);
   int64_t rowb = t->shape[1] * 4, space = t->shape[1] / 4 - 1;
   int nwg = k->opts.num_threads > 0 ? k->opts.num_threads : 1;
+  bool per_warp = op->niat > 2 && at[2] == 4;
   uint32_t skip = pe_label(e);
   preg lead = pe_leader(e);
+  if (per_warp) {
+    lead = pe_reg(e, PR_P);
+    pe_ins(e, "setp.eq.u32", 3, R(lead), R(e->lane32), I(0));
+  }
   pe_pins(e, lead, true, "bra", 1, LBL(skip));
   preg clk = pe_reg(e, PR_RD), v[4], c[5], lin = pe_reg(e, PR_R), tr = pe_reg(e, PR_R);
   for (int i = 0; i < 4; i++) v[i] = pe_reg(e, PR_R);
@@ -212,6 +218,7 @@ void ptx_profile(pe *e, const ir_op *op) {
   pe_ins(e, "mad.lo.u32", 4, R(lin), R(c[2]), R(c[4]), R(c[1]));
   pe_ins(e, "mad.lo.u32", 4, R(lin), R(lin), R(c[3]), R(c[0]));
   pe_ins(e, "mad.lo.u32", 4, R(tr), R(lin), I(nwg), R(e->wg));
+  if (per_warp) pe_ins(e, "mad.lo.u32", 4, R(tr), R(tr), I(4), R(e->warp));
   preg off = pe_reg(e, PR_RD), row = pe_reg(e, PR_RD), n = pe_reg(e, PR_R), n1 = pe_reg(e, PR_R), full = pe_reg(e, PR_P);
   pe_ins(e, "mul.wide.u32", 3, R(off), R(tr), I(rowb));
   pe_ins(e, "add.s64", 3, R(row), R(e->param_addr[e->refs[o[0]].root]), R(off));
