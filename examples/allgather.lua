@@ -10,11 +10,7 @@ chunk has landed, so it can forward it at step s + 1.
   (per device 8192x4096 bf16 = 64 MiB on GPUs; 128x256 simulated)
 ]]
 local mgpu = require "mgpu"
-local args, opt = {}, {}
-for _, a in ipairs({ ... }) do
-  local k, v = a:match("^([%w_]+)=(.+)$")
-  if k then opt[k] = tonumber(v) else args[#args + 1] = a end
-end
+local args, opt = mgpu.script_args(...)
 local small = mgpu.interpreting()
 local me, n = mgpu.process_index(), mgpu.process_count()
 local M = tonumber(args[1]) or (small and 128 or 8192)

@@ -13,11 +13,7 @@ local M = {}
 --- The command line [B] [S] [H] [D] [causal] [dtype] [key=value ...]:
 --- returns the problem { B, S, H, Hkv, D, dtype, reps } and the kernel's cfg.
 function M.parse(args)
-  local cfg, pos = {}, {}
-  for _, a in ipairs(args) do
-    local key, val = a:match("^([%w_]+)=(.+)$")
-    if key then cfg[key] = tonumber(val) or val else pos[#pos + 1] = a end
-  end
+  local pos, cfg = mgpu.script_args((table.unpack or unpack)(args))
   local small = mgpu.interpreting()
   local pb = {
     B = tonumber(pos[1]) or (small and 1 or 2), S = tonumber(pos[2]) or (small and 256 or 4096),

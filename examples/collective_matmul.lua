@@ -22,11 +22,7 @@ local mgpu = require "mgpu"
 local here = (arg and arg[0] or "examples/collective_matmul.lua"):match("^(.*)/[^/]*$") or "."
 local lib = assert(loadfile(here .. "/matmul.lua"))("--lib")
 
-local pos, cfg = {}, {}
-for _, a in ipairs({ ... }) do
-  local k, v = a:match("^([%w_]+)=(.+)$")
-  if k then cfg[k] = tonumber(v) or v else pos[#pos + 1] = a end
-end
+local pos, cfg = mgpu.script_args(...)
 local small = mgpu.interpreting()
 local me, n = mgpu.process_index(), mgpu.process_count()
 local M = tonumber(pos[1]) or (small and 256 or 8192)

@@ -11,11 +11,7 @@ The same layer norm also runs through emit_pipeline (persistent blocks streaming
 with TMA); both are checked, and timed on a GPU.
 ]]
 local mgpu = require "mgpu"
-local args, opt = {}, {}
-for _, a in ipairs({ ... }) do
-  local k, v = a:match("^([%w_]+)=(.+)$")
-  if k then opt[k] = tonumber(v) else args[#args + 1] = a end
-end
+local args, opt = mgpu.script_args(...)
 
 local rows = tonumber(args[1]) or (mgpu.interpreting() and 64 or 32768)
 local cols = tonumber(args[2]) or 4096

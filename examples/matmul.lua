@@ -184,11 +184,9 @@ if args[1] == "--lib" then return lib end
 
 -- -- The script: run, check against a float64 reference, time -------------------------
 
-local cfg = {}
-local pos = {}
-for _, a in ipairs(args) do
-  local k, v = a:match("^([%w_]+)=(.+)$")
-  if k then cfg[k] = tonumber(v) or v elseif a == "--tune" then cfg.tune = 1 else pos[#pos + 1] = a end
+local pos, cfg = mgpu.script_args(...)
+for i = #pos, 1, -1 do
+  if pos[i] == "--tune" then cfg.tune = 1; table.remove(pos, i) end
 end
 local tune = cfg.tune == 1 or cfg.tune == "yes"
 cfg.tune = nil

@@ -10,11 +10,7 @@ plain GMEM-load version (examples/add.lua) on large inputs.
   (16384x8192 f32 on a GPU; 64x512 interpreted; rows: rows per block, per_sm: blocks per SM)
 ]]
 local mgpu = require "mgpu"
-local args, opt = {}, {}
-for _, a in ipairs({ ... }) do
-  local k, v = a:match("^([%w_]+)=(.+)$")
-  if k then opt[k] = tonumber(v) else args[#args + 1] = a end
-end
+local args, opt = mgpu.script_args(...)
 local small = mgpu.interpreting()
 local R = tonumber(args[1]) or (small and 64 or 16384)
 local C = tonumber(args[2]) or (small and 512 or 8192)

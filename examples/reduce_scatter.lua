@@ -10,11 +10,7 @@ chunk in a fixed device order (f32 in registers), so all devices round alike.
   (per device 8192x4096 bf16 out, 64 MiB; 64x256 simulated)
 ]]
 local mgpu = require "mgpu"
-local args, opt = {}, {}
-for _, a in ipairs({ ... }) do
-  local k, v = a:match("^([%w_]+)=(.+)$")
-  if k then opt[k] = tonumber(v) else args[#args + 1] = a end
-end
+local args, opt = mgpu.script_args(...)
 local small = mgpu.interpreting()
 local me, n = mgpu.process_index(), mgpu.process_count()
 local M = tonumber(args[1]) or (small and 64 or 8192)

@@ -42,6 +42,16 @@ describe("mgpu command", function()
     assert.matches("2\ta,b\ttrue\tb", out)
   end)
 
+  it("splits a script's arguments with mgpu.script_args", function()
+    local p = script([[
+      local pos, opt = require("mgpu").script_args(...)
+      print(table.concat(pos, ","), opt.depth + 1, opt.dtype, math.type(opt.scale), opt.x)]])
+    local out, code = run(p .. " 256 depth=3 dtype=bf16 128 scale=0.5 x==y")
+    os.remove(p)
+    assert.are.equal(0, code)
+    assert.are.equal("256,128\t4\tbf16\tfloat\t=y\n", out)
+  end)
+
   it("reports a syntax error with file:line and fails", function()
     local p = script("local x = 1\nlocal y = = 2\n")
     local out, code = run(p)

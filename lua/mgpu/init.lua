@@ -101,6 +101,18 @@ function mgpu.device() return context.info() end
 function mgpu.compile_only() return context.info().mode == "compile" end
 --- True when kernels run in the CPU interpreter.
 function mgpu.interpreting() return context.info().mode == "interpret" end
+--- A script's arguments (`...`) split into the positional ones and a table
+--- of `key=value` options (values that read as numbers become numbers):
+--- `local pos, opt = mgpu.script_args(...)`.
+function mgpu.script_args(...)
+  local pos, opt = {}, {}
+  for i = 1, select("#", ...) do
+    local a = tostring((select(i, ...)))
+    local k, v = a:match("^([%w_]+)=(.+)$")
+    if k then opt[k] = tonumber(v) or v else pos[#pos + 1] = a end
+  end
+  return pos, opt
+end
 --- Wait for all launched work.
 function mgpu.sync() context.core.sync(context.get()) end
 
