@@ -10,7 +10,9 @@ cd "$(dirname "$0")/.."
 export MGPU_INTERPRET=1 MGPU_FAKE_CUDA="$build/libfake_cuda.so"
 vg() {
   echo "== valgrind $*"
-  valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+  # --fair-sched=yes: round-robin threads; valgrind's default lets one thread
+  # starve another, and test_threads needs two that run at once
+  valgrind -q --fair-sched=yes --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
     --show-leak-kinds=definite "$@"
 }
 vg "$build/test_c"
