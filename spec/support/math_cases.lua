@@ -211,7 +211,7 @@ unary.round_away, unary.trunc = unary.round, unary.round
 unary.cos, unary.log2 = unary.sin, unary.log
 -- the f64 tolerance: the bound of src/ptx/ptx_math64.c plus the reference's own error
 local tol64 = { sin = 2, cos = 2, exp = 2, exp2 = 2, log = 2, log2 = 3, expm1 = 3, log1p = 3, logistic = 3, tanh = 5,
-                erf = 8, pow = 2 }        -- erf: the host erf is within about 6 ulp
+                erf = 12, pow = 2 }       -- erf: the reference (host erf in Lua) was seen 9 ulp off on fresh inputs
 
 -- accurate bounds (ulps, interpreter and PTX), and approx_math bounds (relative with an absolute floor)
 local approx = {
