@@ -4,7 +4,8 @@
 -- by tools/run_cases.lua); this spec adds what the PTX must look like and the errors.
 local mgpu = require "mgpu"
 local cases = dofile("spec/support/lang_cases.lua")
-local err_of = dofile("spec/support/util.lua").err_of
+local util = dofile("spec/support/util.lua")
+local err_of = util.err_of
 local T = mgpu.transforms
 local xf = { T.tiling{ 8, 64 }, T.swizzle(128) }
 
@@ -15,12 +16,7 @@ local function lower_err(body, scratch)
 end
 
 describe("kernel language", function()
-  for _, c in ipairs(cases) do
-    it(c.name, function()
-      local err, tol = c.run(mgpu)
-      assert(err <= tol, string.format("%s: relative error %.3g exceeds %.3g", c.name, err, tol))
-    end)
-  end
+  util.case_specs(it, cases)
 
   describe("Layout.WGMMA_TRANSPOSED", function()
     local function transposed_ptx(layout)

@@ -5,12 +5,7 @@ local mgpu = require "mgpu"
 local cases = dofile("spec/support/math_cases.lua")
 
 describe("elementwise math", function()
-  for _, c in ipairs(cases) do
-    it(c.name, function()
-      local err, tol = c.run(mgpu)
-      assert(err <= tol, string.format("%s: error %.3g exceeds %.3g", c.name, err, tol))
-    end)
-  end
+  dofile("spec/support/util.lua").case_specs(it, cases, "error")
 end)
 
 describe("elementwise math API", function()

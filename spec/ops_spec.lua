@@ -7,10 +7,5 @@ describe("ops in the interpreter", function()
   it("runs in interpret mode with poisoned outputs", function()
     assert.are.equal("interpret", mgpu.device().mode)
   end)
-  for _, c in ipairs(cases) do
-    it(c.name, function()
-      local err, tol = c.run(mgpu)
-      assert(err <= tol, string.format("%s: relative error %.3g exceeds %.3g", c.name, err, tol))
-    end)
-  end
+  dofile("spec/support/util.lua").case_specs(it, cases)
 end)

@@ -23,6 +23,8 @@ M.config = {
 }
 
 local ctx, info
+local options = { mode = true, emit_ptx = true, poison_outputs = true, quiet = true, abstract_arrays = true,
+                  device = true, timeout_ms = true }
 
 local function set_timeout(ms)
   local ok, err = pcall(M.core.ctx_set_timeout, ctx, ms)
@@ -39,10 +41,7 @@ function M.configure(opts)
     compat.fail("mgpu.configure: timeout_ms must be a whole number of milliseconds (0: no timeout), got %s", tostring(t))
   end
   for k in pairs(opts) do
-    if k ~= "mode" and k ~= "emit_ptx" and k ~= "poison_outputs" and k ~= "quiet" and k ~= "abstract_arrays"
-       and k ~= "device" and k ~= "timeout_ms" then
-      compat.fail("mgpu.configure: unknown option '%s'", tostring(k))
-    end
+    if not options[k] then compat.fail("mgpu.configure: unknown option '%s'", tostring(k)) end
     if ctx and k ~= "timeout_ms" then
       compat.fail("mgpu.configure{ %s } must come before the first kernel or array is created", tostring(k))
     end

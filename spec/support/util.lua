@@ -31,4 +31,17 @@ function M.err_of(fn, ...)
   return err
 end
 
+--- One spec per case of a case list (spec/support/*_cases.lua), declared
+--- with busted's `it` (the spec file's own: chunks loaded here do not see
+--- it): its run gives (error, tolerance) and the spec fails when error
+--- exceeds tolerance; `what` names the error ("relative error" by default).
+function M.case_specs(it, cases, what)
+  for _, c in ipairs(cases) do
+    it(c.name, function()
+      local err, tol = c.run(require "mgpu")
+      assert(err <= tol, string.format("%s: %s %.3g exceeds %.3g", c.name, what or "relative error", err, tol))
+    end)
+  end
+end
+
 return M

@@ -165,12 +165,17 @@ mgpu_status api_buffer_live(mgpu_buffer *b) {
   return s;
 }
 
+/* The GPU idle (see api_ready) and b's memory still there. */
+static mgpu_status buffer_ready(mgpu_buffer *b) {
+  mgpu_status s = api_ready(b->ctx);
+  return s ? s : api_buffer_live(b);
+}
+
 /* Copies without entering the context (callers hold it). */
 static mgpu_status raw_write(mgpu_buffer *b, uint64_t off, const void *src, uint64_t n) {
   if (!n) return MGPU_OK;
   if (api_gpu(b->ctx)) {
-    mgpu_status s = api_ready(b->ctx);
-    if (!s) s = api_buffer_live(b);
+    mgpu_status s = buffer_ready(b);
     CUresult r = s ? CUDA_SUCCESS : b->ctx->drv->MemcpyHtoD(b->addr + off, src, n);
     return r ? api_drv_fail(b->ctx, "cuMemcpyHtoD", r) : s;
   }
@@ -181,8 +186,7 @@ static mgpu_status raw_write(mgpu_buffer *b, uint64_t off, const void *src, uint
 static mgpu_status raw_read(mgpu_buffer *b, uint64_t off, void *dst, uint64_t n) {
   if (!n) return MGPU_OK;
   if (api_gpu(b->ctx)) {
-    mgpu_status s = api_ready(b->ctx);
-    if (!s) s = api_buffer_live(b);
+    mgpu_status s = buffer_ready(b);
     CUresult r = s ? CUDA_SUCCESS : b->ctx->drv->MemcpyDtoH(dst, b->addr + off, n);
     return r ? api_drv_fail(b->ctx, "cuMemcpyDtoH", r) : s;
   }
@@ -220,7 +224,7 @@ mgpu_status mgpu_buffer_copy(mgpu_buffer *dst, uint64_t doff, mgpu_buffer *src, 
   if (!api_enter(ctx)) return MGPU_ERR_THREAD;
   mgpu_status s = MGPU_OK;
   if (n && api_gpu(ctx)) {
-    if (!(s = api_ready(ctx)) && !(s = api_buffer_live(dst)) && !(s = api_buffer_live(src))) {
+    if (!(s = buffer_ready(dst)) && !(s = api_buffer_live(src))) {
       CUresult r = ctx->drv->MemcpyDtoD(dst->addr + doff, src->addr + soff, n);
       if (r) s = api_drv_fail(ctx, "cuMemcpyDtoD", r);
     }

@@ -3,6 +3,7 @@
 ** thread guard, errors, synchronisation and timing.
 */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,13 +35,21 @@ bool api_gpu(const mgpu_ctx *c) { return c->info.mode == MGPU_MODE_GPU; }
 
 /* -- Faults and the watchdog ---------------------------------------------------------- */
 
-mgpu_status api_drv_fail(mgpu_ctx *c, const char *what, CUresult r) {
-  if (!drv_fatal(r)) return drv_fail(c->drv, &c->d, what, r);
+/* Mark the context lost for the reason fmt says (kept for every later call). */
+static mgpu_status MGPU_PRINTF(2, 3) lose(mgpu_ctx *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->run.why, sizeof c->run.why, fmt, ap);
+  va_end(ap);
   c->run.lost = true;
   c->run.in_flight = false;
-  snprintf(c->run.why, sizeof c->run.why, "kernel '%s' faulted: %s (CUDA error %d, reported by %s)",
-           c->run.kernel[0] ? c->run.kernel : "?", drv_errstr(c->drv, r), (int)r, what);
   return diag_set(&c->d, ERR_LOST, "", c->run.why);
+}
+
+mgpu_status api_drv_fail(mgpu_ctx *c, const char *what, CUresult r) {
+  if (!drv_fatal(r)) return drv_fail(c->drv, &c->d, what, r);
+  return lose(c, "kernel '%s' faulted: %s (CUDA error %d, reported by %s)", c->run.kernel[0] ? c->run.kernel : "?",
+              drv_errstr(c->drv, r), (int)r, what);
 }
 
 /* Sleep about a millisecond. */
@@ -60,15 +69,10 @@ mgpu_status api_ready(mgpu_ctx *c) {
     CUresult r = c->drv->EventQuery(c->run.done);
     if (r == CUDA_SUCCESS) c->run.in_flight = false;
     else if (r != CUDA_ERROR_NOT_READY) return api_drv_fail(c, "cuEventQuery", r);
-    else if (time_ms() - c->run.launched_ms > (double)c->run.timeout_ms) {
-      c->run.lost = true;
-      c->run.in_flight = false;
-      snprintf(c->run.why, sizeof c->run.why, "kernel '%s' was still running %lld ms after its launch "
-               "(the timeout: MGPU_TIMEOUT_MS or mgpu.configure{ timeout_ms })", c->run.kernel, (long long)c->run.timeout_ms);
-      return diag_set(&c->d, ERR_LOST, "", c->run.why);
-    } else {
-      nap();
-    }
+    else if (time_ms() - c->run.launched_ms > (double)c->run.timeout_ms)
+      return lose(c, "kernel '%s' was still running %lld ms after its launch (the timeout: MGPU_TIMEOUT_MS or "
+                  "mgpu.configure{ timeout_ms })", c->run.kernel, (long long)c->run.timeout_ms);
+    else nap();
   }
   return MGPU_OK;
 }

@@ -66,14 +66,28 @@ static void forward(const ir_kernel *k, kinfo *ki) {
   }
 }
 
-/* The carried values of loop op i: first region argument, initial values, the body's yield. */
-static uint32_t carries(const ir_kernel *k, uint32_t i, uint32_t *arg, const uint32_t **init, const uint32_t **next) {
-  const ir_op *op = &k->ops.v[i];
-  bool is_for = op->code == IR_for;
-  *arg = op->arg + is_for;
-  *init = ir_opds(k, op) + (is_for ? 3 : 0);
-  *next = ir_opds(k, &k->ops.v[i + op->body[0] + (is_for ? 0 : op->body[1])]);
-  return op->narg - is_for;
+/* For each integer carried by a loop (its region argument and the loop's
+** result for it): with start, set both to "multiple of everything" (0);
+** otherwise set both to the gcd of themselves, the initial value and the
+** value the body yields.  Returns whether any divisor changed. */
+static bool meet_carries(const ir_kernel *k, kinfo *ki, bool start) {
+  bool changed = false;
+  for (uint32_t i = 0; i < k->ops.n; i++) {
+    const ir_op *op = &k->ops.v[i];
+    if (op->code != IR_for && op->code != IR_while) continue;
+    bool is_for = op->code == IR_for;
+    uint32_t arg = op->arg + is_for, n = op->narg - is_for;
+    const uint32_t *init = ir_opds(k, op) + (is_for ? 3 : 0);
+    const uint32_t *next = ir_opds(k, &k->ops.v[i + op->body[0] + (is_for ? 0 : op->body[1])]);
+    for (uint32_t j = 0; j < n; j++) {
+      const ir_type *t = ir_vtype(k, arg + j);
+      if (t->kind != MGPU_VALUE_SCALAR || !dt_isint(t->dtype)) continue;
+      int64_t d = start ? 0 : pass_gcd(ki->div[arg + j], pass_gcd(ki->div[init[j]], ki->div[next[j]]));
+      if (d != ki->div[arg + j] || d != ki->div[op->res + j]) changed = true;
+      ki->div[arg + j] = ki->div[op->res + j] = d;   /* the result is one of the carried values */
+    }
+  }
+  return changed;
 }
 
 /* A loop-carried integer (and the loop's result for it) is a multiple of
@@ -84,33 +98,7 @@ static uint32_t carries(const ir_kernel *k, uint32_t i, uint32_t *arg, const uin
 ** alignment. */
 void pass_divisibility(const ir_kernel *k, kinfo *ki) {
   for (uint32_t v = 1; v < k->vals.n; v++) ki->div[v] = 1;
-  for (uint32_t i = 0; i < k->ops.n; i++) {
-    const ir_op *op = &k->ops.v[i];
-    if (op->code != IR_for && op->code != IR_while) continue;
-    uint32_t arg;
-    const uint32_t *init, *next;
-    uint32_t n = carries(k, i, &arg, &init, &next);
-    for (uint32_t j = 0; j < n; j++) {
-      const ir_type *t = ir_vtype(k, arg + j);
-      if (t->kind == MGPU_VALUE_SCALAR && dt_isint(t->dtype)) ki->div[arg + j] = ki->div[op->res + j] = 0;
-    }
-  }
-  for (bool changed = true; changed;) {
-    changed = false;
-    forward(k, ki);
-    for (uint32_t i = 0; i < k->ops.n; i++) {
-      const ir_op *op = &k->ops.v[i];
-      if (op->code != IR_for && op->code != IR_while) continue;
-      uint32_t arg;
-      const uint32_t *init, *next;
-      uint32_t n = carries(k, i, &arg, &init, &next);
-      for (uint32_t j = 0; j < n; j++) {
-        const ir_type *t = ir_vtype(k, arg + j);
-        if (t->kind != MGPU_VALUE_SCALAR || !dt_isint(t->dtype)) continue;
-        int64_t d = pass_gcd(ki->div[arg + j], pass_gcd(ki->div[init[j]], ki->div[next[j]]));
-        if (d != ki->div[arg + j] || d != ki->div[op->res + j]) changed = true;
-        ki->div[arg + j] = ki->div[op->res + j] = d;   /* the result is one of the carried values */
-      }
-    }
-  }
+  meet_carries(k, ki, true);
+  do forward(k, ki);
+  while (meet_carries(k, ki, false));
 }
