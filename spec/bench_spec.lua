@@ -64,6 +64,12 @@ describe("tools/bench.lua", function()
     out, code = run("--interpret tools/bench.lua dtype=f32")
     assert.are.equal(2, code)
     assert.matches("dtype must be bf16 or f16", out)
+    out, code = run("--interpret tools/bench.lua also=depth")
+    assert.are.equal(2, code)
+    assert.matches("also= takes key=value pairs separated by commas, got 'depth'", out)
+    out, code = run("--interpret tools/bench.lua also=colour=blue")
+    assert.are.equal(2, code)
+    assert.matches("unknown option 'colour'", out)
     out, code = run("--interpret tools/bench.lua colour=blue")
     assert.are.equal(2, code)
     assert.matches("unknown option 'colour'", out)
@@ -87,10 +93,11 @@ describe("tools/bench.lua", function()
     _G.print = function(s) lines[#lines + 1] = s end   -- the tool prints through the global
     os.exit = function(code) error("os.exit(" .. tostring(code) .. ")", 0) end
     local ok, err = pcall(function()
-      assert(loadfile("tools/bench.lua"))("128x128x64", "dtype=bf16", "reps=2", "inner=2", "warmup=1", "depth=2", "sched=dynamic")
+      assert(loadfile("tools/bench.lua"))("128x128x64", "dtype=bf16", "reps=2", "inner=2", "warmup=1", "depth=2", "sched=dynamic",
+                                           "also=sched=static,snake=4")
     end)
     mgpu.device, bench.cublas_matmul, _G.print, os.exit = real_device, real_blas, real_print, real_exit
-    assert(ok, err)
+    assert(ok, tostring(err) .. "\n" .. table.concat(lines, "\n"))
     local text = table.concat(lines, "\n")
     assert.matches("median of 2 batches of 2 calls after 1 warm%-up calls", text)
     local row = text:match("\n(128x128x64 [^\n]*)")
@@ -101,6 +108,12 @@ describe("tools/bench.lua", function()
     assert.is_true(tonumber(fields[3]) > 0 and tonumber(fields[5]) > 0)
     assert.is_true(tonumber(fields[8]) < 1e-2, row)   -- rel. error against the stand-in
     assert.are.equal("3", fields[9])                 -- input sets
+    local also = text:match("\n(%+ sched=static,snake=4 [^\n]*)")   -- the extra configuration, timed in the same rotation
+    assert(also, text)
+    local af = {}
+    for f in also:gmatch("%S+") do af[#af + 1] = f end
+    assert.is_true(tonumber(af[3]) > 0, also)        -- its ms, TFLOP/s, ratio and rel. error
+    assert.is_true(tonumber(af[6]) < 1e-2, also)
     local n = 0
     for _ in pairs(seen) do n = n + 1 end
     assert.are.equal(1 + 1 + 2 * 2, calls)           -- the check, the warm-up, 2 batches of 2

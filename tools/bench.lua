@@ -2,6 +2,7 @@
 tools/bench.lua -- examples/matmul.lua against cuBLAS in the same process:
 
   mgpu tools/bench.lua [MxNxK ...] [dtype=bf16|f16] [reps=30] [inner=10] [warmup=10] [key=value ...]
+                       [also=key=value,key=value ...]
 
 For each shape (default 4096x4096x4096 4096x8192x4096 8192x8192x8192):
 builds our kernel with loadfile("examples/matmul.lua")("--lib").build(cfg)
@@ -12,8 +13,12 @@ our result agrees with cuBLAS's (cublasLt, same inputs, same row-major
 layouts, f32 accumulation) on the first and last 64 rows, and times both
 with CUDA events: `warmup` calls, then the median over `reps` batches of
 `inner` back-to-back calls (so the host's launch latency is not timed), every
-call on the next input set.  Prints one line per shape; ratio is our TFLOP/s
-over cuBLAS's (above 1: faster than cuBLAS).  Exits 1 when a shape fails,
+call on the next input set.  The batches of every kernel and of cuBLAS take
+turns (mgpu.bench.compare), so clock and temperature drift weigh on all of
+them alike.  Each `also=` adds a configuration (the key=value options with
+these changed) timed in the same rotation and printed on a line of its own
+under its shape.  Prints one line per shape; ratio is our TFLOP/s over
+cuBLAS's (above 1: faster than cuBLAS).  Exits 1 when a shape fails,
 and when there is no GPU.  tools/bench runs it with the torch and Pallas
 anchors (bench/anchors.py) in the same command.
 ]]
@@ -32,19 +37,29 @@ end
 -- -- Arguments --------------------------------------------------------------------------
 
 local matmul_lib = assert(loadfile(root .. "examples/matmul.lua"))("--lib")
-local shapes, cfg = {}, {}
+local shapes, cfg, also = {}, {}, {}
 local opts = { dtype = "bf16", reps = 30, inner = 10, warmup = 10 }
+local function matmul_option(key, v, into)
+  if matmul_lib.defaults[key] == nil or key == "dtype" then usage("unknown option '" .. key .. "'") end
+  into[key] = tonumber(v) or v
+end
 for _, a in ipairs({ ... }) do
   local m, n, k = a:match("^(%d+)[xX](%d+)[xX](%d+)$")
   local key, v = a:match("^([%w_]+)=(.+)$")
   if m then
     shapes[#shapes + 1] = { tonumber(m), tonumber(n), tonumber(k) }
+  elseif key == "also" then
+    local variant = { label = v, cfg = {} }
+    for item in v:gmatch("[^,]+") do
+      local k2, v2 = item:match("^([%w_]+)=(.+)$")
+      if not k2 then usage("also= takes key=value pairs separated by commas, got '" .. v .. "'") end
+      matmul_option(k2, v2, variant.cfg)
+    end
+    also[#also + 1] = variant
   elseif key and opts[key] ~= nil then
     opts[key] = key == "dtype" and v or tonumber(v) or usage(key .. " must be a number, got '" .. v .. "'")
-  elseif key and matmul_lib.defaults[key] ~= nil and key ~= "dtype" then
-    cfg[key] = tonumber(v) or v
   elseif key then
-    usage("unknown option '" .. key .. "'")
+    matmul_option(key, v, cfg)
   else
     usage("'" .. a .. "' is neither a shape MxNxK nor key=value")
   end
@@ -79,13 +94,20 @@ local function band_err(x, ref, M)
   return err
 end
 
-local function run_shape(M, N, K)
+-- The configuration cfg with `changes`, for an N-column problem.
+local function config(changes, N)
   local c = { dtype = opts.dtype }
   for key, v in pairs(cfg) do c[key] = v end
+  for key, v in pairs(changes) do c[key] = v end
   -- as examples/matmul.lua does: a problem narrower than the block's tile takes narrower tiles
   local tn = c.tile_n or matmul_lib.defaults.tile_n
   while tn > 64 and N < tn * ((c.wg_dim or matmul_lib.defaults.wg_dim) == "N" and 2 or 1) do tn = tn / 2 end
   c.tile_n = tn
+  return c
+end
+
+local function run_shape(M, N, K)
+  local c = config({}, N)
   local kernel = matmul_lib.build(c)
 
   -- enough input sets that together they exceed twice the L2 cache
@@ -118,20 +140,35 @@ local function run_shape(M, N, K)
     row.note = tostring(blas_err)
   end
 
-  local timing = { warmup = opts.warmup, reps = opts.reps, inner = opts.inner }
-  local i = 0
-  row.ours = bench.bench(function()
-    i = i % sets + 1
-    kernel:call_into(c_ours, A[i], B[i], counter)
-  end, timing)
-  if blas_ok then
-    i = 0
-    row.blas = bench.bench(function()
-      i = i % sets + 1
-      bench.cublas_matmul(A[i], B[i], c_blas)
-    end, timing)
+  -- every configuration and cuBLAS, each on the input sets in turn, their batches interleaved
+  local fns, i = {}, {}
+  local function timed(call)
+    local j = #fns + 1
+    i[j] = 0
+    fns[j] = function()
+      i[j] = i[j] % sets + 1
+      call(i[j])
+    end
   end
+  timed(function(s) kernel:call_into(c_ours, A[s], B[s], counter) end)
+  row.also = {}
+  for _, variant in ipairs(also) do
+    local vc = config(variant.cfg, N)
+    local vk = matmul_lib.build(vc)
+    local vcounter = vc.sched == "dynamic" and mgpu.zeros({ 2 }, "i32") or nil
+    local out = mgpu.empty({ M, N }, opts.dtype)
+    vk:call_into(out, A[1], B[1], vcounter)
+    local v = { label = variant.label, err = blas_ok and band_err(out, c_blas, M) or nil }
+    row.also[#row.also + 1] = v
+    timed(function(s) vk:call_into(out, A[s], B[s], vcounter) end)
+  end
+  if blas_ok then timed(function(s) bench.cublas_matmul(A[s], B[s], c_blas) end) end
+  local ms = bench.compare(fns, { warmup = opts.warmup, reps = opts.reps, inner = opts.inner })
+  row.ours = ms[1]
+  for j, v in ipairs(row.also) do v.ms = ms[1 + j] end
+  row.blas = blas_ok and ms[#ms] or nil
   row.ok = blas_ok and row.err <= 1e-2
+  for _, v in ipairs(row.also) do row.ok = row.ok and v.err <= 1e-2 end
   return row
 end
 
@@ -155,8 +192,15 @@ for _, s in ipairs(shapes) do
     print(string.format(fmt, row.shape, opts.dtype, num("%.4f", row.ours), num("%.1f", tflops(M, N, K, row.ours)),
                         num("%.4f", row.blas), num("%.1f", row.blas and tflops(M, N, K, row.blas)),
                         num("%.3f", row.blas and row.blas / row.ours), num("%.2e", row.err), tostring(row.sets)))
+    for _, v in ipairs(row.also) do
+      print(string.format(fmt, "+ " .. v.label, "", num("%.4f", v.ms), num("%.1f", tflops(M, N, K, v.ms)), "", "",
+                          num("%.3f", row.blas and row.blas / v.ms), num("%.2e", v.err), ""))
+    end
     if row.note then print("  " .. row.note) end
     if row.err and not (row.err <= 1e-2) then print("  FAILED: mgpu and cuBLAS disagree (relative error above 1e-2)") end
+    for _, v in ipairs(row.also) do
+      if v.err and not (v.err <= 1e-2) then print("  FAILED: " .. v.label .. " and cuBLAS disagree") end
+    end
   end
   collectgarbage()   -- this shape's device arrays go before the next one's are made
 end

@@ -1,22 +1,26 @@
 --[[
 tools/profile_check.lua -- run a profiled kernel (CompilerParams profile_space /
 profile_dir, mgpu.named_scope) and check the trace-event JSON it writes:
-  mgpu tools/profile_check.lua [blocks] [dir]     (GPU, or the interpreter)
+  mgpu tools/profile_check.lua [blocks] [dir] [warp]     (GPU, or the interpreter)
 Each block's 2 warpgroups run 4 iterations of an "iter" scope with a nested
 "compute" scope inside an "all" scope.  Prints the JSON's path, its event
 count and dropped events, and whether every begin has its end, timestamps
 per thread are monotonic and pids are SM ids below the device's SM count.
+With `warp`, profile_trace_scope = "warp": each warp records its own
+events (a JSON thread per warp), four times as many.
 ]]
 local mgpu = require "mgpu"
 local profile = require "mgpu.profile"
 local blocks = tonumber(arg and arg[1]) or 132
 local dir = arg and arg[2] or "/tmp/mgpu_profile"
+local scope = arg and arg[3] == "warp" and "warp" or nil
+local per = scope and 4 or 1     -- trace rows per warpgroup
 local N = 1024
 
 local k = mgpu.kernel{
   name = "profiled", grid = { blocks }, num_threads = 2, thread_name = "wg",
   out_shape = mgpu.shape({ blocks, 2, N }, "f32"),
-  compiler_params = mgpu.CompilerParams{ profile_space = 32, profile_dir = dir },
+  compiler_params = mgpu.CompilerParams{ profile_space = 32, profile_dir = dir, profile_trace_scope = scope },
   body = function(x, o)
     local b, wg = mgpu.program_id(0), mgpu.axis_index("wg")
     mgpu.named_scope("all", function()
@@ -38,7 +42,7 @@ k(x)
 if mgpu.compile_only() then return end   -- mgpu --emit-ptx DIR: the PTX only
 local last = profile.last
 print(string.format("profile: %s: %d events, %d dropped (expected %d events)", last.path, last.events, last.dropped,
-                    blocks * 2 * 2 * (1 + 4 * 2)))
+                    blocks * 2 * per * 2 * (1 + 4 * 2)))
 local f = assert(io.open(last.path))
 local s = f:read("*a")
 f:close()

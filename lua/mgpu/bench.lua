@@ -8,13 +8,21 @@ local context = require "mgpu.context"
 
 local M = {}
 
---- Median milliseconds of fn() over `reps` timed batches of `inner` calls
---- after `warmup` calls.  opts: warmup (default 5), reps (default 20),
---- inner (default 1).
-function M.bench(fn, opts)
+local function callable(f)
+  return type(f) == "function" or (type(getmetatable(f)) == "table" and getmetatable(f).__call ~= nil)
+end
+
+--- Median milliseconds of each of fns (a list of functions) over `reps`
+--- timed batches of `inner` calls, after `warmup` calls of each.  The
+--- batches go round robin (fns[1], fns[2], ..., fns[1], ...), so clock and
+--- temperature drift weigh on every function alike: the fair way to compare
+--- two kernels.  opts: warmup (default 5), reps (default 20), inner
+--- (default 1).  Returns the medians, then each function's sorted times.
+function M.compare(fns, opts)
   opts = opts or {}
-  if type(fn) ~= "function" and not (type(getmetatable(fn)) == "table" and getmetatable(fn).__call) then
-    compat.fail("bench: the first argument must be a function to time, got %s", type(fn))
+  if type(fns) ~= "table" or #fns == 0 then compat.fail("bench.compare: the first argument must be a list of functions") end
+  for i, f in ipairs(fns) do
+    if not callable(f) then compat.fail("bench: the function to time (%d) must be a function, got %s", i, type(f)) end
   end
   if type(opts) ~= "table" then compat.fail("bench: options must be a table such as { reps = 20 }, got %s", type(opts)) end
   local warmup = compat.int(opts.warmup or 5, "warmup")
@@ -22,16 +30,32 @@ function M.bench(fn, opts)
   local inner = compat.int(opts.inner or 1, "inner")
   if reps < 1 or inner < 1 then compat.fail("bench: reps and inner must be at least 1") end
   local core, ctx = context.core, context.get()
-  for _ = 1, warmup do fn() end
+  for _, fn in ipairs(fns) do for _ = 1, warmup do fn() end end
   core.sync(ctx)
-  local times = {}
+  local times, medians = {}, {}
+  for i = 1, #fns do times[i] = {} end
   for r = 1, reps do
-    core.timer_start(ctx)
-    for _ = 1, inner do fn() end
-    times[r] = core.timer_stop(ctx) / inner
+    for i, fn in ipairs(fns) do
+      core.timer_start(ctx)
+      for _ = 1, inner do fn() end
+      times[i][r] = core.timer_stop(ctx) / inner
+    end
   end
-  table.sort(times)
-  return times[math.floor((reps + 1) / 2)], times
+  for i = 1, #fns do
+    table.sort(times[i])
+    medians[i] = times[i][math.floor((reps + 1) / 2)]
+  end
+  return medians, times
+end
+
+--- Median milliseconds of fn() over `reps` timed batches of `inner` calls
+--- after `warmup` calls (bench.compare with one function).  opts: warmup
+--- (default 5), reps (default 20), inner (default 1).  Returns the median
+--- and the sorted times.
+function M.bench(fn, opts)
+  if not callable(fn) then compat.fail("bench: the first argument must be a function to time, got %s", type(fn)) end
+  local medians, times = M.compare({ fn }, opts)
+  return medians[1], times[1]
 end
 
 --- cuBLAS on the same device and stream as our kernels (timed the same way

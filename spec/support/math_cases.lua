@@ -132,7 +132,7 @@ local function ulp_error(mgpu, out, refs, dt, opts, inputs)
   end
   if worst > (opts.tol or 1) and os.getenv("MGPU_MATH_VERBOSE") then
     io.stderr:write(string.format("  worst at %d: input %s got %.17g want %.17g\n", at,
-                                  inputs and tostring(inputs[at]) or "?", got[at], refs[at]))
+                                  inputs and string.format("%.17g", inputs[at]) or "?", got[at], refs[at]))
   end
   return worst
 end

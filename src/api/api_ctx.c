@@ -105,10 +105,15 @@ mgpu_status mgpu_ctx_recover(mgpu_ctx *ctx) {
   if (!ctx->run.lost) return MGPU_OK;
   if (!api_enter(ctx)) return MGPU_ERR_THREAD;
   mgpu_status s = MGPU_OK;
+  const char *step = "";
+  CUresult r = CUDA_SUCCESS;
   if (ctx->dist) {
     s = diag_set(&ctx->d, ERR_STATE, "", "mgpu_ctx_recover: a device of a multi-device job cannot be recovered alone");
-  } else if (!drv_reset(ctx->drv)) {
-    s = diag_set(&ctx->d, ERR_STATE, "", "mgpu_ctx_recover: the driver could not reset the GPU context");
+  } else if ((r = drv_reset(ctx->drv, &step)) != CUDA_SUCCESS) {
+    char why[256];
+    snprintf(why, sizeof why, "mgpu_ctx_recover: the driver could not make a fresh GPU context (%s: %s, CUDA error %d); "
+             "this process cannot use the GPU again: restart it", step, drv_errstr(ctx->drv, r), (int)r);
+    s = diag_set(&ctx->d, ERR_STATE, "", why);
   } else {
     /* handles made in the old context are gone with it: forget them without freeing */
     ctx->ev[0] = ctx->ev[1] = ctx->run.done = NULL;

@@ -281,10 +281,11 @@ static cache *kcache_enter(void) {
 
 static void kcache_leave(void) { atomic_flag_clear_explicit(&kcache_lock, memory_order_release); }
 
-/* The key: everything the cubin depends on, whole -- the PTX text (which
-** names its target), the device's architecture, every JIT option with its
-** value (log buffers are addresses, so they count by size only), the engine
-** version and the driver version. */
+/* The key: everything the cubin and its launches depend on, whole -- the
+** canonical IR text (every kernel option included; the PTX and its tensor
+** maps are functions of it and the engine), the target and the device's
+** architecture, every JIT option with its value (log buffers are addresses,
+** so they count by size only), the engine version and the driver version. */
 static cache_key kernel_cache_key(const mgpu_kernel *k, const int *keys, void *const *vals, unsigned nopt) {
   const mgpu_ctx *ctx = k->ctx;
   uint64_t opts[2 * 16] = { 0 };
@@ -293,19 +294,67 @@ static cache_key kernel_cache_key(const mgpu_kernel *k, const int *keys, void *c
     opts[2 * i] = (uint64_t)keys[i];
     opts[2 * i + 1] = buffer ? 0 : (uint64_t)(uintptr_t)vals[i];
   }
-  int arch[3] = { ctx->info.cc_major, ctx->info.cc_minor, ctx->drv->driver_version };
-  static const char tag[] = "mgpu kernel cache: ptx, target sm_90a, arch+driver, jit options, engine";
+  int arch[4] = { ctx->info.cc_major, ctx->info.cc_minor, ctx->drv->driver_version, (int)sizeof(ptx_tmap) };
+  static const char tag[] = "mgpu kernel cache: ir, target sm_90a, arch+driver, jit options, engine";
   const cache_part parts[] = {
-    { tag, sizeof tag - 1 }, { k->ptx, k->ptx_len }, { "sm_90a", 6 }, { arch, sizeof arch },
+    { tag, sizeof tag - 1 }, { k->ir_text, k->ir_len }, { "sm_90a", 6 }, { arch, sizeof arch },
     { opts, 2 * sizeof(uint64_t) * (nopt < 16 ? nopt : 16) }, { MGPU_VERSION_STRING, sizeof MGPU_VERSION_STRING - 1 },
   };
   return cache_key_make(parts, MGPU_COUNTOF(parts));
 }
 
-/* Load k->mod through the cache: a hit loads the stored cubin; a miss has
-** the driver's linker JIT the PTX, stores the cubin and loads it.  Returns
-** non-zero when the caller should load the PTX itself (cache off, or any
-** step failed: the plain load then reports real errors with their log). */
+/* k->ptx and k->tmaps from the IR (once). */
+static mgpu_status emit_ptx(mgpu_kernel *k) {
+  mgpu_ctx *ctx = k->ctx;
+  if (k->ptx) return MGPU_OK;
+  double t0 = time_ms();
+  strbuf sb;
+  sb_init(&sb, &ctx->alloc);
+  k->tmaps.n = 0;
+  mgpu_status s = ptx_emit_kernel(k->ir, &k->ki, &sb, &k->tmaps, &ctx->d);
+  if (!s) {
+    k->ptx = sb_take(&sb, &k->ptx_len);
+    if (!k->ptx) s = diag_set(&ctx->d, ERR_NOMEM, "");
+  }
+  sb_free(&sb);
+  if (!s) k->res.compile_ms += time_ms() - t0;
+  return s;
+}
+
+/* A cache entry: the tensor maps (a u32 count, then the records), then the cubin. */
+static bool entry_split(mgpu_kernel *k, const unsigned char *p, size_t len, const void **cubin, size_t *clen) {
+  uint32_t n;
+  if (len < sizeof n) return false;
+  memcpy(&n, p, sizeof n);
+  size_t head = sizeof n + (size_t)n * sizeof(ptx_tmap);
+  if (n > 4096 || len <= head) return false;
+  k->tmaps.n = 0;
+  if (n && !vec_reserve(&k->ctx->alloc, &k->tmaps, n)) return false;
+  memcpy(k->tmaps.v, p + sizeof n, (size_t)n * sizeof(ptx_tmap));
+  k->tmaps.n = n;
+  *cubin = p + head;
+  *clen = len - head;
+  return true;
+}
+
+static bool entry_store(cache *c, cache_key key, const mgpu_kernel *k, const void *cubin, size_t clen) {
+  uint32_t n = (uint32_t)k->tmaps.n;
+  size_t head = sizeof n + (size_t)n * sizeof(ptx_tmap);
+  unsigned char *p = malloc(head + clen);
+  if (!p) return false;
+  memcpy(p, &n, sizeof n);
+  if (n) memcpy(p + sizeof n, k->tmaps.v, (size_t)n * sizeof(ptx_tmap));
+  memcpy(p + head, cubin, clen);
+  bool stored = cache_store(c, key, p, head + clen);
+  free(p);
+  return stored;
+}
+
+/* Load k->mod through the cache: a hit loads the stored cubin and takes the
+** stored tensor maps, so no PTX is written; a miss writes the PTX, has the
+** driver's linker JIT it, stores the cubin and loads it.  Returns non-zero
+** when the caller should load the PTX itself (cache off, or any step
+** failed: the plain load then reports real errors with their log). */
 static CUresult load_cached(mgpu_kernel *k, int *keys, void **vals, unsigned nopt) {
   mgpu_ctx *ctx = k->ctx;
   drv *dr = ctx->drv;
@@ -321,26 +370,29 @@ static CUresult load_cached(mgpu_kernel *k, int *keys, void **vals, unsigned nop
   char hex[33];
   cache_key_hex(key, hex);
   CUresult r = CUDA_ERROR_NO_DEVICE;
-  if (hit) {
-    r = dr->ModuleLoadDataEx(&k->mod, bin, nopt, keys, vals);
-    free(bin);
+  const void *cubin = NULL;
+  size_t clen = 0;
+  if (hit && entry_split(k, bin, len, &cubin, &clen)) {
+    r = dr->ModuleLoadDataEx(&k->mod, cubin, nopt, keys, vals);
     if (r) k->mod = NULL;
     else if (debug)
       fprintf(stderr, "mgpu: cache hit %s (kernel %s, cubin loaded in %.1f ms)\n", hex, k->ir->name, time_ms() - t0);
   }
-  if (r) {   /* a miss: link the PTX into a cubin, keep it, load it */
+  free(bin);
+  if (r) {   /* a miss: write the PTX, link it into a cubin, keep it, load it */
+    if (emit_ptx(k)) return CUDA_ERROR_NO_DEVICE;   /* the caller reports it */
+    t0 = time_ms();
     CUlinkState st = NULL;
-    void *cubin = NULL;
-    size_t clen = 0;
+    void *out = NULL;
     r = dr->LinkCreate(nopt, keys, vals, &st);
     if (!r) r = dr->LinkAddData(st, CU_JIT_INPUT_PTX, k->ptx, k->ptx_len + 1, k->ir->name, 0, NULL, NULL);
-    if (!r) r = dr->LinkComplete(st, &cubin, &clen);
-    if (!r) r = dr->ModuleLoadDataEx(&k->mod, cubin, nopt, keys, vals);
+    if (!r) r = dr->LinkComplete(st, &out, &clen);
+    if (!r) r = dr->ModuleLoadDataEx(&k->mod, out, nopt, keys, vals);
     if (r) k->mod = NULL;
     else {
       double jit = time_ms() - t0;
       c = kcache_enter();
-      bool stored = cache_store(c, key, cubin, clen);
+      bool stored = entry_store(c, key, k, out, clen);
       kcache_leave();
       if (debug)
         fprintf(stderr, "mgpu: cache miss %s (kernel %s, JIT and load %.1f ms)%s\n", hex, k->ir->name, jit,
@@ -351,31 +403,19 @@ static CUresult load_cached(mgpu_kernel *k, int *keys, void **vals, unsigned nop
   return r;
 }
 
-/* PTX text, then (on a GPU) the loaded module.  Callers hold the context. */
+/* (On a GPU) the loaded module, through the cache, else the PTX text.
+** The PTX is written when the cache cannot supply the module.  Callers
+** hold the context. */
 static mgpu_status compile(mgpu_kernel *k) {
   mgpu_ctx *ctx = k->ctx;
-  if (!k->ptx) {
-    double t0 = time_ms();
-    strbuf sb;
-    sb_init(&sb, &ctx->alloc);
-    k->tmaps.n = 0;
-    mgpu_status s = ptx_emit_kernel(k->ir, &k->ki, &sb, &k->tmaps, &ctx->d);
-    if (!s) {
-      k->ptx = sb_take(&sb, &k->ptx_len);
-      if (!k->ptx) s = diag_set(&ctx->d, ERR_NOMEM, "");
-    }
-    sb_free(&sb);
-    if (s) return s;
-    k->res.compile_ms += time_ms() - t0;
-  }
   if (k->mod && k->mod_gen != ctx->run.gen) {   /* gone with a lost context: load it again */
     k->mod = NULL;
     k->fn = NULL;
   }
-  if (runs_interpreted(k) || k->mod) return MGPU_OK;
+  if (runs_interpreted(k)) return emit_ptx(k);   /* the interpreter reports the PTX's errors as the GPU would */
+  if (k->mod) return MGPU_OK;
   mgpu_status usable = api_usable(ctx);
   if (usable) return usable;
-  double t0 = time_ms();
   char info[4096] = "", err[8192] = "";
   int keys[6] = { CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
                   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
@@ -389,8 +429,13 @@ static mgpu_status compile(mgpu_kernel *k) {
     keys[nopt] = CU_JIT_OPTIMIZATION_LEVEL;
     vals[nopt++] = (void *)(uintptr_t)(unsigned)(k->jit_opt - 1);
   }
+  double t0 = time_ms(), ptx0 = k->res.compile_ms;
   CUresult r = load_cached(k, keys, vals, nopt);
-  if (r) r = ctx->drv->ModuleLoadDataEx(&k->mod, k->ptx, nopt, keys, vals);   /* no cache, or it failed */
+  if (r) {   /* no cache, or it failed */
+    mgpu_status s = emit_ptx(k);
+    if (s) return s;
+    r = ctx->drv->ModuleLoadDataEx(&k->mod, k->ptx, nopt, keys, vals);
+  }
   if (r) {
     k->mod = NULL;
     if (drv_fatal(r)) return api_drv_fail(ctx, "cuModuleLoadDataEx", r);
@@ -406,7 +451,7 @@ static mgpu_status compile(mgpu_kernel *k) {
   int v = 0;
   if (!ctx->drv->FuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k->fn)) k->res.registers = v;
   if (!ctx->drv->FuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, k->fn)) k->res.local_bytes = v;
-  k->res.load_ms = time_ms() - t0;
+  k->res.load_ms = time_ms() - t0 - (k->res.compile_ms - ptx0);   /* the PTX written meanwhile counts as compiling */
   return MGPU_OK;
 }
 
@@ -427,7 +472,7 @@ mgpu_status mgpu_kernel_text(mgpu_kernel *k, int32_t kind, const char **out) {
   if (!out) s = diag_set(&k->ctx->d, ERR_NULL_ARG, "", "mgpu_kernel_text(out)");
   else if (kind == MGPU_TEXT_IR) *out = k->ir_text;
   else if (kind == MGPU_TEXT_PTX) {
-    s = k->ptx ? MGPU_OK : compile(k);
+    s = emit_ptx(k);
     *out = s ? NULL : k->ptx;
   } else s = diag_set(&k->ctx->d, ERR_BAD_ARG, "", "mgpu_kernel_text: kind must be MGPU_TEXT_IR or MGPU_TEXT_PTX");
   api_leave(k->ctx);

@@ -144,7 +144,19 @@ void ir_print(const ir_kernel *k, strbuf *sb, bool with_locs) {
   }
   sb_puts(sb, ") grid=(");
   for (int i = 0; i < o->grid_rank; i++) sb_printf(sb, i ? ", %d" : "%d", o->grid[i]);
-  sb_printf(sb, ") threads=%d approx_math=%d {\n", o->num_threads, o->approx_math ? 1 : 0);
+  sb_printf(sb, ") threads=%d approx_math=%d", o->num_threads, o->approx_math ? 1 : 0);
+  /* every other option that changes the PTX, when set: the kernel cache keys on this text */
+  _Static_assert(sizeof(mgpu_kernel_options) == 88, "a new kernel option: print it here");
+  if (o->cluster_rank) {
+    sb_puts(sb, " cluster=(");
+    for (int i = 0; i < o->cluster_rank; i++) sb_printf(sb, i ? ", %d" : "%d", o->cluster[i]);
+    sb_puts(sb, ")");
+  }
+  if (o->lowering_semantics) sb_printf(sb, " lowering_semantics=%d", o->lowering_semantics);
+  if (o->unsafe_no_auto_barriers) sb_puts(sb, " unsafe_no_auto_barriers=1");
+  if (o->reduction_scratch_bytes) sb_printf(sb, " reduction_scratch_bytes=%d", o->reduction_scratch_bytes);
+  if (o->disable_bounds_checks) sb_puts(sb, " disable_bounds_checks=1");
+  sb_puts(sb, " {\n");
   print_region(sb, k, 0, k->ops.n, 1, with_locs);
   sb_puts(sb, "}\n");
 }

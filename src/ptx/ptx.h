@@ -80,6 +80,8 @@ typedef struct pe {
   uint32_t nfmt;                 /* how many */
   int64_t print_bytes;           /* the largest vprintf argument buffer (a .local array) */
   const char *mm;                /* while lowering a multimem op: "st", or its reduction ("add", "min", "max") */
+  struct { uint32_t root; int dim; int64_t q, step; } dstep[16];   /* pe_smem_dyn_steps' answers, per root, dim, q */
+  int ndstep;
 } pe;
 
 /* ptx_emit.c: the kernel's PTX; the tensor maps its launches must pass
@@ -193,8 +195,8 @@ void ptx_sem_wait(pe *e, const ir_op *op);
 void pe_smem_map(pe *e, uint32_t root, xf_map *m);
 /* For every root dim of r with a dynamic offset: the bytes one unit of it
 ** moves every address of the allocation (step[d]); false when that differs
-** from element to element. */
-bool pe_smem_dyn_steps(const pref *r, const xf_map *m, int64_t *step);
+** from element to element.  m is the map of r's root (pe_smem_map). */
+bool pe_smem_dyn_steps(pe *e, const pref *r, const xf_map *m, int64_t *step);
 /* u32 register: the SMEM window address of r's allocation plus its dynamic
 ** offsets (which must be additive and multiples of align bytes; `what`
 ** names the op in errors).  The static offset is left to the caller. */

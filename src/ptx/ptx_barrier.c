@@ -8,6 +8,14 @@
 ** (bit i for barrier i); a wait spins on mbarrier.try_wait.parity and
 ** flips the bit.  Arrivals come from one leader thread per warpgroup after
 ** a warpgroup barrier, so they announce the whole warpgroup's work.
+**
+** Arrivals on a cluster barrier's peers in other blocks release at CTA
+** scope, as CUTLASS's and Mosaic GPU's cluster barriers do: they order the
+** arriving warpgroup's finished work (awaited wgmma and register reads of
+** a slot) before the copies the waiting block issues next, which is what a
+** pipeline's consumed barrier says.  A cluster-scope release
+** (mbarrier.arrive.release.cluster) made every K step of a multicast
+** matmul wait about 1.8 us (bench/RESULTS.md, run 21).
 */
 #include <stdio.h>
 #include <string.h>
@@ -110,9 +118,7 @@ static void arrive(pe *e, const ir_op *op) {
     return;
   }
   /* self, then every block that differs along one collective axis */
-  preg ra = pe_reg(e, PR_R);
-  pe_pins(e, lead, false, "mapa.shared::cluster.u32", 3, R(ra), R(addr), R(e->crank));
-  pe_pins(e, lead, false, "mbarrier.arrive.release.cluster.shared::cluster.b64", 2, S("_"), ADDR(ra, 0));
+  pe_pins(e, lead, false, "mbarrier.arrive.release.cta.shared::cta.b64", 2, S("_"), ADDR(addr, 0));
   int64_t stride = 1;
   for (int a = 0; a < k->opts.cluster_rank; a++) {
     if (mask >> a & 1)
@@ -123,7 +129,7 @@ static void arrive(pe *e, const ir_op *op) {
         pe_ins(e, "setp.ne.u32", 3, R(p), R(e->cid[a]), I(j));
         pe_ins(e, "and.pred", 3, R(p), R(p), R(lead));
         pe_pins(e, p, false, "mapa.shared::cluster.u32", 3, R(rb), R(addr), R(rank));
-        pe_pins(e, p, false, "mbarrier.arrive.release.cluster.shared::cluster.b64", 2, S("_"), ADDR(rb, 0));
+        pe_pins(e, p, false, "mbarrier.arrive.shared::cluster.b64", 2, S("_"), ADDR(rb, 0));
       }
     stride *= k->opts.cluster[a];
   }
@@ -140,9 +146,7 @@ static void wait(pe *e, const ir_op *op) {
   pe_ins(e, "and.b32", 3, R(parity), R(parity), I(1));
   uint32_t again = pe_label(e);
   pe_label_here(e, again);
-  pe_ins(e, barrier_mask(k, r->root) ? "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"
-                                     : "mbarrier.try_wait.parity.shared::cta.b64",
-         3, R(done), ADDR(addr, 0), R(parity));
+  pe_ins(e, "mbarrier.try_wait.parity.shared::cta.b64", 3, R(done), ADDR(addr, 0), R(parity));
   pe_pins(e, done, true, "bra.uni", 1, LBL(again));
   pe_ins(e, "shl.b32", 3, R(bit), I(1), R(idx));
   pe_ins(e, "xor.b32", 3, R(ph), R(ph), R(bit));

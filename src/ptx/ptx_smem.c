@@ -230,16 +230,26 @@ static preg full_offset(pe *e, const smem_access *a, const preg *T, preg lanev, 
 
 /* -- Planning -------------------------------------------------------------------------- */
 
-bool pe_smem_dyn_steps(const pref *r, const xf_map *m, int64_t *step) {
-  for (int d = 0; d < m->rank; d++) {
-    step[d] = 0;
-    if (!r->doff[d]) continue;
-    int64_t q = r->ddiv[d];
-    if (q == 0) continue;                          /* always zero */
-    if (q >= m->shape[d]) q = m->shape[d];          /* only 0 fits: any step is right */
-    int64_t idx[XF_MAXRANK] = { 0 }, total = 1, st = -1;
+/* The bytes a step of q along dim d moves every element of the allocation
+** (a multiple of q), or -1 when that differs from element to element.
+** Before the swizzle an offset is a sum of one term per dim, so the dim's
+** own terms decide; a step that is a whole swizzle period (S * 8 bytes)
+** commutes with the swizzle.  Any other step is checked element by element. */
+static int64_t dyn_step(const xf_map *m, int d, int64_t q) {
+  int64_t idx[XF_MAXRANK] = { 0 }, total = 1, st = 0;
+  bool seen = false, additive = true;
+  for (int64_t i = 0; i + q < m->shape[d] && additive; i++) {
+    idx[d] = i;
+    int64_t o0 = xf_linear(m, idx);
+    idx[d] = i + q;
+    int64_t s = xf_linear(m, idx) - o0;
+    additive = !seen || s == st;
+    st = s, seen = true;
+  }
+  if (!seen) return 0;                              /* no element can move by q */
+  if (additive && m->swizzle && st % (m->swizzle * 8)) {
+    seen = false;
     for (int i = 0; i < m->rank; i++) total *= m->shape[i];
-    bool additive = true;
     for (int64_t el = 0; el < total && additive; el++) {
       int64_t rem = el;
       for (int i = m->rank - 1; i >= 0; i--) { idx[i] = rem % m->shape[i]; rem /= m->shape[i]; }
@@ -247,26 +257,45 @@ bool pe_smem_dyn_steps(const pref *r, const xf_map *m, int64_t *step) {
       int64_t o0 = xf_offset(m, idx);
       idx[d] += q;
       int64_t s = xf_offset(m, idx) - o0;
-      if (st < 0) st = s;
-      additive = s == st;
+      additive = !seen || s == st;
+      st = s, seen = true;
     }
-    if (st < 0) st = 0;
-    if (!additive || st % q) return false;
-    step[d] = st / q;
+  }
+  return additive && st % q == 0 ? st / q : -1;
+}
+
+bool pe_smem_dyn_steps(pe *e, const pref *r, const xf_map *m, int64_t *step) {
+  for (int d = 0; d < m->rank; d++) {
+    step[d] = 0;
+    if (!r->doff[d]) continue;
+    int64_t q = r->ddiv[d];
+    if (q == 0) continue;                          /* always zero */
+    if (q >= m->shape[d]) q = m->shape[d];          /* only 0 fits: any step is right */
+    int i = 0;   /* every element of the allocation is visited: remember the answer */
+    while (i < e->ndstep && (e->dstep[i].root != r->root || e->dstep[i].dim != d || e->dstep[i].q != q)) i++;
+    if (i == e->ndstep) {
+      i = e->ndstep < (int)MGPU_COUNTOF(e->dstep) ? e->ndstep++ : (int)(r->root % MGPU_COUNTOF(e->dstep));
+      e->dstep[i].root = r->root;
+      e->dstep[i].dim = d;
+      e->dstep[i].q = q;
+      e->dstep[i].step = dyn_step(m, d, q);
+    }
+    if (e->dstep[i].step < 0) return false;
+    step[d] = e->dstep[i].step;
   }
   return true;
 }
 
 /* Dynamic starts: additive, or every address computed in full. */
-static void plan_dynamic(smem_access *a) {
-  a->dyn_full = !pe_smem_dyn_steps(a->r, &a->m, a->dyn_step);
+static void plan_dynamic(pe *e, smem_access *a) {
+  a->dyn_full = !pe_smem_dyn_steps(e, a->r, &a->m, a->dyn_step);
   a->dyn_aligned = true;
   for (int d = 0; d < a->m.rank; d++) a->dyn_aligned &= a->dyn_step[d] % 1024 == 0;
 }
 
 preg pe_smem_origin(pe *e, const pref *r, const xf_map *m, int64_t align, const char *what) {
   int64_t step[XF_MAXRANK];
-  if (!pe_smem_dyn_steps(r, m, step))
+  if (!pe_smem_dyn_steps(e, r, m, step))
     pe_failf(e, "%s: a dynamic index into this SMEM ref does not move it by whole tiles; index it in "
              "multiples of the tiling (or slice leading, untiled dims)", what);
   preg base = pe_reg(e, PR_R);
@@ -433,7 +462,7 @@ void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store) {
     }
     a.strided = a.f.l->kind == LAY_STRIDED;
     if (a.f.l->kind == LAY_SPLAT) pe_fail(e, "a splat-layout array cannot be moved to or from SMEM; cast it first");
-    plan_dynamic(&a);
+    plan_dynamic(e, &a);
     plan_addresses(e, &a);
     a.w = plan_width(&a);
 

@@ -31,14 +31,15 @@ bool drv_fatal(CUresult r) {
   }
 }
 
-bool drv_reset(drv *dr) {
+CUresult drv_reset(drv *dr, const char **step) {
   dr->PrimaryCtxRelease(dr->dev);
   dr->ctx = NULL;
-  if (dr->PrimaryCtxReset(dr->dev) != CUDA_SUCCESS || dr->PrimaryCtxRetain(&dr->ctx, dr->dev) != CUDA_SUCCESS) {
-    dr->ctx = NULL;
-    return false;
-  }
-  return drv_bind(dr);
+  CUresult r;
+  if ((r = dr->PrimaryCtxReset(dr->dev)) != CUDA_SUCCESS) *step = "cuDevicePrimaryCtxReset";
+  else if ((r = dr->PrimaryCtxRetain(&dr->ctx, dr->dev)) != CUDA_SUCCESS) *step = "cuDevicePrimaryCtxRetain";
+  else if ((r = dr->CtxSetCurrent(dr->ctx)) != CUDA_SUCCESS) *step = "cuCtxSetCurrent";
+  if (r != CUDA_SUCCESS && dr->ctx) { dr->PrimaryCtxRelease(dr->dev); dr->ctx = NULL; }
+  return r;
 }
 
 drv *drv_open(const mem_alloc *a, int ordinal, char *reason, size_t n) {

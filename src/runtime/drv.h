@@ -139,8 +139,9 @@ mgpu_status drv_fail(const drv *dr, diag *d, const char *what, CUresult r);
 ** only a reset of the primary context makes the device usable. */
 bool drv_fatal(CUresult r);
 /* Reset the primary context (everything allocated in it is gone) and retain
-** it anew; false if the driver refuses. */
-bool drv_reset(drv *dr);
+** it anew; on failure the result of the call the driver refused, named in
+** *step, and no context. */
+CUresult drv_reset(drv *dr, const char **step);
 void drv_query(const drv *dr, mgpu_device_info *info);
 
 #endif
