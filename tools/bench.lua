@@ -152,23 +152,32 @@ local function run_shape(M, N, K)
   end
   timed(function(s) kernel:call_into(c_ours, A[s], B[s], counter) end)
   row.also = {}
-  for _, variant in ipairs(also) do
+  for _, variant in ipairs(also) do   -- a configuration that fails (too much SMEM, say) is reported and skipped
+    local v = { label = variant.label }
+    row.also[#row.also + 1] = v
     local vc = config(variant.cfg, N)
-    local vk = matmul_lib.build(vc)
     local vcounter = vc.sched == "dynamic" and mgpu.zeros({ 2 }, "i32") or nil
     local out = mgpu.empty({ M, N }, opts.dtype)
-    vk:call_into(out, A[1], B[1], vcounter)
-    local v = { label = variant.label, err = blas_ok and band_err(out, c_blas, M) or nil }
-    row.also[#row.also + 1] = v
-    timed(function(s) vk:call_into(out, A[s], B[s], vcounter) end)
+    local ok, vk = pcall(function()
+      local kern = matmul_lib.build(vc)
+      kern:call_into(out, A[1], B[1], vcounter)
+      return kern
+    end)
+    if ok then
+      v.err = blas_ok and band_err(out, c_blas, M) or nil
+      v.fn = #fns + 1
+      timed(function(s) vk:call_into(out, A[s], B[s], vcounter) end)
+    else
+      v.failed = tostring(vk)
+    end
   end
   if blas_ok then timed(function(s) bench.cublas_matmul(A[s], B[s], c_blas) end) end
   local ms = bench.compare(fns, { warmup = opts.warmup, reps = opts.reps, inner = opts.inner })
   row.ours = ms[1]
-  for j, v in ipairs(row.also) do v.ms = ms[1 + j] end
+  for _, v in ipairs(row.also) do v.ms = v.fn and ms[v.fn] end
   row.blas = blas_ok and ms[#ms] or nil
   row.ok = blas_ok and row.err <= 1e-2
-  for _, v in ipairs(row.also) do row.ok = row.ok and v.err <= 1e-2 end
+  for _, v in ipairs(row.also) do row.ok = row.ok and (v.failed ~= nil or v.err <= 1e-2) end
   return row
 end
 
@@ -193,8 +202,11 @@ for _, s in ipairs(shapes) do
                         num("%.4f", row.blas), num("%.1f", row.blas and tflops(M, N, K, row.blas)),
                         num("%.3f", row.blas and row.blas / row.ours), num("%.2e", row.err), tostring(row.sets)))
     for _, v in ipairs(row.also) do
-      print(string.format(fmt, "+ " .. v.label, "", num("%.4f", v.ms), num("%.1f", tflops(M, N, K, v.ms)), "", "",
-                          num("%.3f", row.blas and row.blas / v.ms), num("%.2e", v.err), ""))
+      if v.failed then print("+ " .. v.label .. ": not timed: " .. v.failed:gsub("\n.*", ""))
+      else
+        print(string.format(fmt, "+ " .. v.label, "", num("%.4f", v.ms), num("%.1f", tflops(M, N, K, v.ms)), "", "",
+                            num("%.3f", row.blas and row.blas / v.ms), num("%.2e", v.err), ""))
+      end
     end
     if row.note then print("  " .. row.note) end
     if row.err and not (row.err <= 1e-2) then print("  FAILED: mgpu and cuBLAS disagree (relative error above 1e-2)") end
