@@ -71,18 +71,21 @@ local function kernel_for(c, d)
         mgpu.copy_gmem_to_smem(q:at(b, rows, mgpu.ds(h * D, D)), s.qo:at(wg), s.qbar:at(wg))
         mgpu.barrier_wait(s.qbar:at(wg))
         mgpu.run_scoped(function(acc)
-          local meet, offset, balance = amath.pingpong(c, s.sched, wg)
+          local pp, offset, balance = amath.pingpong(c, s.sched, wg)
           local ctx = { c = c, S = S, D = D, bkv = bkv, dtype = dtype, scale2 = (c.scale or 1 / math.sqrt(D)) * amath.LOG2E,
-                        q = s.qo:at(wg), acc = acc, row0 = row0, meet = meet }
+                        q = s.qo:at(wg), acc = acc, row0 = row0, pp = pp }
           local m0, l0 = amath.softmax_init()
           offset()
+          mgpu.when(mgpu.lt(0, nkv), function() mgpu.barrier_wait(s.kbar:at(0)) end)
           local m, l = mgpu.fori(0, nkv, function(j, m, l)
             local slot = j % depth
-            mgpu.barrier_wait(s.kbar:at(slot))
             return amath.fwd_step(ctx, j, s.k:at(slot), s.v:at(slot), m, l, {
               k_done = function() mgpu.barrier_arrive(s.kfree:at(slot)) end,
               v_ready = function() mgpu.barrier_wait(s.vbar:at(slot)) end,
               v_done = function() mgpu.barrier_arrive(s.vfree:at(slot)) end,
+              next_k = function()   -- the next block's K, waited for while P V runs
+                mgpu.when(mgpu.lt(j + 1, nkv), function() mgpu.barrier_wait(s.kbar:at((j + 1) % depth)) end)
+              end,
             })
           end, m0, l0)
           balance()

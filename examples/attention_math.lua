@@ -143,15 +143,21 @@ end
 
 --- One KV block of the forward in a compute warpgroup.  ctx: c, S, D, bkv,
 --- dtype, scale2 (softmax scale times log2(e)), q (the warpgroup's Q slab in
---- SMEM), acc (its O accumulator), row0 (its first query row), meet (the
---- ping-pong rendezvous).  sync: k_done() once S = Q K^T no longer reads
---- K's slot, v_ready() before P V reads V, v_done() once it has.  Takes
---- and returns the row statistics (m, l).
+--- SMEM), acc (its O accumulator), row0 (its first query row), pp (the
+--- ping-pong rendezvous, M.pingpong).  sync: k_done() once S = Q K^T no
+--- longer reads K's slot, v_ready() before P V reads V, v_done() once it
+--- has, and optionally next_k(), which waits for the next block's K while
+--- P V runs.  Takes and returns the row statistics (m, l).
+---
+--- The schedule is Pallas' attention_mgpu's: with ping-pong, a warpgroup
+--- meets the other after issuing S = Q K^T, and again between the end of
+--- its softmax and issuing P V, so that one's softmax overlaps the other's
+--- matmuls.
 function M.fwd_step(ctx, kv, k_smem, v_smem, m, l, sync)
   local BQ, bkv, D = M.BQ, ctx.bkv, ctx.D
   local sc = mgpu.run_scoped(function(sacc)
     mgpu.wgmma(sacc, ctx.q, mgpu.transpose_ref(k_smem, { 1, 0 }))
-    ctx.meet()
+    ctx.pp.meet()
     return sacc:load()
   end, mgpu.ACC({ BQ, bkv }, "f32"))
   sync.k_done()
@@ -161,9 +167,12 @@ function M.fwd_step(ctx, kv, k_smem, v_smem, m, l, sync)
   local p = mgpu.exp2(sc - m_new:broadcast_in_dim({ BQ, bkv }, { 0 }))
   local l_new = l * alpha + p:sum(1)
   ctx.acc:store(ctx.acc:load() * alpha:broadcast_in_dim({ BQ, D }, { 0 }))
+  local p16 = p:astype(ctx.dtype)
+  ctx.pp.arrive()                 -- this warpgroup's softmax is done
   sync.v_ready()
-  mgpu.wgmma(ctx.acc, p:astype(ctx.dtype), v_smem)
-  ctx.meet()
+  ctx.pp.wait()                   -- and the other one's matmuls are issued
+  mgpu.wgmma(ctx.acc, p16, v_smem)
+  if sync.next_k then sync.next_k() end
   mgpu.wgmma_wait(0)
   sync.v_done()
   return m_new, l_new
@@ -222,15 +231,17 @@ end
 
 --- Ping-pong: the compute warpgroups meet at `bar` (two arrivals) twice per
 --- KV block, warpgroup 1 one meeting behind, so that one's S = Q K^T runs
---- on the tensor cores during the other's softmax.  Returns meet() and
+--- on the tensor cores during the other's softmax.  Returns { meet, arrive,
+--- wait } (meet = arrive then wait; all do nothing with c.pingpong = 0) and
 --- the calls that offset (before the loop) and balance (after) the phases.
 function M.pingpong(c, bar, wg)
-  local function meet()
-    if c.pingpong == 0 then return end
-    mgpu.barrier_arrive(bar)
-    mgpu.barrier_wait(bar)
-  end
-  return meet, function() mgpu.when(mgpu.eq(wg, 1), meet) end, function() mgpu.when(mgpu.eq(wg, 0), meet) end
+  local on = c.pingpong ~= 0
+  local pp = {
+    arrive = function() if on then mgpu.barrier_arrive(bar) end end,
+    wait = function() if on then mgpu.barrier_wait(bar) end end,
+  }
+  function pp.meet() pp.arrive(); pp.wait() end
+  return pp, function() mgpu.when(mgpu.eq(wg, 1), pp.meet) end, function() mgpu.when(mgpu.eq(wg, 0), pp.meet) end
 end
 
 --- The callable forward over kernel_for(c, dims) (one kernel per shape):

@@ -31,9 +31,9 @@ local function kernel_for(c, d)
     local rows, cols = mgpu.ds(row0, BQ), mgpu.ds(h * D, D)
     mgpu.run_scoped({ qo = mgpu.SMEM({ 2, BQ, D }, dtype, { transforms = xf }), qbar = mgpu.Barrier{ num_barriers = 2 },
                       sched = mgpu.Barrier{ num_arrivals = 2 } }, function(s)
-      local meet, offset, balance = amath.pingpong(c, s.sched, wg)
+      local pp, offset, balance = amath.pingpong(c, s.sched, wg)
       local ctx = { c = c, S = S, D = D, bkv = bkv, dtype = dtype, scale2 = (c.scale or 1 / math.sqrt(D)) * amath.LOG2E,
-                    q = s.qo:at(wg), row0 = row0, meet = meet }
+                    q = s.qo:at(wg), row0 = row0, pp = pp }
       local function step(idx, k_smem, v_smem, k_consumed, v_consumed, carry)
         local m, l = amath.fwd_step(ctx, idx[1], k_smem, v_smem, carry.m, carry.l, {
           k_done = function() mgpu.barrier_arrive(k_consumed) end,

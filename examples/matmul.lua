@@ -18,6 +18,8 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
 
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
     keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) nobar (0|1) reps
+          epi (0: the epilogue stores each warpgroup's tile whole; else in column chunks of epi through two
+          small SMEM slots, so that depth=4 fits: epi=64 depth=4)
           sched=static|dynamic (tiles dealt round robin, or claimed at run time from a GMEM counter)
           mcast=1|0 (with cluster=2: multicast the shared operand, or let each block load it; the
           cluster's blocks still take neighbouring tiles, which then meet in L2)
@@ -45,7 +47,7 @@ local compat_unpack = table.unpack or unpack
 
 --- The default configuration (Pallas' TuningConfig fields).
 lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 3, snake = 8, wg_dim = "M", cluster = 1,
-                 delay = 0, nobar = 0, sched = "static", mcast = 1, dtype = "bf16" }
+                 delay = 0, nobar = 0, sched = "static", mcast = 1, epi = 0, dtype = "bf16" }
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
 --- the f32 accumulator tile of one compute warpgroup before the cast.
@@ -66,10 +68,15 @@ function lib.build(cfg)
   local bits = c.dtype == "f32" and 32 or 16
   local swz = mgpu.find_swizzle(tk * bits)
   local xf = { T.tiling{ 8, swz * 8 / bits }, T.swizzle(swz) }
-  local oswz = mgpu.find_swizzle(tn * bits)
+  -- the epilogue stores the tile whole, or (epi > 0) in column chunks of epi through two slots per
+  -- warpgroup, which leaves SMEM for a deeper pipeline
+  local epi = (c.epi == 0 or c.epi >= tn) and tn or c.epi
+  assert(tn % epi == 0 and epi % 8 == 0, "epi must divide tile_n and be a multiple of 8")
+  local nslot = epi < tn and 2 or 1
+  local oswz = mgpu.find_swizzle(epi * bits)
   -- the output tile's column tiles outermost: its rows then form one TMA dim, which the copy engine
   -- clips at any M (tiles of 8 rows next to other tiles would need M to be a multiple of 8)
-  local oxf = { T.tiling{ 8, oswz * 8 / bits }, T.transpose{ 0, 2, 1, 3, 4 }, T.swizzle(oswz) }
+  local oxf = { T.tiling{ 8, oswz * 8 / bits }, T.transpose{ 0, 1, 3, 2, 4, 5 }, T.swizzle(oswz) }
   local sms = mgpu.device().sm_count
 
   return mgpu.kernel{
@@ -85,7 +92,7 @@ function lib.build(cfg)
     -- wait_smem_to_gmem, commit_smem and wgmma_wait, which synchronise the warpgroup themselves)
     compiler_params = mgpu.CompilerParams{ unsafe_no_auto_barriers = c.nobar == 1 },
     num_threads = 3, thread_name = "wg",
-    scratch_shapes = { mgpu.SMEM({ 2, tm, tn }, c.dtype, { transforms = oxf }), compat_unpack(c.scratch or {}) },
+    scratch_shapes = { mgpu.SMEM({ 2, nslot, tm, epi }, c.dtype, { transforms = oxf }), compat_unpack(c.scratch or {}) },
     -- sched=dynamic takes a third input: the work counter (i32[2], zero; left zero)
     body = function(a, b, ...)
       local rest = { ... }
@@ -114,16 +121,18 @@ function lib.build(cfg)
         local function epilogue(run)
           mgpu.run_scoped(function(acc)
             run(acc)
-            local tile = acc:load()
-            if c.epilogue then tile = c.epilogue(tile) end
-            tile = tile:astype(c.dtype)
-            mgpu.wait_smem_to_gmem(0, { wait_read_only = true })   -- the previous tile's store has read the slot
-            local slot = out_smem:at(wg)
-            slot:store(tile)
-            mgpu.commit_smem()
             local r0 = mi * cta_m + (c.wg_dim == "M" and wg * tm or 0)
             local c0 = ni * cta_n + (c.wg_dim == "N" and wg * tn or 0)
-            mgpu.copy_smem_to_gmem(slot, out:at(mgpu.ds(r0, tm), mgpu.ds(c0, tn)))
+            for j = 0, tn / epi - 1 do   -- column chunks, through the warpgroup's slots in turn
+              local tile = (epi < tn and acc:at(mgpu.all, mgpu.ds(j * epi, epi)) or acc):load()
+              if c.epilogue then tile = c.epilogue(tile) end
+              tile = tile:astype(c.dtype)
+              mgpu.wait_smem_to_gmem(nslot - 1, { wait_read_only = true })   -- the store that used the slot has read it
+              local slot = out_smem:at(wg, j % nslot)
+              slot:store(tile)
+              mgpu.commit_smem()
+              mgpu.copy_smem_to_gmem(slot, out:at(mgpu.ds(r0, tm), mgpu.ds(c0 + j * epi, epi)))
+            end
           end, mgpu.ACC({ tm, tn }, "f32"))
         end
         return mgpu.emit_pipeline_warp_specialized(mma, {

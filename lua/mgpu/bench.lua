@@ -17,7 +17,10 @@ end
 --- batches go round robin (fns[1], fns[2], ..., fns[1], ...), so clock and
 --- temperature drift weigh on every function alike: the fair way to compare
 --- two kernels.  opts: warmup (default 5), reps (default 20), inner
---- (default 1).  Returns the medians, then each function's sorted times.
+--- (default 10: back-to-back launches, so that the host's time to launch
+--- is hidden as the anchors' timers hide it; inner = 1 times each launch
+--- from an idle GPU, that time included).  Returns the medians, then each
+--- function's sorted times.
 function M.compare(fns, opts)
   opts = opts or {}
   if type(fns) ~= "table" or #fns == 0 then compat.fail("bench.compare: the first argument must be a list of functions") end
@@ -27,7 +30,7 @@ function M.compare(fns, opts)
   if type(opts) ~= "table" then compat.fail("bench: options must be a table such as { reps = 20 }, got %s", type(opts)) end
   local warmup = compat.int(opts.warmup or 5, "warmup")
   local reps = compat.int(opts.reps or 20, "reps")
-  local inner = compat.int(opts.inner or 1, "inner")
+  local inner = compat.int(opts.inner or 10, "inner")
   if reps < 1 or inner < 1 then compat.fail("bench: reps and inner must be at least 1") end
   local core, ctx = context.core, context.get()
   for _, fn in ipairs(fns) do for _ = 1, warmup do fn() end end
@@ -50,7 +53,7 @@ end
 
 --- Median milliseconds of fn() over `reps` timed batches of `inner` calls
 --- after `warmup` calls (bench.compare with one function).  opts: warmup
---- (default 5), reps (default 20), inner (default 1).  Returns the median
+--- (default 5), reps (default 20), inner (default 10).  Returns the median
 --- and the sorted times.
 function M.bench(fn, opts)
   if not callable(fn) then compat.fail("bench: the first argument must be a function to time, got %s", type(fn)) end
