@@ -21,10 +21,10 @@ for the backward pass (examples/attention_bwd.lua).
   wgmma as the A operand of P V (examples/attention_math.lua, shared with
   attention_pipeline.lua, which is this kernel on
   emit_pipeline_warp_specialized);
-- optional ping-pong (pingpong=1): the two compute warpgroups take turns at
-  the tensor cores, so that one's softmax overlaps the other's matmuls (on
-  the H100 it measured 2-6% slower than letting them run freely:
-  bench/RESULTS.md run 12);
+- ping-pong (pingpong=1, the default; 0 lets them run freely): the two
+  compute warpgroups take turns at the tensor cores, so that one's softmax
+  overlaps the other's matmuls, with Pallas' placement of the meetings
+  (6-9% faster than free-running on the H100: bench/RESULTS.md run 24);
 - at the end O / l goes through the Q slab in SMEM and leaves by TMA (rows
   past seq are clipped), the log-sum-exp from registers.
 

@@ -210,7 +210,7 @@ end
 function lib.build(cfg)
   local c, err = amath.config(cfg, "attention_bwd")
   if not c then error(err, 2) end
-  if c.block_kv ~= nil or c.pingpong ~= 0 or c.lse then
+  if c.block_kv ~= nil or (cfg or {}).pingpong ~= nil or c.lse then
     error("attention_bwd: block_kv, pingpong and lse are forward options", 2)
   end
   local cache = {}

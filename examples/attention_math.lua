@@ -19,7 +19,7 @@ M.LOG2E = 1.4426950408889634
 M.xf = { T.tiling{ 8, 64 }, T.swizzle(128) }     -- 128-byte rows of 16-bit elements
 M.MEMORY_REGISTERS, M.COMPUTE_REGISTERS = 40, 232   -- per thread: (512 - 40) / 2 rounded down to 8
 
-local defaults = { depth = 2, causal = false, pingpong = 0, lse = false, approx_math = true }
+local defaults = { depth = 2, causal = false, pingpong = 1, lse = false, approx_math = true }
 local known = { block_kv = true, depth = true, causal = true, pingpong = true, lse = true, approx_math = true,
                 scale = true, dtype = true }
 

@@ -21,8 +21,8 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
           epi (0: the epilogue stores each warpgroup's tile whole; else in column chunks of epi through two
           small SMEM slots, so that depth=4 fits: epi=64 depth=4)
           sched=static|dynamic (tiles dealt round robin, or claimed at run time from a GMEM counter)
-          mcast=1|0 (with cluster=2: multicast the shared operand, or let each block load it; the
-          cluster's blocks still take neighbouring tiles, which then meet in L2)
+          mcast=1|0 (with cluster=2: multicast the shared operand, or let each block load it (the
+          default); the cluster's blocks still take neighbouring tiles, which then meet in L2)
           tune=1 (or --tune): mgpu.autotune picks tile_n, snake, wg_dim and sched; the winner is kept per shape
           act=relu|gelu (a fused epilogue, GELU in its tanh form: C = act(A @ B) before the cast)
   (4096^3 bf16 on a GPU; 256x384x320 interpreted)
@@ -45,9 +45,13 @@ local T = mgpu.transforms
 local lib = {}
 local compat_unpack = table.unpack or unpack
 
---- The default configuration (Pallas' TuningConfig fields).
-lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 3, snake = 8, wg_dim = "M", cluster = 1,
-                 delay = 0, nobar = 0, sched = "static", mcast = 1, epi = 0, dtype = "bf16" }
+--- The default configuration (Pallas' TuningConfig fields).  Clusters of two
+--- blocks on neighbouring tiles, each loading its own operands (mcast = 0),
+--- measured 2-3% faster than single blocks and than multicast
+--- (bench/RESULTS.md, runs 22 and 24); dynamic scheduling and side blocks
+--- take single blocks.
+lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 3, snake = 8, wg_dim = "M", cluster = 2,
+                 delay = 0, nobar = 0, sched = "static", mcast = 0, epi = 0, dtype = "bf16" }
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
 --- the f32 accumulator tile of one compute warpgroup before the cast.
@@ -55,6 +59,7 @@ function lib.build(cfg)
   local c = {}
   for k, v in pairs(lib.defaults) do c[k] = v end
   for k, v in pairs(cfg or {}) do c[k] = v end
+  if (cfg or {}).cluster == nil and (c.sched == "dynamic" or c.side_blocks) then c.cluster = 1 end
   local tm, tn, tk, depth = c.tile_m, c.tile_n, c.tile_k, c.depth
   assert(c.wg_dim == "M" or c.wg_dim == "N", "wg_dim must be M or N")
   assert(c.cluster == 1 or c.cluster == 2, "cluster must be 1 or 2")
@@ -253,7 +258,7 @@ if tune then
       for _, sched in ipairs({ "static", "dynamic" }) do
         for _, snake in ipairs({ 4, 8, 16 }) do
           local fits = N >= tn_ * (wg == "N" and 2 or 1)
-          if fits and (sched == "static" or (cfg.cluster or 1) == 1) then
+          if fits then
             configs[#configs + 1] = { tile_n = tn_, wg_dim = wg, sched = sched, snake = snake }
           end
         end

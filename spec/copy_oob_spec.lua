@@ -36,6 +36,39 @@ describe("copy_gmem_to_smem oob", function()
     assert.are.equal(x:get(160, 32), got:get(3, 32, 32))
   end)
 
+  it("undefined and promise_in_bounds take the plain bulk copy where the copy is contiguous, zeros the tensor copy", function()
+    local ptx = {}
+    for _, oob in ipairs({ "undefined", "promise_in_bounds", "zeros" }) do
+      ptx[oob] = mgpu.kernel{
+        grid = { 3 }, out_shape = mgpu.shape({ 3, 64, 32 }, "f32"),
+        scratch_shapes = { mgpu.SMEM({ 64, 32 }, "f32"), mgpu.Barrier{} },
+        body = function(x, o, s, bar)
+          local i = mgpu.program_id(0)
+          mgpu.copy_gmem_to_smem(x:at(mgpu.ds(i * 64, 64), mgpu.all), s, bar, { oob = oob })
+          mgpu.barrier_wait(bar)
+          o:at(i):store(s:load())
+        end,
+      }:lower(mgpu.abstract({ 160, 32 }, "f32")).ptx
+    end
+    local bulk = "cp%.async%.bulk%.shared::cluster%.global%.mbarrier::complete_tx::bytes %[%%r%d+%], %[%%rd%d+%], "
+    assert.matches(bulk .. "%%r%d+, %[", ptx.undefined)             -- a clamped byte count
+    assert.matches("min%.s64 %%rd%d+, %%rd%d+, 64;", ptx.undefined)   -- at most the box's 64 rows
+    assert.matches(bulk .. "8192, %[", ptx.promise_in_bounds)        -- the whole box
+    assert.is_nil(ptx.undefined:find("cp.async.bulk.tensor", 1, true))
+    assert.matches("cp%.async%.bulk%.tensor%.2d", ptx.zeros)
+    -- a copy that is not one contiguous range keeps the tensor copy
+    local cols = mgpu.kernel{
+      grid = { 1 }, out_shape = mgpu.shape({ 64, 16 }, "f32"),
+      scratch_shapes = { mgpu.SMEM({ 64, 16 }, "f32"), mgpu.Barrier{} },
+      body = function(x, o, s, bar)
+        mgpu.copy_gmem_to_smem(x:at(mgpu.ds(0, 64), mgpu.ds(16, 16)), s, bar, { oob = "undefined" })
+        mgpu.barrier_wait(bar)
+        o:store(s:load())
+      end,
+    }:lower(mgpu.abstract({ 160, 32 }, "f32")).ptx
+    assert.matches("cp%.async%.bulk%.tensor", cols)
+  end)
+
   it("refuses unknown modes at the spec line", function()
     assert.matches("copy_oob_spec.lua:%d+: copy_gmem_to_smem: oob must be \"zeros\", \"undefined\" or \"promise_in_bounds\", got clip",
                    err_of(kern("clip"), mgpu.zeros({ 192, 32 }, "f32")))

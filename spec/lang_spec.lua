@@ -47,12 +47,28 @@ describe("kernel language", function()
     local scratch = { mgpu.SMEM({ 3, 2, 64, 64 }, "bf16", { transforms = xf }) }
     local function reshape_err(fn, sc) return lower_err(function(x, o, s) fn(s, o) end, sc or scratch) end
 
-    it("names the dim of the new shape that would change the tiled dims", function()
-      assert.matches("lang_spec.lua:%d+: reshape: dim 1 of the new shape {6, 4096} changes the tiled dims {64, 64} of "
-                     .. "{3, 2, 64, 64}: only the leading, untiled dims may be merged or split",
+    it("names the dim of the new shape that would change the tiled dims or split a tile", function()
+      assert.matches("lang_spec.lua:%d+: reshape: dim 1 of the new shape {6, 4096} changes the tiled dims {64} of "
+                     .. "{3, 2, 64, 64}: only the first tiled dim may be merged or split, with the leading dims",
                      reshape_err(function(s) s:reshape({ 6, 4096 }) end))
-      assert.matches("reshape: dim 1 of the new shape {12, 32, 64} changes the tiled dims",
-                     reshape_err(function(s) s:reshape({ 12, 32, 64 }) end))
+      assert.matches("reshape: dim 2 of the new shape {3, 64, 128} changes the tiled dims {64}",
+                     reshape_err(function(s) s:reshape({ 3, 64, 128 }) end))
+      assert.matches("lang_spec.lua:%d+: reshape: dim 1 of the new shape {96, 4, 64} is 4, not a multiple of the tiling's 8 "
+                     .. "%(tiles stay whole%)", reshape_err(function(s) s:reshape({ 96, 4, 64 }) end))
+      assert.matches("reshape: the ref starts at row 4 of its buffer, inside a tile of 8 rows",
+                     reshape_err(function(s) s:reshape({ 384, 64 }):at(mgpu.ds(4, 16)):reshape({ 16, 64 }) end))
+      assert.matches("with several tilings only the leading, untiled dims may be merged or split",
+                     reshape_err(function(s) s:reshape({ 128, 64 }) end,
+                                 { mgpu.SMEM({ 2, 64, 64 }, "f32", { transforms = { T.tiling{ 8, 32 }, T.tiling{ 4, 8 } } }) }))
+    end)
+
+    it("merges and splits the first tiled dim in whole tiles", function()
+      local k = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 64, 64 }, "f32"), scratch_shapes = scratch,
+        body = function(x, o, s)
+          o:at(mgpu.ds(0, 8), mgpu.all):store(s:reshape({ 384, 64 }):at(mgpu.ds(8, 16)):reshape({ 2, 8, 64 }):at(1):load():astype("f32"))
+          o:at(mgpu.ds(8, 8), mgpu.all):store(s:at(1):reshape({ 2, 64, 64 }):reshape({ 16, 8, 64 }):at(3):load():astype("f32"))
+        end }
+      assert.matches("reshape_ref", k:lower(mgpu.abstract({ 64, 64 }, "bf16")).ir)
     end)
 
     it("refuses views that are not contiguous or not whole where the buffer is tiled", function()

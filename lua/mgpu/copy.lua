@@ -42,9 +42,12 @@ local oob_modes = { zeros = 0, undefined = 1, promise_in_bounds = 2 }
 --- Copy src (a GMEM ref or view) into dst (an SMEM ref of the same shape);
 --- completion arrives on `barrier`.  opts: collective_axes (multicast to
 --- every block of the cluster along them: each loads a part), predicate,
---- oob: what the part of the box outside src holds: "zeros" (the default),
---- "undefined" (anything), "promise_in_bounds" (the program promises there
---- is none; the interpreter checks).  All three lower to the same TMA copy.
+--- oob: what the part of the box outside src holds: "zeros" (the default,
+--- the tensor copy's zero fill), "undefined" (anything), "promise_in_bounds"
+--- (the program promises there is none; the interpreter checks).  With the
+--- last two, a copy of one contiguous GMEM range into a contiguous part of
+--- an untransformed SMEM buffer, 16-byte aligned, is a plain bulk copy (no
+--- tensor map); "undefined" stops it at the source's end.
 function M.copy_gmem_to_smem(src, dst, bar, opts)
   local what = "copy_gmem_to_smem"
   opts = check_opts(opts, what, { collective_axes = true, predicate = true, oob = true })

@@ -362,3 +362,58 @@ void test_ptx_eval(void) {
   CHECK(pxe_get(p, PR_MAKE(PR_P, 1)) == 1);
   pxe_free(p);
 }
+
+/* -- Integer division by a constant ---------------------------------------------------------- */
+
+/* pe_divrem_const's shifts and magic multiplies against C's truncating / and %, signed and
+** unsigned, on the edges of the range and on random inputs. */
+void test_ptx_divrem_const(void) {
+  static const int64_t divisors[] = { 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 25, 64, 100, 127, 128, 255, 256, 257, 641, 1000,
+                                      4096, 65535, 65536, 65537, 1000003, 1 << 30, (1 << 30) + 1, INT32_MAX,
+                                      (int64_t)1 << 31, ((int64_t)1 << 31) + 1, 3000000000LL, 4294967295LL };
+  static const uint32_t edges[] = { 0, 1, 2, 3, 7, 8, 9, 0x7fffffffu, 0x80000000u, 0x80000001u, 0xfffffffeu, 0xffffffffu,
+                                    1000, 4095, 4096, 4097 };
+  uint64_t s = 0x9e3779b97f4a7c15ULL;
+  for (size_t i = 0; i < sizeof divisors / sizeof divisors[0]; i++) {
+    for (int sgn = 0; sgn <= 1; sgn++) {
+      int64_t c = divisors[i];
+      if (sgn && c > INT32_MAX) continue;
+      for (int rem = 0; rem <= 1; rem++) {
+        mem_alloc A;
+        diag D;
+        pe e;
+        mem_alloc_default(&A);
+        memset(&e, 0, sizeof e);
+        diag_clear(&D);
+        e.d = &D;
+        sb_init(&e.body, &A);
+        preg a = pe_reg(&e, PR_R), d = pe_reg(&e, PR_R);
+        pe_divrem_const(&e, rem, sgn, d, a, c);
+        char err[300];
+        pxe_prog *p = pxe_compile(sb_str(&e.body), err, sizeof err);
+        if (!p) fprintf(stderr, "divrem %lld: %s\n", (long long)c, err);
+        CHECK(p != NULL);
+        int bad = 0;
+        for (int k = 0; p && k < 4000; k++) {
+          s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+          uint32_t x = k < (int)(sizeof edges / sizeof edges[0]) ? edges[k] : (uint32_t)s;
+          pxe_set(p, a, x);
+          pxe_run(p);
+          uint32_t got = (uint32_t)pxe_get(p, d), want;
+          if (sgn) {
+            int32_t xs = (int32_t)x, cs = (int32_t)c;
+            want = (uint32_t)(rem ? xs % cs : xs / cs);
+          } else {
+            want = rem ? x % (uint32_t)c : x / (uint32_t)c;
+          }
+          if (got != want && bad++ < 3)
+            fprintf(stderr, "  %s %s by %lld: %u gives %u, not %u\n", sgn ? "signed" : "unsigned", rem ? "rem" : "div",
+                    (long long)c, x, got, want);
+        }
+        CHECK(bad == 0);
+        pxe_free(p);
+        sb_free(&e.body);
+      }
+    }
+  }
+}

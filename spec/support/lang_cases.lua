@@ -77,6 +77,47 @@ add("reshape/tiled-and-plain", function(mgpu)
   return math.max(compare(mgpu, o, round(mgpu, ro, "bf16")), compare(mgpu, p, round(mgpu, rp, "f32"))), 0
 end)
 
+-- The first tiled dim merged with and split into leading dims, in whole tiles: a (2, 64, 64)
+-- buffer tiled {8, 64} and swizzled, written by TMA as (128, 64), read back as (4, 32, 64) with
+-- a dynamic index, and as a (16, 64) view of its rows 32..47, and wgmma reading a 64-row
+-- operand out of the (128, 64) view.
+add("reshape/tiled-dim-split-merge", function(mgpu)
+  local T = mgpu.transforms
+  local k = mgpu.kernel{
+    name = "reshape_tiled_dim", grid = { 1 },
+    out_shape = { mgpu.shape({ 4, 32, 64 }, "f32"), mgpu.shape({ 16, 64 }, "f32"), mgpu.shape({ 64, 64 }, "f32") },
+    scratch_shapes = { mgpu.SMEM({ 2, 64, 64 }, "bf16", { transforms = { T.tiling{ 8, 64 }, T.swizzle(128) } }),
+                       mgpu.SMEM({ 64, 64 }, "bf16", { transforms = { T.tiling{ 8, 64 }, T.swizzle(128) } }),
+                       mgpu.Barrier{ num_barriers = 2 } },
+    body = function(x, wg, o, q, r, s, w, bar)
+      local rows = s:reshape({ 128, 64 })
+      mgpu.copy_gmem_to_smem(x, rows, bar:at(0))
+      mgpu.copy_gmem_to_smem(wg, w, bar:at(1))
+      mgpu.barrier_wait(bar:at(0))
+      mgpu.barrier_wait(bar:at(1))
+      local first = mgpu.program_id(0)          -- 0, traced: a dynamic index
+      local parts = rows:reshape({ 4, 32, 64 })
+      for j = 0, 3 do o:at(j):store(parts:at(first + 3 - j):load():astype("f32")) end
+      q:store(s:at(0):reshape({ 4, 16, 64 }):at(2):load():astype("f32") * 2)
+      mgpu.run_scoped(function(acc)
+        mgpu.wgmma(acc, rows:at(mgpu.ds(64, 64)), w)
+        r:store(acc:load())
+      end, mgpu.ACC({ 64, 64 }, "f32"))
+    end,
+  }
+  local x, w = mgpu.random.normal({ 128, 64 }, "bf16"), mgpu.random.normal({ 64, 64 }, "bf16")
+  local xt, wt, ro, rq, rr = x:to_table(), w:to_table(), {}, {}, {}
+  for j = 0, 3 do for e = 1, 32 * 64 do ro[j * 2048 + e] = xt[(3 - j) * 2048 + e] end end
+  for e = 1, 16 * 64 do rq[e] = 2 * xt[32 * 64 + e] end
+  for i = 0, 63 do for c = 0, 63 do
+    local sum = 0
+    for t = 0, 63 do sum = sum + xt[(64 + i) * 64 + t + 1] * wt[t * 64 + c + 1] end
+    rr[i * 64 + c + 1] = sum
+  end end
+  local o, q, r = k(x, w)
+  return math.max(compare(mgpu, o, ro), compare(mgpu, q, rq), compare(mgpu, r, rr)), 1e-6
+end)
+
 -- TMA into a reshaped buffer and wgmma operands from reshaped views (a dynamic slot for B).
 add("reshape/tma-and-wgmma", function(mgpu)
   local T = mgpu.transforms

@@ -97,11 +97,12 @@ bool ir_reshape_check(const ir_kernel *k, uint32_t v, const int64_t *shape, int 
   xf_chain c;
   bool ok = xf_parse(ir_str(k, k->ops.v[k->vals.v[alloc].def].text), &c, NULL, 0);
   mgpu_assert(ok);      /* the builder checked the transforms */
-  int tiled = 0;
+  int tiled = 0, tilings = 0;
+  int64_t t0 = 1;     /* the tile's size along the first tiled dim */
   for (int i = 0; i < c.n; i++) {
     if (c.s[i].kind == XF_TRANSPOSE)
       return snprintf(why, n, "the allocation's transforms permute its tiles (transforms.transpose), so its rows are not contiguous"), false;
-    if (c.s[i].kind == XF_TILING && !tiled) tiled = c.s[i].n;
+    if (c.s[i].kind == XF_TILING && !tilings++) tiled = c.s[i].n, t0 = c.s[i].v[0];
   }
   int64_t rshape[IR_MAXRANK];
   int rrank;
@@ -111,7 +112,8 @@ bool ir_reshape_check(const ir_kernel *k, uint32_t v, const int64_t *shape, int 
     int d = rv.dim[i];
     if (i && d <= rv.dim[i - 1]) return snprintf(why, n, "the ref is transposed (transpose_ref); reshape it before transposing"), false;
     bool whole = !rv.off[d] && !rv.dyn[d] && t->shape[i] == rshape[d];
-    if ((i || d >= rrank - tiled) && !whole)
+    bool tile_rows = tilings == 1 && i == 0 && d == rrank - tiled;   /* rows of the first tiled dim: checked below */
+    if ((i || d >= rrank - tiled) && !whole && !tile_rows)
       return snprintf(why, n, "dim %d of the ref %s is a slice of %lld; only the outermost untiled dim of a reshaped view may be "
                       "sliced", i, a, (long long)rshape[d]), false;
     if (i && d != rv.dim[i - 1] + 1)
@@ -121,24 +123,42 @@ bool ir_reshape_check(const ir_kernel *k, uint32_t v, const int64_t *shape, int 
   if (rv.rank && rv.dim[rv.rank - 1] != rrank - 1)
     return snprintf(why, n, "the ref indexes the buffer's last dim, so its elements are not contiguous"), false;
   if (tiled > rv.rank) return snprintf(why, n, "the ref has %d dims but its buffer tiles %d", rv.rank, tiled), false;
-  for (int j = 1; j <= tiled; j++) {
+  /* The tiles' rows along the first tiled dim follow the leading dims row-major, so with one
+  ** tiling that dim may merge with or split into leading dims in whole tiles; the other tiled
+  ** dims stay as they are. */
+  int keep = tilings == 1 ? tiled - 1 : tiled;
+  for (int j = 1; j <= keep; j++) {
     if (j > rank || shape[rank - j] != t->shape[t->rank - j]) {
       char tl[160];
-      shape_text(t->shape + t->rank - tiled, tiled, tl, sizeof tl);
-      return snprintf(why, n, "dim %d of the new shape %s changes the tiled dims %s of %s: only the leading, untiled dims "
-                      "may be merged or split", j > rank ? 0 : rank - j, b, tl, a), false;
+      shape_text(t->shape + t->rank - keep, keep, tl, sizeof tl);
+      return snprintf(why, n, "dim %d of the new shape %s changes the tiled dims %s of %s: %s", j > rank ? 0 : rank - j, b, tl, a,
+                      tilings == 1 ? "only the first tiled dim may be merged or split, with the leading dims"
+                                   : "with several tilings only the leading, untiled dims may be merged or split"), false;
     }
   }
+  int first = rank - tiled;   /* the new shape's first tiled dim */
+  if (tilings == 1 && tiled) {
+    if (first < 0)
+      return snprintf(why, n, "the new shape %s has %d dims but the buffer tiles %d", b, rank, tiled), false;
+    if (shape[first] % t0)
+      return snprintf(why, n, "dim %d of the new shape %s is %lld, not a multiple of the tiling's %lld (tiles stay whole)",
+                      first, b, (long long)shape[first], (long long)t0), false;
+  }
   int64_t unit = total / shape[0], stride = 1, start = 0;
+  bool rows_tiled = tilings == 1 && tiled && first == 0;   /* dim 0's rows are tiled: starts in whole tiles */
   for (int d = rrank - 1; d >= 0; d--) {
-    if (rv.dyn[d] && stride % unit)
-      return snprintf(why, n, "a dynamic index along dim %d of the buffer moves by %lld elements, not by whole rows of %lld of "
-                      "the new shape", d, (long long)stride, (long long)unit), false;
+    if (rv.dyn[d] && stride % (rows_tiled ? unit * t0 : unit))
+      return snprintf(why, n, "a dynamic index along dim %d of the buffer moves by %lld elements, not by whole %s of %lld of "
+                      "the new shape", d, (long long)stride, rows_tiled ? "tiles" : "rows",
+                      (long long)(rows_tiled ? unit * t0 : unit)), false;
     start += rv.off[d] * stride;
     stride *= rshape[d];
   }
   if (start % unit)
     return snprintf(why, n, "the ref starts at element %lld of its buffer, not at a whole row of %lld of the new shape",
                     (long long)start, (long long)unit), false;
+  if (rows_tiled && (start / unit) % t0)
+    return snprintf(why, n, "the ref starts at row %lld of its buffer, inside a tile of %lld rows", (long long)(start / unit),
+                    (long long)t0), false;
   return true;
 }

@@ -112,6 +112,9 @@ int pe_log2(int64_t x);
 /* Quotient and remainder of the u32 register x by the constant d (shifts
 ** and masks for powers of two); either output may be NULL. */
 void pe_divrem(pe *e, preg x, int64_t d, preg *q, preg *r);
+/* d = a / c (rem: a % c) for a 32-bit a, signed (sgn) or unsigned, and a
+** constant c >= 2 (at most 2^31 - 1 when signed), without a divide. */
+void pe_divrem_const(pe *e, bool rem, bool sgn, preg d, preg a, int64_t c);
 /* Registers of value v and how many there are per thread. */
 preg pe_vreg(pe *e, uint32_t v);
 uint32_t pe_nregs(const pe *e, uint32_t v);

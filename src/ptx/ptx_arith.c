@@ -410,8 +410,16 @@ static void int_unary(pe *e, int code, int dt, preg d, preg a) {
   wrap_narrow(e, dt, d);
 }
 
-static void int_binary(pe *e, int code, int dt, preg d, preg a, preg b) {
+/* d = a op b; imm (when not NULL) is b's value, a constant, which goes into
+** the instruction as an immediate (a division or remainder by one becomes
+** pe_divrem_const). */
+static void int_binary(pe *e, int code, int dt, preg d, preg a, preg b, const int64_t *imm) {
   char opc[32];
+  if (imm && (code == IR_div || code == IR_rem) && (dt == MGPU_I32 || dt == MGPU_U32) && *imm >= 2 &&
+      (dt == MGPU_U32 || *imm <= INT32_MAX)) {
+    pe_divrem_const(e, code == IR_rem, dt == MGPU_I32, d, a, *imm);
+    return;
+  }
   if (dt == MGPU_PRED) {
     snprintf(opc, sizeof opc, "%s.pred", code == IR_and ? "and" : code == IR_or ? "or" : "xor");
     pe_ins(e, opc, 3, R(d), R(a), R(b));
@@ -445,8 +453,19 @@ static void int_binary(pe *e, int code, int dt, preg d, preg a, preg b) {
   }
   default: pe_fail(e, "unexpected integer op");
   }
-  pe_ins(e, opc, 3, R(d), R(a), R(b));
+  pe_ins(e, opc, 3, R(d), R(a), imm ? I(*imm) : R(b));
   if (code != IR_max && code != IR_min) wrap_narrow(e, dt, d);
+}
+
+/* A scalar integer constant's value (wrapped to its dtype). */
+static bool const_int(const pe *e, uint32_t v, int64_t *out) {
+  const ir_kernel *k = e->k;
+  int32_t def = k->vals.v[v].def;
+  if (def < 0 || (k->vals.v[v].flags & IRV_ARG) || k->ops.v[def].code != IR_const) return false;
+  int dt = ir_vtype(k, v)->dtype;
+  if (dt_isfloat(dt) || dt == MGPU_PRED || dt == MGPU_U64) return false;
+  *out = dt == MGPU_I64 ? (int64_t)k->ops.v[def].num : dt_wrap_int(dt, (int64_t)k->ops.v[def].num);
+  return true;
 }
 
 static void compare(pe *e, int code, int dt, preg d, preg a, preg b) {
@@ -582,7 +601,7 @@ static void bitcast(pe *e, int from, int to, preg d, preg a) {
 
 void ptx_binop(pe *e, int code, int dtype, preg d, preg a, preg b) {
   if (dt_isfloat(dtype)) ptx_float_binary(e, code, dtype, d, a, b, false);
-  else int_binary(e, code, dtype, d, a, b);
+  else int_binary(e, code, dtype, d, a, b, NULL);
 }
 
 void ptx_elementwise(pe *e, const ir_op *op) {
@@ -601,6 +620,8 @@ void ptx_elementwise(pe *e, const ir_op *op) {
   }
   uint32_t first = 0;
   int to = cls == IRC_CONVERT ? (int)ir_ints(k, op)[0] : -1;
+  int64_t imm;
+  bool has_imm = cls == IRC_BINARY && !dt_isfloat(dt) && !arr[1] && const_int(e, o[1], &imm);
   if (op->code == IR_astype && dt == MGPU_F32 && arr[0] && (to == MGPU_BF16 || to == MGPU_F16)) {
     /* two elements per packing cvt (the high half takes the second) */
     for (; first + 1 < n; first += 2) {
@@ -619,7 +640,7 @@ void ptx_elementwise(pe *e, const ir_op *op) {
       break;
     case IRC_BINARY:
       if (dt_isfloat(dt)) ptx_float_binary(e, op->code, dt, d + i, a, b, approx);
-      else int_binary(e, op->code, dt, d + i, a, b);
+      else int_binary(e, op->code, dt, d + i, a, b, has_imm ? &imm : NULL);
       break;
     case IRC_COMPARE: compare(e, op->code, dt, d + i, a, b); break;
     case IRC_SELECT: select_el(e, dt, d + i, a, b, arr[2] ? src[2] + i : src[2]); break;

@@ -300,8 +300,8 @@ void ptx_iota(pe *e, const ir_op *op) {
       preg c = pe_reg(e, PR_R);
       if (f.l->kind == LAY_STRIDED) {   /* (flat / inner) % size */
         pe_ins(e, "add.u32", 3, R(c), R(lanev), I(r * 128 * f.vlen + el));
-        if (inner > 1) pe_ins(e, "div.u32", 3, R(c), R(c), I(inner));
-        if (dim > 0) pe_ins(e, "rem.u32", 3, R(c), R(c), I(rt->shape[dim]));
+        if (inner > 1) pe_divrem(e, c, inner, &c, NULL);
+        if (dim > 0) pe_divrem(e, c, rt->shape[dim], NULL, &c);
       } else {
         int64_t C[LAY_MAXRANK];
         pe_const_coords(&f, r, el, C);

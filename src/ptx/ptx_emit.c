@@ -149,17 +149,57 @@ int pe_log2(int64_t x) {
   return n;
 }
 
+/* d = a / c or a % c for a 32-bit integer a and a constant c >= 2, as
+** truncating division (the remainder takes a's sign), without a divide:
+** ptxas lowers div/rem by any 32-bit operand, immediates included, to a
+** float reciprocal and corrections (MUFU.RCP, about 20 instructions).  A
+** power of two is a shift; any other c a multiply by a magic number
+** (Granlund and Montgomery, "Division by invariant integers using
+** multiplication", 1994: figure 4.1 unsigned, 5.2 signed). */
+void pe_divrem_const(pe *e, bool rem, bool sgn, preg d, preg a, int64_t c) {
+  int l = 0;
+  while ((INT64_C(1) << l) < c) l++;             /* ceil(log2 c) */
+  bool pow2 = (INT64_C(1) << l) == c;
+  if (pow2 && !sgn && rem) { pe_ins(e, "and.b32", 3, R(d), R(a), I(c - 1)); return; }
+  preg q = !rem ? d : pe_reg(e, PR_R), t = pe_reg(e, PR_R), u = pe_reg(e, PR_R);
+  if (pow2 && !sgn) {
+    pe_ins(e, "shr.u32", 3, R(q), R(a), I(l));
+  } else if (pow2) {                               /* round toward zero: add c - 1 to negative a */
+    pe_ins(e, "shr.s32", 3, R(t), R(a), I(31));
+    pe_ins(e, "shr.u32", 3, R(t), R(t), I(32 - l));
+    pe_ins(e, "add.s32", 3, R(t), R(t), R(a));
+    pe_ins(e, "shr.s32", 3, R(q), R(t), I(l));
+  } else if (sgn) {                                /* m = 2^(31+l) / c + 1 - 2^32 */
+    int64_t m = (int64_t)(((UINT64_C(1) << (31 + l)) / (uint64_t)c) + 1) - (INT64_C(1) << 32);
+    pe_ins(e, "mul.hi.s32", 3, R(t), R(a), I(m));
+    pe_ins(e, "add.s32", 3, R(t), R(t), R(a));
+    pe_ins(e, "shr.s32", 3, R(t), R(t), I(l - 1));
+    pe_ins(e, "shr.s32", 3, R(u), R(a), I(31));
+    pe_ins(e, "sub.s32", 3, R(q), R(t), R(u));
+  } else {                                         /* m = 2^32 (2^l - c) / c + 1 */
+    uint64_t m = (((UINT64_C(1) << l) - (uint64_t)c) << 32) / (uint64_t)c + 1;   /* 2^l - c < c: no overflow */
+    pe_ins(e, "mul.hi.u32", 3, R(t), R(a), I((int64_t)(uint32_t)m));
+    pe_ins(e, "sub.u32", 3, R(u), R(a), R(t));
+    pe_ins(e, "shr.u32", 3, R(u), R(u), I(1));
+    pe_ins(e, "add.u32", 3, R(u), R(u), R(t));
+    pe_ins(e, "shr.u32", 3, R(q), R(u), I(l - 1));
+  }
+  if (rem) {
+    pe_ins(e, "mul.lo.s32", 3, R(t), R(q), I(c));
+    pe_ins(e, "sub.s32", 3, R(d), R(a), R(t));
+  }
+}
+
 void pe_divrem(pe *e, preg x, int64_t d, preg *q, preg *r) {
-  bool pow2 = (INT64_C(1) << pe_log2(d)) == d;
   if (q) {
     *q = pe_reg(e, PR_R);
-    if (pow2) pe_ins(e, "shr.u32", 3, R(*q), R(x), I(pe_log2(d)));
-    else pe_ins(e, "div.u32", 3, R(*q), R(x), I(d));
+    if (d == 1) pe_ins(e, "mov.b32", 2, R(*q), R(x));
+    else pe_divrem_const(e, false, false, *q, x, d);
   }
   if (r) {
     *r = pe_reg(e, PR_R);
-    if (pow2) pe_ins(e, "and.b32", 3, R(*r), R(x), I(d - 1));
-    else pe_ins(e, "rem.u32", 3, R(*r), R(x), I(d));
+    if (d == 1) pe_ins(e, "mov.b32", 2, R(*r), I(0));
+    else pe_divrem_const(e, true, false, *r, x, d);
   }
 }
 

@@ -269,17 +269,15 @@ static preg elem_addr(pe *e, const access *a, preg f) {
   if (a->run >= a->numel) {
     pe_ins(e, "mul.wide.u32", 3, R(off), R(f), I(a->bytes));
   } else {
-    preg rest = pe_reg(e, PR_R), idx = pe_reg(e, PR_R);
-    pe_ins(e, "rem.u32", 3, R(idx), R(f), I(a->run));
-    pe_ins(e, "div.u32", 3, R(rest), R(f), I(a->run));
+    preg rest, idx;
+    pe_divrem(e, f, a->run, &rest, &idx);
     pe_ins(e, "mul.wide.u32", 3, R(off), R(idx), I(a->bytes));
     int64_t inner = 1;
     for (int i = r - 1; i >= 0; i--) {
       inner *= a->t->shape[i];
       if (inner <= a->run) continue;     /* inside the contiguous run */
-      preg q = pe_reg(e, PR_R);
-      pe_ins(e, "rem.u32", 3, R(idx), R(rest), I(a->t->shape[i]));
-      pe_ins(e, "div.u32", 3, R(q), R(rest), I(a->t->shape[i]));
+      preg q;
+      pe_divrem(e, rest, a->t->shape[i], &q, &idx);
       pe_ins(e, "mad.wide.u32", 4, R(off), R(idx), I(a->S[a->r->dim[i]] * a->bytes), R(off));
       rest = q;
     }
@@ -302,9 +300,8 @@ static void slow_path(pe *e, const access *a, bool store, preg reg, bool splat, 
       preg idxr[IR_MAXRANK];
       memset(idx_of_dim, -1, sizeof idx_of_dim);
       for (int i = a->t->rank - 1; i >= 0; i--) {
-        preg idx = pe_reg(e, PR_R), q = pe_reg(e, PR_R);
-        pe_ins(e, "rem.u32", 3, R(idx), R(rest), I(a->t->shape[i]));
-        pe_ins(e, "div.u32", 3, R(q), R(rest), I(a->t->shape[i]));
+        preg idx, q;
+        pe_divrem(e, rest, a->t->shape[i], &q, &idx);
         idxr[i] = idx;
         idx_of_dim[a->r->dim[i]] = i;
         rest = q;

@@ -287,6 +287,68 @@ static int multicast(pe *e, int64_t mask, preg *place, preg *ctamask) {
   return n;
 }
 
+/* A load with oob = "undefined" or "promise_in_bounds" whose GMEM view is
+** one contiguous range (its dims the parameter's last ones, all whole but
+** the outermost) and whose SMEM ref is a contiguous part of an untransformed
+** buffer, 16-byte aligned at both ends, goes by the plain bulk copy
+** (cp.async.bulk: no tensor map).  With "undefined" the byte count stops at
+** the end of the parameter along the outermost dim (in whole 16 bytes; what
+** lies past it is left as it was), as Pallas' non-tensor path clamps it;
+** leading dims the view indexes must then be static and in range.  Returns
+** false, having emitted nothing, when the copy does not qualify. */
+static bool bulk_load(pe *e, const tplan *p, int oob, preg pred) {
+  const pref *g = p->g, *s = p->s;
+  const ir_type *vt = p->vt;
+  int vr = vt->rank, lead = p->gr - vr;
+  if (g->base || p->m.c.n || lead < 0 || s->rank != vr) return false;
+  int64_t goff = 0;
+  for (int i = 0; i < vr; i++) {
+    if (g->dim[i] != lead + i || s->dim[i] != p->m.rank - vr + i) return false;
+    int d = lead + i;
+    if (i && (vt->shape[i] != p->N[d] || g->soff[d] || g->doff[d])) return false;
+    if (i && (vt->shape[i] != p->m.shape[s->dim[i]] || s->soff[s->dim[i]] || s->doff[s->dim[i]])) return false;
+  }
+  for (int d = 0; d < p->gr; d++) {
+    goff += g->soff[d] * p->S[d];
+    if (g->doff[d] && (g->ddiv[d] * p->S[d] * p->bytes) % 16) return false;
+    if (d < lead && oob == 1 && (g->doff[d] || g->soff[d] >= p->N[d])) return false;
+  }
+  int64_t row = vt->rank > 1 ? ir_numel(vt) / vt->shape[0] : 1, bytes = ir_numel(vt) * p->bytes;
+  if ((goff * p->bytes) % 16 || bytes % 16 || bytes >= (INT64_C(1) << 32)) return false;
+  int64_t sidx[XF_MAXRANK];
+  for (int d = 0; d < p->m.rank; d++) sidx[d] = s->soff[d];
+  int64_t origin = xf_linear(&p->m, sidx);
+  if (origin % 16) return false;
+  int64_t steps[XF_MAXRANK];
+  if (!pe_smem_dyn_steps(e, s, &p->m, steps)) return false;
+  for (int d = 0; d < p->m.rank; d++) if (s->doff[d] && (steps[d] * (s->ddiv[d] ? s->ddiv[d] : 1)) % 16) return false;
+
+  preg saddr = pe_smem_origin(e, s, &p->m, 16, p->what);
+  if (origin) pe_ins(e, "add.u32", 3, R(saddr), R(saddr), I(origin));
+  preg src = pe_reg(e, PR_RD);
+  pe_ins(e, "add.s64", 3, R(src), R(pe_ref_base(e, g)), I(goff * p->bytes));
+  for (int d = 0; d < p->gr; d++)
+    if (g->doff[d]) pe_ins(e, "mad.lo.s64", 4, R(src), R(g->doff[d]), I(p->S[d] * p->bytes), R(src));
+  po size = I(bytes);
+  if (oob == 1) {   /* rows of the outermost dim left in the parameter, clamped to [0, box], in whole 16 bytes */
+    int d0 = lead;
+    preg left = pe_reg(e, PR_RD), n = pe_reg(e, PR_R);
+    pe_ins(e, "mov.s64", 2, R(left), I(p->N[d0] - g->soff[d0]));
+    if (g->doff[d0]) pe_ins(e, "sub.s64", 3, R(left), R(left), R(g->doff[d0]));
+    pe_ins(e, "max.s64", 3, R(left), R(left), I(0));
+    pe_ins(e, "min.s64", 3, R(left), R(left), I(vt->shape[0]));
+    pe_ins(e, "mul.lo.s64", 3, R(left), R(left), I(row * p->bytes));
+    pe_ins(e, "cvt.u32.u64", 2, R(n), R(left));
+    pe_ins(e, "and.b32", 3, R(n), R(n), I(~15LL & 0xffffffffLL));
+    size = R(n);
+  }
+  preg bar = pe_barrier_addr(e, ir_opds(e->k, p->op)[2]);
+  pe_pins(e, pred, false, "mbarrier.arrive.expect_tx.shared::cta.b64", 3, S("_"), ADDR(bar, 0), size);
+  pe_pins(e, pred, false, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", 4, ADDR(saddr, 0),
+          ADDR(src, 0), size, ADDR(bar, 0));
+  return true;
+}
+
 void ptx_tma(pe *e, const ir_op *op) {
   const ir_kernel *k = e->k;
   const uint32_t *o = ir_opds(k, op);
@@ -308,6 +370,12 @@ void ptx_tma(pe *e, const ir_op *op) {
   p.gr = pt->rank;
   int64_t st = 1;
   for (int d = pt->rank - 1; d >= 0; d--) { p.N[d] = pt->shape[d]; p.S[d] = st; st *= pt->shape[d]; }
+  int oob = load && op->niat > 2 ? (int)at[2] : 0;
+  if (oob && !at[0]) {   /* undefined or promise_in_bounds, no multicast: the plain bulk copy where it fits */
+    preg pred = pe_leader(e);
+    if (at[1]) pe_ins(e, "and.pred", 3, R(pred), R(pred), R(e->vreg[o[3]]));
+    if (bulk_load(e, &p, oob, pred)) return;
+  }
   build(e, &p);
   simplify(e, &p);
   int swizzle = p.m.swizzle;
