@@ -48,6 +48,21 @@ describe_fake("GPU faults (a stand-in driver)", function()
     assert.is_false(has(out, "fake_cuda:"), out)              -- no stale memory, module or event was used
   end)
 
+  it("when the driver keeps the fault (as it does for 700 and 715), the REPL goes on in the interpreter", function()
+    local out, code = run("FAKE_CUDA_FAULT=oops FAKE_CUDA_STICKY=1", "< spec/faults/repl.txt")
+    assert.are.equal(0, code, out)
+    assert.is_true(has(out, "stdin:1: kernel 'oops' faulted"), out)
+    assert.is_true(has(out, "mgpu: the GPU context was lost and the driver will not make this process a new one "
+                            .. "(cuDevicePrimaryCtxRetain: "), out)
+    assert.is_true(has(out, "kernels run in the interpreter from now on (arrays made before are gone); restart mgpu to "
+                            .. "use the GPU again"), out)
+    assert.is_true(has(out, "after\t1.0"), out)                -- a new array, in the interpreter
+    local _, errors = out:gsub("mgpu: stdin:1: kernel 'oops' faulted", "")
+    assert.are.equal(2, errors, out)                          -- an array of the lost context says so when used
+    assert.is_true(has(out, "relaunch\ttrue"), out)           -- the kernel runs again, interpreted
+    assert.is_true(has(out, "still here"), out)
+  end)
+
   it("MGPU_TIMEOUT_MS bounds a kernel that never ends", function()
     local t0 = os.time()
     local out, code = run("FAKE_CUDA_HANG=oops MGPU_TIMEOUT_MS=200", "spec/faults/fault.lua")

@@ -21,11 +21,14 @@ TEXTS
   printf '%s\n' "$out" | grep -E "faulted|still running|context" | head -3 | sed 's/^/      /'
 }
 check "an SMEM store far out of range faults" 1 "kernel 'oob' faulted" $m spec/faults/gpu_oob.lua
-check "the REPL says the context was lost, refuses its arrays and goes on" 0 "kernel 'oob' faulted
-the GPU context was lost; a fresh one is ready
-the array was made before the GPU context was lost
+# (the driver keeps an illegal-instruction fault for the process's life: the REPL goes on in the interpreter)
+check "the REPL says the context was lost and goes on" 0 "kernel 'oob' faulted
+mgpu: the GPU context was lost
 relaunch	2.0
 still here" sh -c "$m < spec/faults/gpu_repl.txt"
+check "after a watchdog timeout the REPL makes a fresh GPU context" 0 "was still running 500 ms after its launch
+the GPU context was lost; a fresh one is ready
+relaunch	2.0" sh -c "MGPU_TIMEOUT_MS=500 $m < spec/faults/gpu_spin_repl.txt"
 t0=$(date +%s)
 check "MGPU_TIMEOUT_MS ends a kernel that never does" 1 "kernel 'spin' was still running 500 ms after its launch" env MGPU_TIMEOUT_MS=500 $m spec/faults/spin.lua
 echo "      (the watchdog run took $(( $(date +%s) - t0 )) s)"

@@ -50,12 +50,27 @@ function M.configure(opts)
   if ctx and t then set_timeout(t) end
 end
 
+--- Bumped when the default context is replaced (kernels key their compiled
+--- entries on it).
+M.epoch = 0
+
 --- After a GPU fault or timeout lost the context: a fresh one (arrays made
---- before are gone, kernels load again) and a notice; nil when nothing was lost.
+--- before are gone, kernels load again) and a notice; nil when nothing was
+--- lost.  When the driver refuses the process a new context (it keeps
+--- illegal-address and illegal-instruction faults for the process's life),
+--- the default context becomes an interpreter one and the notice says so.
 function M.recover()
   if not ctx or not M.core.ctx_lost(ctx) then return nil end
-  M.core.ctx_recover(ctx)
-  return "the GPU context was lost; a fresh one is ready (arrays made before it are gone)"
+  local ok, err = pcall(M.core.ctx_recover, ctx)
+  if ok then return "the GPU context was lost; a fresh one is ready (arrays made before it are gone)" end
+  local why = tostring(err):match("%((.-)%)") or tostring(err)
+  ctx = M.core.ctx_new("interpret", M.config.device)
+  info = M.core.device(ctx)
+  M.epoch = M.epoch + 1
+  if M.config.timeout_ms then set_timeout(M.config.timeout_ms) end
+  M.config.poison_outputs = true
+  return "the GPU context was lost and the driver will not make this process a new one (" .. why .. "): kernels run "
+         .. "in the interpreter from now on (arrays made before are gone); restart mgpu to use the GPU again"
 end
 
 --- Make an existing context handle the default (the script layer binds its

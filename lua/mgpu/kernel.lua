@@ -516,7 +516,7 @@ local function entry_for(self, args)
   end
   check_arity(self, #args, #outs)
   local grid = resolve_grid(self, args)
-  local key = signature(args, grid, outs)
+  local key = signature(args, grid, outs) .. "@" .. context.epoch   -- entries belong to one default context
   local entry = self.cache[key]
   if entry then return entry, outs, single, false, key end
   entry = trace_kernel(self, args, grid, outs)

@@ -9,6 +9,9 @@
 **   FAKE_CUDA_HANG=name   a launch of kernel `name` never completes: event
 **                         queries answer 600 (not ready), and a blocking wait
 **                         aborts the process (mgpu must poll under a timeout).
+**   FAKE_CUDA_STICKY=1    a fault stays with the process, as the real driver
+**                         keeps 700 and 715: retaining the context again
+**                         answers the fault's error;
 ** cuDevicePrimaryCtxReset clears both and frees every allocation and
 ** handle; using freed memory, a module or an event of an older context
 ** aborts, so the tests also check that mgpu forgets them.  Kernels compute
@@ -29,11 +32,11 @@ typedef struct handle { unsigned gen; char name[64]; } handle;   /* modules, fun
 
 static struct {
   unsigned gen;          /* bumped by each reset */
-  int faulted, hung;
+  int faulted, hung, was_faulted;   /* was_faulted: a fault happened in this process (FAKE_CUDA_STICKY) */
   void *mem[1024];       /* live allocations and their sizes */
   size_t size[1024];
   handle *h[1024];       /* every handle made (reachable, so leak checkers stay quiet) */
-} dev = { 1, 0, 0, { 0 }, { 0 }, { 0 } };
+} dev = { 1, 0, 0, 0, { 0 }, { 0 }, { 0 } };
 
 static void die(const char *what) {
   fprintf(stderr, "fake_cuda: %s\n", what);
@@ -113,7 +116,14 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
 }
 
 CUresult cuDeviceTotalMem_v2(size_t *b, int d) { (void)d; *b = (size_t)80 << 30; return OK; }
-CUresult cuDevicePrimaryCtxRetain(void **ctx, int d) { (void)d; *ctx = &dev; return OK; }
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int d) {
+  (void)d;
+  static int sticky = -1;
+  if (sticky < 0) { const char *v = getenv("FAKE_CUDA_STICKY"); sticky = v && *v == '1'; }
+  if (sticky && dev.was_faulted) return ILLEGAL_ADDRESS;
+  *ctx = &dev;
+  return OK;
+}
 CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return OK; }
 
 CUresult cuDevicePrimaryCtxReset_v2(int d) {
@@ -234,7 +244,7 @@ CUresult cuLaunchKernelEx(const void *cfg, void *f, void **params, void **extra)
   STICKY();
   check_handle(f, "cuLaunchKernelEx of a function from before a reset");
   const char *name = ((handle *)f)->name;
-  if (matches("FAKE_CUDA_FAULT", name)) dev.faulted = 1;
+  if (matches("FAKE_CUDA_FAULT", name)) dev.faulted = dev.was_faulted = 1;
   if (matches("FAKE_CUDA_HANG", name)) dev.hung = 1;
   return OK;
 }
