@@ -18,8 +18,8 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
 
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
     keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) nobar (0|1) reps
-          epi (0: the epilogue stores each warpgroup's tile whole; else in column chunks of epi through two
-          small SMEM slots, so that depth=4 fits: epi=64 depth=4)
+          epi (64, the default: the epilogue stores in column chunks of epi through two small SMEM slots,
+          so that depth=4 fits; 0: each warpgroup's tile whole through one slot)
           sched=static|dynamic (tiles dealt round robin, or claimed at run time from a GMEM counter)
           mcast=1|0 (with cluster=2: multicast the shared operand, or let each block load it (the
           default); the cluster's blocks still take neighbouring tiles, which then meet in L2)
@@ -47,11 +47,11 @@ local compat_unpack = table.unpack or unpack
 
 --- The default configuration (Pallas' TuningConfig fields).  Clusters of two
 --- blocks on neighbouring tiles, each loading its own operands (mcast = 0),
---- measured 2-3% faster than single blocks and than multicast
---- (bench/RESULTS.md, runs 22 and 24); dynamic scheduling and side blocks
---- take single blocks.
-lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 3, snake = 8, wg_dim = "M", cluster = 2,
-                 delay = 0, nobar = 0, sched = "static", mcast = 0, epi = 0, dtype = "bf16" }
+--- four slots, and the epilogue in 64-column chunks (which leaves the SMEM
+--- for the fourth slot): the fastest in bench/RESULTS.md runs 22-26.
+--- Dynamic scheduling and side blocks take single blocks.
+lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 4, snake = 8, wg_dim = "M", cluster = 2,
+                 delay = 0, nobar = 0, sched = "static", mcast = 0, epi = 64, dtype = "bf16" }
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
 --- the f32 accumulator tile of one compute warpgroup before the cast.

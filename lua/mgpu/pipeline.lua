@@ -308,6 +308,17 @@ end
 -- The slot of `step` (slots keep rotating across pipelines sharing an allocation).
 function WS:slot(step) return L.rem(L.add(self.offset, step), self.depth) end
 
+-- The slot k steps after `slot` (-depth < k < depth), without a remainder:
+-- the loops carry their slot and move it with this.
+function WS:slot_add(slot, k)
+  local s = L.add(slot, k)
+  local inside, other   -- whether s is a slot, and the slot it means when not
+  if k > 0 then inside, other = L.lt(s, self.depth), L.sub(s, self.depth)
+  else inside, other = L.lt(-1, s), L.add(s, self.depth) end
+  if inside == true then return s elseif inside == false then return other end
+  return ops.select(inside, trace.lift(s), trace.lift(other))
+end
+
 --- The SMEM and barriers the pipeline uses for these refs, as a table for
 --- mgpu.run_scoped; pass what run_scoped hands back as
 --- pipeline(refs..., { allocations = ... }).
@@ -348,15 +359,15 @@ function WS:memory(ins, a)
   local function wait_slot(c, slot, step)     -- the slot's previous use is over
     ops.when(L.either(L.lt(depth - 1, step), not_start), function() barrier.barrier_wait(c:at(slot)) end)
   end
-  L.fori(0, nsteps, {}, function(step, carry)
-    local slot = self:slot(step)
+  L.fori(0, nsteps, { s = self:slot(0) }, function(step, carry)
+    local slot = carry.s
     local idx = L.unravel(step, grid)
     for i, pl in ipairs(ins) do
       if i == 1 or self.manual_consumed then wait_slot(consumed(i), slot, step) end
       copy.copy_gmem_to_smem(pl:view(pl:indices(idx)), a.ins[i]:at(slot), ready(i):at(slot),
                              { collective_axes = pl.spec.collective_axes })
     end
-    return carry
+    return { s = self:slot_add(slot, 1) }
   end, self.what)
   local function drain()   -- wait out the last uses so every completion is awaited
     L.fori(L.max(L.sub(nsteps, depth), 0), nsteps, {}, function(step, carry)
@@ -370,8 +381,8 @@ end
 -- The code of a compute warpgroup: wait for a slot, run the body, release it.
 function WS:compute(ins, outs, a)
   local depth, nsteps, grid, delay = self.depth, self.nsteps, self.grid, self.delay
-  local function arrive(step) barrier.barrier_arrive(a.consumed[1]:at(self:slot(step))) end   -- step's slot is free
-  local function release(step) ops.when(L.lt(-1, step), function() arrive(step) end) end      -- (no step before 0)
+  local function arrive(slot) barrier.barrier_arrive(a.consumed[1]:at(slot)) end   -- the slot is free
+  local function release(step, slot) ops.when(L.lt(-1, step), function() arrive(slot) end) end   -- (no step before 0)
   wgmma.set_max_registers(compute_registers(self.memory_registers, self.num_compute_wgs), { action = "increase" })
   local ran = false
   local function run(init_carry)
@@ -380,8 +391,8 @@ function WS:compute(ins, outs, a)
     local has_carry = self.compute_context ~= nil
     local oslot = {}
     for o = 1, #outs do oslot[o] = 0 end
-    local final = L.fori(0, nsteps, { c = init_carry, o = oslot }, function(step, st)
-      local slot = self:slot(step)
+    local final = L.fori(0, nsteps, { c = init_carry, o = oslot, s = self:slot(0) }, function(step, st)
+      local slot = st.s
       local idx = L.unravel(step, grid)
       if not self.manual_ready then barrier.barrier_wait(a.ready[1]:at(slot)) end
       if #outs > 0 then copy.wait_smem_to_gmem(depth - 1, { wait_read_only = true }) end
@@ -394,7 +405,7 @@ function WS:compute(ins, outs, a)
       local nc = self.body(compat.unpack(args, 1, #args))
       if not has_carry then nc = nil end
       if not self.manual_consumed then
-        if delay == 0 then arrive(step) else release(L.sub(step, delay)) end
+        if delay == 0 then arrive(slot) else release(L.sub(step, delay), self:slot_add(slot, -delay)) end
       end
       local no = {}
       if #outs > 0 then   -- one compute warpgroup: it stores its outputs itself
@@ -403,11 +414,11 @@ function WS:compute(ins, outs, a)
         for o, pl in ipairs(outs) do outputs[o] = { plan = pl, buf = a.outs[o] } end
         no = store_outputs(outputs, st.o, idx, step, nsteps, grid, depth)
       end
-      return { c = nc, o = no }
+      return { c = nc, o = no, s = self:slot_add(slot, 1) }
     end, self.what)
     if not self.manual_consumed and delay > 0 then
       wgmma.wgmma_wait(0)   -- the delayed slots are free only once their wgmmas are done
-      for k = delay, 1, -1 do release(L.sub(nsteps, k)) end
+      for k = delay, 1, -1 do release(L.sub(nsteps, k), self:slot(L.sub(nsteps, k))) end
     end
     if #outs > 0 then copy.wait_smem_to_gmem(0) end
     return final.c
