@@ -201,13 +201,13 @@ local known_spec = { body = true, out_shape = true, out_type = true, scratch_sha
                      grid_names = true, num_threads = true, thread_name = true, interpret = true,
                      name = true, compiler_params = true, cluster = true, cluster_names = true, debug = true }
 
--- Debug dumps: MGPU_DEBUG=ir,layout,smem,ptx,time (other words, such as
--- "cache", are the engine's) or mgpu.kernel{ debug = true | "ir,ptx" }
+-- Debug dumps: MGPU_DEBUG=ir,layout,smem,ptx,sass,time (other words, such
+-- as "cache", are the engine's) or mgpu.kernel{ debug = true | "ir,ptx" }
 -- print each stage to stderr when a kernel is compiled.
-local dump_kinds = { ir = true, layout = true, smem = true, ptx = true, time = true }
+local dump_kinds = { ir = true, layout = true, smem = true, ptx = true, sass = true, time = true }
 local function parse_debug(v)
   if v == nil or v == false then return nil end
-  if v == true then return { ir = true, layout = true, smem = true, ptx = true, time = true } end
+  if v == true then return { ir = true, layout = true, smem = true, ptx = true, sass = true, time = true } end
   if type(v) ~= "string" then fail("mgpu.kernel: debug must be true or a string such as \"ir,ptx,time\"") end
   local set
   for w in v:gmatch("[^,%s]+") do
@@ -436,6 +436,7 @@ local function dump(k, entry, set, key)
   end
   if set.smem then w("-- smem --\n%d bytes of SMEM per block, %d threads\n", r.smem_bytes, r.threads) end
   if set.ptx and ok then w("-- ptx --\n%s\n", core.text(kern, "ptx")) end
+  if set.sass and ok then w("-- sass --\n%s\n", require("mgpu.sass").text(core.text(kern, "ptx"))) end
   if set.time then
     w("-- time --\ntrace %.2f ms, passes %.2f ms, PTX %.2f ms, JIT/load %s\n", entry.trace_ms, entry.passes_ms,
       r.compile_ms - entry.passes_ms, r.load_ms > 0 and string.format("%.2f ms", r.load_ms) or "none (no GPU load)")
