@@ -39,16 +39,7 @@ describe("copy_gmem_to_smem oob", function()
   it("undefined and promise_in_bounds take the plain bulk copy where the copy is contiguous, zeros the tensor copy", function()
     local ptx = {}
     for _, oob in ipairs({ "undefined", "promise_in_bounds", "zeros" }) do
-      ptx[oob] = mgpu.kernel{
-        grid = { 3 }, out_shape = mgpu.shape({ 3, 64, 32 }, "f32"),
-        scratch_shapes = { mgpu.SMEM({ 64, 32 }, "f32"), mgpu.Barrier{} },
-        body = function(x, o, s, bar)
-          local i = mgpu.program_id(0)
-          mgpu.copy_gmem_to_smem(x:at(mgpu.ds(i * 64, 64), mgpu.all), s, bar, { oob = oob })
-          mgpu.barrier_wait(bar)
-          o:at(i):store(s:load())
-        end,
-      }:lower(mgpu.abstract({ 160, 32 }, "f32")).ptx
+      ptx[oob] = kern(oob):lower(mgpu.abstract({ 160, 32 }, "f32")).ptx
     end
     local bulk = "cp%.async%.bulk%.shared::cluster%.global%.mbarrier::complete_tx::bytes %[%%r%d+%], %[%%rd%d+%], "
     assert.matches(bulk .. "%%r%d+, %[", ptx.undefined)             -- a clamped byte count

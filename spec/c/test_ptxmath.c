@@ -23,18 +23,23 @@
 
 typedef struct fprog { pxe_prog *p; preg d, a, b; } fprog;
 
+/* An emitter writing into its own body, with no kernel: enough for one op's code. */
+static void emitter(pe *e, mem_alloc *A, diag *D) {
+  mem_alloc_default(A);
+  memset(e, 0, sizeof *e);
+  diag_clear(D);
+  e->d = D;
+  sb_init(&e->body, A);
+}
+
 /* Emit code (dtype dt, one element; binary: two operands) and compile it for the evaluator. */
 static bool emit(int code, int dt, bool binary, bool approx, fprog *f, char *text, size_t textlen) {
   mem_alloc A;
   diag D;
   pe e;
   jmp_buf jb;
-  mem_alloc_default(&A);
-  memset(&e, 0, sizeof e);
-  diag_clear(&D);
+  emitter(&e, &A, &D);
   D.jmp = &jb;
-  e.d = &D;
-  sb_init(&e.body, &A);
   volatile bool ok = false;
   f->p = NULL;
   if (!setjmp(jb)) {
@@ -382,11 +387,7 @@ void test_ptx_divrem_const(void) {
         mem_alloc A;
         diag D;
         pe e;
-        mem_alloc_default(&A);
-        memset(&e, 0, sizeof e);
-        diag_clear(&D);
-        e.d = &D;
-        sb_init(&e.body, &A);
+        emitter(&e, &A, &D);
         preg a = pe_reg(&e, PR_R), d = pe_reg(&e, PR_R);
         pe_divrem_const(&e, rem, sgn, d, a, c);
         char err[300];
