@@ -40,7 +40,7 @@ end
 --- Refuse any key of the options table `opts` that `known` lacks.
 function M.check_keys(opts, known, what)
   for k in pairs(opts) do
-    if not known[k] then M.fail("UNKNOWN_OPTION", what, tostring(k)) end
+    if not known[k] then M.fail("%s: unknown option '%s'", what, tostring(k)) end
   end
 end
 
@@ -76,26 +76,17 @@ function M.where_from(level)
   end
 end
 
-local errmsg = require "mgpu.errmsg"
-
---- The text of message `code` of mgpu.errmsg with its arguments (a format
---- given no arguments is taken as it is).  An unknown code is a bug in
---- mgpu and says so.
-function M.message(code, ...)
-  local fmt = errmsg[code]
-  if fmt == nil then error("mgpu: internal error: no message has the code " .. tostring(code), 2) end
-  return select("#", ...) > 0 and string.format(fmt, ...) or fmt
-end
-
---- Raise "file:line: message" at the user's location; message `code`.
-function M.fail(code, ...)
-  error(M.where() .. ": " .. M.message(code, ...), 0)
+--- Raise "file:line: message" at the user's location.
+function M.fail(fmt, ...)
+  local msg = select("#", ...) > 0 and string.format(fmt, ...) or fmt
+  error(M.where() .. ": " .. msg, 0)
 end
 
 --- Raise "where: message" at a location taken earlier ("file:line", e.g.
 --- where a spec was made, when the error is found only when it is used).
-function M.fail_at(where, code, ...)
-  error((where or M.where()) .. ": " .. M.message(code, ...), 0)
+function M.fail_at(where, fmt, ...)
+  local msg = select("#", ...) > 0 and string.format(fmt, ...) or fmt
+  error((where or M.where()) .. ": " .. msg, 0)
 end
 
 --- The "file:line" a message starts with, or nil.
@@ -108,7 +99,7 @@ end
 --- the user's location.
 function M.rethrow(err)
   if M.position(err) and not M.in_lib(M.position(err)) then error(err, 0) end
-  M.fail("RAISED", tostring(err))
+  M.fail("%s", tostring(err))
 end
 
 --- True when a "file:line" position lies in a chunk of the library.
@@ -144,7 +135,7 @@ end
 --- x as an integer-valued number, or an error naming `what`.
 function M.int(x, what)
   if not M.is_int(x) then
-    M.fail("COMPAT_INTEGER", what, type(x) == "number" and tostring(x) or type(x))
+    M.fail("%s must be an integer, got %s", what, type(x) == "number" and tostring(x) or type(x))
   end
   return math.floor(x)
 end
@@ -152,11 +143,11 @@ end
 --- A shape from a number or a table of integer-valued numbers.
 function M.shape(s, what)
   if type(s) == "number" then s = { s } end
-  if type(s) ~= "table" then M.fail("COMPAT_TABLE_DIMENSIONS", what, type(s)) end
+  if type(s) ~= "table" then M.fail("%s must be a table of dimensions, got %s", what, type(s)) end
   local out = {}
   for i = 1, #s do
     local d = M.int(s[i], what .. "[" .. i .. "]")
-    if d < 1 then M.fail("COMPAT_LEAST", what, i, d) end
+    if d < 1 then M.fail("%s[%d] must be at least 1, got %d", what, i, d) end
     out[i] = d
   end
   return out

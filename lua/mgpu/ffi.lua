@@ -33,7 +33,7 @@ local function load_lib()
       tried[#tried + 1] = path
     end
   end
-  error(compat.message("FFI_CANNOT_LOAD_LIBMGPU", table.concat(tried, ", ")), 0)
+  error("mgpu: cannot load libmgpu.so (tried " .. table.concat(tried, ", ") .. "); set MGPU_LIB", 0)
 end
 
 local lib = load_lib()
@@ -42,7 +42,7 @@ M.lib = lib
 --- Refuse a library built from another header (the OpenResty pattern).
 function M.check_abi(have, want)
   if have ~= want then
-    error(compat.message("FFI_ABI_MISMATCH", have, want), 0)
+    error(string.format("mgpu: libmgpu has ABI version %d but mgpu.cdef expects %d; rebuild or fix MGPU_LIB", have, want), 0)
   end
 end
 M.check_abi(lib.mgpu_abi_version(), gen.abi)
@@ -65,14 +65,14 @@ end
 
 local function live(x, what)
   if type(x) ~= "table" or getmetatable(x) ~= Handle or x.h == nil then
-    error(compat.message("FFI_NOT_LIVE_HANDLE", what), 0)
+    error("mgpu: " .. what .. " is not a live mgpu handle", 0)
   end
   return x.h
 end
 
 local function dtype_of(name)
   local d = lib.mgpu_dtype_from_name(name)
-  if d < 0 then error(compat.message("FFI_UNKNOWN_DTYPE", tostring(name)), 0) end
+  if d < 0 then error("unknown dtype '" .. tostring(name) .. "'", 0) end
   return d
 end
 
@@ -99,7 +99,7 @@ local mode_names = { [0] = "auto", "gpu", "interpret", "compile" }
 
 function M.ctx_new(mode, device)
   local m = modes[mode or "auto"]
-  if not m then error(compat.message("FFI_CTX_NEW_BAD_MODE"), 0) end
+  if not m then error("bad argument #1 to 'ctx_new' (mode must be auto, gpu, interpret or compile)", 0) end
   local o = ffi.new("mgpu_ctx_options")
   o.mode = m
   o.device = device or 0
@@ -145,7 +145,7 @@ end
 local function allocator(name, alloc)
   return function(ctx, nbytes)
     local c = live(ctx, "context")
-    if nbytes < 0 then error(compat.message("FFI_NEGATIVE_SIZE", name), 0) end
+    if nbytes < 0 then error("bad argument #2 to '" .. name .. "' (size must not be negative)", 0) end
     local out = ffi.new("mgpu_buffer*[1]")
     check(lib[alloc](c, nbytes, out), c)
     return wrap(out[0], c, lib.mgpu_buffer_release)
@@ -157,12 +157,12 @@ function M.buffer_size(b) return tonumber(lib.mgpu_buffer_size(live(b, "buffer")
 function M.buffer_address(b) return tonumber(lib.mgpu_buffer_address(live(b, "buffer"))) end
 
 -- Several devices (worlds of simulated devices are joined by the mgpu command only)
-function M.world_join() error(compat.message("FFI_SIMULATED_DEVICES_MGPU_COMMAND"), 0) end
+function M.world_join() error("simulated devices are set up by the mgpu command (mgpu -n N)", 0) end
 function M.world_leave(ctx) local c = live(ctx, "context"); check(lib.mgpu_world_leave(c), c) end
 function M.dist_uid()
   local uid = ffi.new("uint8_t[128]")
   if lib.mgpu_dist_uniqueid(uid, 128) ~= 0 then
-    error(compat.message("FFI_NVSHMEM_UNIQUE_ID"), 0)
+    error("cannot make an NVSHMEM unique id (libnvshmem_host.so.3 missing or failing; MGPU_NVSHMEM names it)", 0)
   end
   return ffi.string(uid, 128)
 end
@@ -190,7 +190,7 @@ local fill_kinds = { value = 0, iota = 1, uniform = 2, normal = 3 }
 function M.buffer_fill(b, kind, dtype, count, a, bb, seed)
   local h = live(b, "buffer")
   local f = ffi.new("mgpu_fill")
-  f.kind = fill_kinds[kind] or error(compat.message("FFI_INVALID_OPTION", 2, "buffer_fill", tostring(kind)), 0)
+  f.kind = fill_kinds[kind] or error("bad argument #2 to 'buffer_fill' (invalid option '" .. tostring(kind) .. "')", 0)
   f.dtype = dtype_of(dtype)
   f.count = count
   f.a = a or 0
@@ -201,7 +201,7 @@ end
 
 function M.buffer_get(b, dtype, first, count)
   local h = live(b, "buffer")
-  if first < 0 or count < 0 then error(compat.message("FFI_NEGATIVE_RANGE", "buffer_get"), 0) end
+  if first < 0 or count < 0 then error("buffer_get: negative range", 0) end
   local tmp = ffi.new("double[?]", count > 0 and count or 1)
   check(lib.mgpu_buffer_get_f64(h, dtype_of(dtype), first, count, tmp), b.ctx)
   local out = {}
@@ -215,13 +215,13 @@ end
 
 function M.buffer_set(b, dtype, first, t)
   local h = live(b, "buffer")
-  if first < 0 then error(compat.message("FFI_NEGATIVE_OFFSET", "buffer_set"), 0) end
+  if first < 0 then error("buffer_set: negative offset", 0) end
   local n = #t
   local tmp = ffi.new("double[?]", n > 0 and n or 1)
   for i = 1, n do
     local v = t[i]
     if type(v) == "boolean" then v = v and 1 or 0 end
-    if type(v) ~= "number" then error(compat.message("FFI_ELEMENT_NOT_NUMBER", i), 0) end
+    if type(v) ~= "number" then error("element " .. i .. " is not a number", 0) end
     tmp[i - 1] = v
   end
   check(lib.mgpu_buffer_set_f64(h, dtype_of(dtype), first, n, tmp), b.ctx)
@@ -229,7 +229,7 @@ end
 
 function M.buffer_copy(dst, doff, src, soff, n)
   local d, s = live(dst, "buffer"), live(src, "buffer")
-  if doff < 0 or soff < 0 or n < 0 then error(compat.message("FFI_NEGATIVE_OFFSET_SIZE", "buffer_copy"), 0) end
+  if doff < 0 or soff < 0 or n < 0 then error("buffer_copy: negative offset or size", 0) end
   check(lib.mgpu_buffer_copy(d, doff, s, soff, n), dst.ctx)
 end
 
@@ -241,11 +241,11 @@ function M.builder(ctx, opts)
   local name = opts.name
   o.name = name
   local g = opts.grid or {}
-  if #g > 8 then error(compat.message("FFI_GRID_RANK"), 0) end
+  if #g > 8 then error("grid must have at most 8 dimensions", 0) end
   o.grid_rank = #g
   for i = 1, #g do o.grid[i - 1] = g[i] end
   local cl = opts.cluster or {}
-  if #cl > 3 then error(compat.message("FFI_CLUSTER_RANK"), 0) end
+  if #cl > 3 then error("cluster must have at most 3 dimensions", 0) end
   o.cluster_rank = #cl
   for i = 1, #cl do o.cluster[i - 1] = cl[i] end
   o.num_threads = opts.num_threads or 1
@@ -351,7 +351,7 @@ function M.launch(k, args, stream)
     local x = args[i]
     if type(x) == "number" then a[i - 1].scalar = x
     elseif type(x) == "table" and getmetatable(x) == Handle and x.h ~= nil then a[i - 1].buffer = x.h
-    else error(compat.message("FFI_LAUNCH_ARGUMENT", i), 0) end
+    else error("launch: argument " .. i .. " is neither a number nor a live buffer", 0) end
   end
   local la = ffi.new("mgpu_launch_args")
   la.args, la.nargs, la.stream = a, n, stream or 0
@@ -384,7 +384,7 @@ local host_ops = { add = 0, sub = 1, mul = 2, div = 3, max = 4, min = 5, neg = 6
                    sqrt = 10, tanh = 11, round = 12, sum = 13, mean = 14 }
 local function host_op(name)
   local o = host_ops[name]
-  if not o then error(compat.message("FFI_INVALID_OPTION_1", tostring(name)), 0) end
+  if not o then error("bad argument #1 (invalid option '" .. tostring(name) .. "')", 0) end
   return o
 end
 
@@ -449,9 +449,7 @@ end
 
 function M.host_get(a, first, count)
   local h = live(a, "host array")
-  if first < 0 or count < 0 or first + count > host_count(h) then
-    error(compat.message("FFI_RANGE_OUT_OF_BOUNDS", "host_get"), 0)
-  end
+  if first < 0 or count < 0 or first + count > host_count(h) then error("host_get: range out of bounds", 0) end
   local v = lib.mgpu_host_data(h)
   local out = {}
   for i = 1, count do out[i] = v[first + i - 1] end
@@ -460,7 +458,7 @@ end
 
 function M.host_set(a, first, t)
   local h = live(a, "host array")
-  if first < 0 or first + #t > host_count(h) then error(compat.message("FFI_RANGE_OUT_OF_BOUNDS", "host_set"), 0) end
+  if first < 0 or first + #t > host_count(h) then error("host_set: range out of bounds", 0) end
   local v = lib.mgpu_host_data(h)
   for i = 1, #t do v[first + i - 1] = t[i] end
 end

@@ -27,7 +27,7 @@ M.current = nil
 
 local function tr()
   local t = M.current
-  if not t then fail("TRACE_AVAILABLE_WHILE_KERNEL_BODY") end
+  if not t then fail("only available while a kernel body is being traced") end
   return t
 end
 M.tr = tr
@@ -37,7 +37,7 @@ function M.is_ref(x) return getmetatable(x) == Ref end
 
 local function own(t, v)
   if v.tr ~= t then
-    fail("TRACE_TRACED_VALUE_ANOTHER_KERNEL")
+    fail("a traced value from another kernel (or from a finished trace) cannot be used here")
   end
 end
 
@@ -68,7 +68,7 @@ end
 function M.const(x, dtype)
   local t = tr()
   if type(x) == "boolean" then x, dtype = x and 1 or 0, "pred" end
-  if type(x) ~= "number" then fail("TRACE_CONST_VALUE_NUMBER_BOOLEAN", type(x)) end
+  if type(x) ~= "number" then fail("const: the value must be a number or a boolean, got %s", type(x)) end
   dtype = dtype or (compat.is_int(x) and "i32" or "f32")
   t.core.loc(t.b, compat.where())
   local id = t.core.op(t.b, "const", nil, { M.dtype_code(dtype) }, x)
@@ -81,7 +81,7 @@ local codes = { pred = 0, i8 = 1, i16 = 2, i32 = 3, i64 = 4, u8 = 5, u16 = 6, u3
 M.dtype_codes = codes
 function M.dtype_code(name)
   local c = codes[name]
-  if not c then fail("TRACE_UNKNOWN_DTYPE", tostring(name)) end
+  if not c then fail("unknown dtype %s", tostring(name)) end
   return c
 end
 
@@ -90,14 +90,14 @@ end
 function M.lift(x, like)
   local mt = getmetatable(x)
   if mt == Value then return x end
-  if mt == Ref then fail("TRACE_REF_CANNOT_USED_VALUE") end
+  if mt == Ref then fail("a ref cannot be used as a value here; load it first with ref:load()") end
   if type(x) == "number" then
     local dt = type(like) == "table" and rawget(like, "dtype") or nil
-    if dt == "pred" then fail("TRACE_CANNOT_COMBINE_NUMBER_PRED") end
+    if dt == "pred" then fail("cannot combine a number with a pred value") end
     return M.const(x, dt)
   end
   if type(x) == "boolean" then return M.const(x) end
-  fail("TRACE_EXPECTED_TRACED_VALUE_NUMBER", type(x))
+  fail("expected a traced value or a number, got %s", type(x))
 end
 
 -- -- Values ---------------------------------------------------------------------
@@ -128,7 +128,7 @@ function M.broadcast_pair(a, b)
   if n == 0 then
     M.fail_shapes(a, b)
   elseif n > 1 then
-    compat.fail("TRACE_SHAPES_AMBIGUOUS_BROADCAST_SEVERAL",
+    compat.fail("shapes %s and %s: ambiguous broadcast (several dims could be the missing ones); use broadcast_in_dim",
                 compat.shape_str(a.shape), compat.shape_str(b.shape))
   end
   small = small:broadcast_in_dim(big.shape, found)
@@ -137,7 +137,7 @@ function M.broadcast_pair(a, b)
 end
 
 function M.fail_shapes(a, b)
-  compat.fail("TRACE_SHAPES_DO_BROADCAST", compat.shape_str(a.shape), compat.shape_str(b.shape))
+  compat.fail("shapes %s and %s do not broadcast", compat.shape_str(a.shape), compat.shape_str(b.shape))
 end
 
 local function binop(name)
@@ -161,15 +161,15 @@ Value.__idiv = function(a, b)  -- Lua 5.4 //: floor for floats, like / for integ
 end
 Value.__unm = function(a) return M.op("neg", { a }) end
 Value.__pow = binop("pow")     -- floats: C99 pow
-Value.__concat = function() fail("TRACE_TRACED_VALUES_CANNOT_CONCATENATED") end
-Value.__lt = function() fail("TRACE_USE_MGPU_LT_B") end
-Value.__le = function() fail("TRACE_USE_MGPU_LE_B") end
+Value.__concat = function() fail("traced values cannot be concatenated") end
+Value.__lt = function() fail("use mgpu.lt(a, b) or a:lt(b): Lua turns < into a boolean") end
+Value.__le = function() fail("use mgpu.le(a, b) or a:le(b): Lua turns <= into a boolean") end
 Value.__len = function(a) return a.shape[1] or 0 end
 Value.__tostring = function(a)
   return string.format("mgpu.value(%s%s)", a.dtype, a.kind == "array" and compat.shape_str(a.shape) or "")
 end
 
-Value.__call = function() fail("TRACE_TRACED_VALUE_CANNOT_CALLED") end
+Value.__call = function() fail("a traced value cannot be called (it is an array or scalar, not a function)") end
 
 -- __index for values and refs: their methods, nil for the fields every one
 -- has when unset, and an error naming any other name (a misspelt method
@@ -179,7 +179,7 @@ local function index_of(methods, what)
   return function(_, key)
     local m = methods[key]
     if m ~= nil or fields[key] or type(key) ~= "string" then return m end
-    fail("TRACE_NO_METHOD_FIELD", what, key)
+    fail("%s have no method or field '%s'", what, key)
   end
 end
 
@@ -194,7 +194,7 @@ Value.__index = function(v, key)
   if m ~= nil then return m end
   local param = rawget(v, "param")
   if param and refm[key] ~= nil then
-    fail("TRACE_KERNEL_ARGUMENT_PASSED_NUMBER",
+    fail("kernel '%s': argument %d was passed a number, so the body gets a scalar there, not a ref (no method '%s')",
          param.kernel, param.index, tostring(key))
   end
   return value_index(v, key)
@@ -208,7 +208,7 @@ methods.maximum, methods.minimum = binop("max"), binop("min")
 -- Reductions: x:sum() over everything, x:sum(1) or x:sum({0, 1}) over axes.
 local function axes_of(a, axes, what)
   if getmetatable(axes) == Value then
-    fail("TRACE_X_Y_REDUCES_X", what,
+    fail("x:%s(y) reduces x over axes; for the elementwise %s use x:%s(y) or mgpu.%s(x, y)", what,
          what == "max" and "maximum" or "minimum", what == "max" and "maximum" or "minimum", what)
   end
   if axes == nil then
@@ -217,14 +217,14 @@ local function axes_of(a, axes, what)
     return all
   end
   if type(axes) == "number" then axes = { axes } end
-  if type(axes) ~= "table" then compat.fail("TRACE_AXES_AXIS_NUMBER_TABLE", what) end
+  if type(axes) ~= "table" then compat.fail("%s: axes must be an axis number or a table of them", what) end
   local out = {}
   for i = 1, #axes do out[i] = compat.int(axes[i], what .. " axis") end
   return out
 end
 for _, r in ipairs({ { "sum", "reduce_sum" }, { "max", "reduce_max" }, { "min", "reduce_min" } }) do
   methods[r[1]] = function(a, axes)
-    if a.kind ~= "array" then fail("TRACE_ARRAYS_CAN_REDUCED", r[1], a.kind) end
+    if a.kind ~= "array" then fail("%s: only arrays can be reduced (got a %s)", r[1], a.kind) end
     return M.op(r[2], { a }, axes_of(a, axes, r[1]))
   end
 end
@@ -247,7 +247,7 @@ function methods.broadcast_in_dim(a, shape, dims)
 end
 
 function methods.reshape(a, shape)
-  if a.kind ~= "array" then fail("TRACE_RESHAPE_ARRAYS_CAN_RESHAPED") end
+  if a.kind ~= "array" then fail("reshape: only arrays can be reshaped") end
   return M.op("reshape", { a }, compat.shape(shape, "reshape shape"))
 end
 methods["band"], methods["bor"], methods["bxor"] = methods["and"], methods["or"], methods["xor"]
@@ -268,7 +268,7 @@ local function shift_right(want_signed)
   return function(a, n)
     if getmetatable(n) ~= Value then n = M.lift(n, a) end
     local other = flip[a.dtype]
-    if not other then fail("TRACE_SHIFT_RIGHT_INTEGER_DTYPE", a.dtype) end
+    if not other then fail("shift_right: %s is not an integer dtype", a.dtype) end
     if (a.dtype:sub(1, 1) == "i") == want_signed then return binop("shr")(a, n) end
     if n.dtype ~= a.dtype then return binop("shr")(a, n) end      -- let shr name the dtype mismatch
     return binop("shr")(a:bitcast(other), n:bitcast(other)):bitcast(a.dtype)
@@ -299,11 +299,11 @@ end
 
 function M.ds(start, size)
   size = compat.int(size, "ds size")
-  if size < 1 then fail("TRACE_DS_SIZE_LEAST", size) end
+  if size < 1 then fail("ds size must be at least 1, got %d", size) end
   if type(start) == "number" then
     start = compat.int(start, "ds start")
   elseif getmetatable(start) ~= Value then
-    fail("TRACE_DS_START_INTEGER_TRACED", type(start))
+    fail("ds start must be an integer or a traced scalar, got %s", type(start))
   end
   return setmetatable({ start = start, size = size }, DS)
 end
@@ -313,11 +313,11 @@ local IDX_INT, IDX_DS, IDX_ALL = 0, 1, 2
 local DYNAMIC = math.mininteger or -9223372036854775808
 
 Ref.__index = index_of(refm, "refs")
-local function ref_math() fail("TRACE_REF_CANNOT_USED_ARITHMETIC") end
+local function ref_math() fail("a ref cannot be used in arithmetic; load it first with ref:load()") end
 for _, mm in ipairs({ "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv", "__concat", "__lt", "__le" }) do
   Ref[mm] = ref_math
 end
-Ref.__call = function() fail("TRACE_REF_CANNOT_CALLED_LOAD") end
+Ref.__call = function() fail("a ref cannot be called; load it with ref:load() or view it with ref:at(...)") end
 Ref.__tostring = function(r) return string.format("mgpu.ref(%s%s)", r.dtype, compat.shape_str(r.shape)) end
 
 --- A view: each index is an integer or traced scalar (the dimension is
@@ -327,7 +327,7 @@ Ref.__tostring = function(r) return string.format("mgpu.ref(%s%s)", r.dtype, com
 -- would read as the dynamic marker), so it is refused as out of range.
 local function static_start(v, i, r)
   if v <= -2 ^ 53 or v >= 2 ^ 53 then
-    fail("TRACE_INDEX_OUT_RANGE_DIMENSION", v, i - 1, r.shape[i])
+    fail("at: index %.0f is out of range for dimension %d of size %d", v, i - 1, r.shape[i])
   end
   return v
 end
@@ -335,7 +335,7 @@ end
 function refm.at(r, ...)
   local n = select("#", ...)
   if n > #r.shape then
-    fail("TRACE_TOO_MANY_INDICES_REF", #r.shape, n)
+    fail("too many indices: ref of rank %d indexed with %d", #r.shape, n)
   end
   local ints, dyn = {}, {}
   for i = 1, n do
@@ -353,7 +353,7 @@ function refm.at(r, ...)
     elseif type(x) == "number" then
       ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_INT, static_start(compat.int(x, "index " .. i), i, r), 1
     else
-      fail("TRACE_INDEX_INTEGER_TRACED_SCALAR", i, type(x))
+      fail("index %d must be an integer, a traced scalar, mgpu.ds(...) or mgpu.all, got %s", i, type(x))
     end
   end
   return M.view(r, ints, dyn)
@@ -377,7 +377,7 @@ M.DYNAMIC, M.IDX_ALL = DYNAMIC, IDX_ALL
 
 --- A view with the dims permuted: dim j of the view is dim perm[j] (0-based).
 function refm.transpose(r, perm)
-  if type(perm) ~= "table" then fail("TRACE_TRANSPOSE_PERM_TABLE_SUCH") end
+  if type(perm) ~= "table" then fail("transpose: perm must be a table such as {1, 0}") end
   local ints = {}
   for i = 1, #perm do ints[i] = compat.int(perm[i], "transpose perm[" .. i .. "]") end
   return derived(M.op("transpose_ref", { r }, ints), "transpose_ref", r, ints)
@@ -396,8 +396,8 @@ end
 function refm.load(r, opts)
   local text
   if opts ~= nil then
-    if type(opts) ~= "table" then fail("TRACE_LOAD_OPTIONS_TABLE_SUCH") end
-    for key in pairs(opts) do if key ~= "layout" then fail("TRACE_LOAD_UNKNOWN_OPTION", tostring(key)) end end
+    if type(opts) ~= "table" then fail("load: options must be a table such as { layout = mgpu.Layout.WGMMA }") end
+    for key in pairs(opts) do if key ~= "layout" then fail("load: unknown option '%s'", tostring(key)) end end
     text = require("mgpu.layout").text(opts.layout, "load layout")
   end
   return M.op("load", { r }, nil, nil, text)
@@ -406,7 +406,7 @@ end
 --- Store a value (an array of the ref's shape, or a scalar for every element).
 function refm.store(r, x)
   if getmetatable(x) ~= Value and getmetatable(x) ~= Ref and type(x) ~= "number" and type(x) ~= "boolean" then
-    fail("TRACE_STORE_VALUE_TRACED_ARRAY", type(x))
+    fail("store: the value must be a traced array or scalar, or a number, got %s", type(x))
   end
   if getmetatable(x) ~= Value then x = M.lift(x, r) end
   M.op("store", { r, x })
