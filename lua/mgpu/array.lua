@@ -30,7 +30,7 @@ local function core() return located end
 local function check_dtype(dtype, what)
   dtype = dtype or "f32"
   if type(dtype) ~= "string" or not core().dtype_size(dtype) then
-    compat.fail("%s: unknown dtype %s", what, tostring(dtype))
+    compat.fail("UNKNOWN_DTYPE", what, tostring(dtype))
   end
   return dtype
 end
@@ -70,8 +70,7 @@ local function new(shape, dtype, what, alloc)
   end
   if not ok then      -- "file:line: zeros: cannot allocate 40 GB (40000000000 bytes) for f32[10000000000]: ..."
     local msg = tostring(buf):gsub("^out of memory allocating %d+ bytes %((.*)%)$", "out of memory; %1")
-    compat.fail("%s: cannot allocate %s (%.0f bytes) for %s%s: %s", what or "array", human_bytes(bytes), bytes, dtype,
-                compat.shape_str(shape), msg)
+    compat.fail("ALLOCATION_FAILED", what or "array", human_bytes(bytes), bytes, dtype, compat.shape_str(shape), msg)
   end
   self.buf = buf
   return self
@@ -118,8 +117,7 @@ function M.is_abstract(x) return M.is_array(x) and x.abstract == true end
 -- The error for reading an abstract array's elements.
 local function no_data(self, what)
   if self.abstract then
-    compat.fail("%s: compile-only: no data (%s%s is an abstract array: mgpu --emit-ptx, MGPU_COMPILE_ONLY or mgpu.abstract)",
-                what, self.dtype, compat.shape_str(self.shape))
+    compat.fail("ABSTRACT_NO_DATA", what, self.dtype, compat.shape_str(self.shape))
   end
 end
 M.no_data = no_data
@@ -136,7 +134,7 @@ function M.zeros(shape, dtype)
 end
 
 function M.full(shape, value, dtype)
-  if type(value) ~= "number" and type(value) ~= "boolean" then compat.fail("full: value must be a number") end
+  if type(value) ~= "number" and type(value) ~= "boolean" then compat.fail("FULL_NOT_NUMBER") end
   local a = make(shape, dtype, "full")
   return fill(a, "value", a.dtype, a.size, value == true and 1 or value == false and 0 or value)
 end
@@ -145,7 +143,7 @@ end
 local function num(x, default, what)
   if x == nil then return default end
   if type(x) ~= "number" or x ~= x or x == math.huge or x == -math.huge then
-    compat.fail("%s must be a finite number, got %s", what, type(x) == "number" and tostring(x) or type(x))
+    compat.fail("NOT_FINITE", what, type(x) == "number" and tostring(x) or type(x))
   end
   return x
 end
@@ -166,7 +164,7 @@ end
 
 -- An array for random numbers: any dtype but pred (whose values are not numbers).
 local function make_random(shape, dtype, what)
-  if dtype == "pred" then compat.fail("%s: dtype must be numeric, got pred (compare numbers instead: x:lt(0.5))", what) end
+  if dtype == "pred" then compat.fail("RANDOM_PRED", what) end
   return make(shape, dtype, what)
 end
 
@@ -203,7 +201,7 @@ end
 local function flatten(t, what)
   local shape, probe, seen = {}, t, {}
   while type(probe) == "table" do
-    if seen[probe] then compat.fail("%s: the nested table contains itself (t%s is t)", what, string.rep("[1]", #shape)) end
+    if seen[probe] then compat.fail("TABLE_CONTAINS_ITSELF", what, string.rep("[1]", #shape)) end
     seen[probe] = true
     shape[#shape + 1] = #probe; probe = probe[1]
   end
@@ -211,7 +209,7 @@ local function flatten(t, what)
   local function walk(x, depth)
     if depth > #shape then
       if type(x) ~= "number" and type(x) ~= "boolean" then
-        compat.fail("%s: element %s is %s, not a number", what, path_str(path), what_is(x))
+        compat.fail("ELEMENT_NOT_NUMBER", what, path_str(path), what_is(x))
       end
       flat[#flat + 1] = x
       return
@@ -219,9 +217,8 @@ local function flatten(t, what)
     if type(x) ~= "table" or #x ~= shape[depth] then
       local first = {}
       for i = 1, depth - 1 do first[i] = 1 end
-      compat.fail("%s: ragged nested table: %s is %s but %s has %d %s (rows at one depth must have the same length)",
-                  what, path_str(path, depth - 1), what_is(x), depth == 1 and "t" or path_str(first), shape[depth],
-                  shape[depth] == 1 and "element" or "elements")
+      compat.fail("RAGGED_TABLE", what, path_str(path, depth - 1), what_is(x), depth == 1 and "t" or path_str(first),
+                  shape[depth], shape[depth] == 1 and "element" or "elements")
     end
     for i = 1, #x do
       path[depth] = i
@@ -234,8 +231,8 @@ local function flatten(t, what)
 end
 
 local function from_table(t, dtype, shape, what)
-  if type(t) ~= "table" then compat.fail("%s: expected a table of numbers, got %s", what, type(t)) end
-  if next(t) == nil and shape == nil then compat.fail("%s: the table is empty (an array has at least one element)", what) end
+  if type(t) ~= "table" then compat.fail("NOT_NUMBERS", what, type(t)) end
+  if next(t) == nil and shape == nil then compat.fail("EMPTY_TABLE", what) end
   local flat = t
   if type(t[1]) == "table" then
     local nested
@@ -244,15 +241,15 @@ local function from_table(t, dtype, shape, what)
   end
   shape = compat.shape(shape or #flat, what .. " shape")
   if compat.numel(shape) ~= #flat then
-    compat.fail("%s: %d values do not fill shape %s", what, #flat, compat.shape_str(shape))
+    compat.fail("VALUES_DO_NOT_FILL", what, #flat, compat.shape_str(shape))
   end
   local a = make(shape, dtype, what)
   if a.abstract then return a end
   local ok, err = pcall(core().buffer_set, a.buf, a.dtype, 0, flat)
   if not ok then
     local i = tonumber(tostring(err):match("element (%d+) is not a number"))
-    if i then compat.fail("%s: element t[%d] is %s, not a number", what, i, what_is(flat[i])) end
-    compat.fail("%s: %s", what, tostring(err))
+    if i then compat.fail("ELEMENT_NOT_NUMBER", what, path_str({ i }), what_is(flat[i])) end
+    compat.fail("FAILED_WITH", what, tostring(err))
   end
   return a
 end
@@ -265,7 +262,7 @@ function M.from_table(t, dtype, shape) return from_table(t, dtype, shape, "from_
 --- the shape), or another array (copied).
 function M.array(t, dtype)
   if M.is_array(t) then return t:copy(dtype) end
-  if type(t) ~= "table" then compat.fail("array: expected a table or an array, got %s", type(t)) end
+  if type(t) ~= "table" then compat.fail("ARRAY_FROM_BAD", type(t)) end
   return from_table(t, dtype, nil, "array")
 end
 
@@ -311,13 +308,13 @@ function Array:get(...)
   elseif #idx == #self.shape then
     for i = 1, #idx do
       local v = compat.int(idx[i], "index " .. i)
-      if v < 1 or v > self.shape[i] then compat.fail("index %d = %d is out of range 1..%d", i, v, self.shape[i]) end
+      if v < 1 or v > self.shape[i] then compat.fail("INDEX_OUT_OF_RANGE", i, v, self.shape[i]) end
       flat = flat * self.shape[i] + (v - 1)
     end
   else
-    compat.fail("get: expected 1 or %d indices, got %d", #self.shape, #idx)
+    compat.fail("GET_ARITY", #self.shape, #idx)
   end
-  if flat < 0 or flat >= self.size then compat.fail("index %d is out of range 1..%d", flat + 1, self.size) end
+  if flat < 0 or flat >= self.size then compat.fail("FLAT_INDEX_OUT_OF_RANGE", flat + 1, self.size) end
   no_data(self, "get")
   return core().buffer_get(self.buf, self.dtype, flat, 1)[1]
 end
@@ -345,7 +342,7 @@ end
 function Array:reshape(shape)
   shape = compat.shape(shape, "reshape")
   if compat.numel(shape) ~= self.size then
-    compat.fail("reshape: %s does not have %d elements", compat.shape_str(shape), self.size)
+    compat.fail("RESHAPE_SIZE", compat.shape_str(shape), self.size)
   end
   return setmetatable({ shape = shape, dtype = self.dtype, size = self.size, nbytes = self.nbytes, buf = self.buf,
                         abstract = self.abstract }, Array)
@@ -366,7 +363,7 @@ function M.from_dlpack(tensor)
   local mt = type(tensor) == "userdata" and getmetatable(tensor)
   if (type(tensor) ~= "userdata" and type(tensor) ~= "cdata") or mt then
     local what = mt and type(mt) == "table" and rawget(mt, "__name") or type(tensor)
-    compat.fail("from_dlpack: expected a DLPack tensor (a DLManagedTensor pointer), got %s", tostring(what))
+    compat.fail("NOT_DLPACK", tostring(what))
   end
   local ok, buf, dtype, shape = pcall(core().dlpack_import, context.get(), tensor)
   if not ok then compat.rethrow(buf) end
@@ -377,8 +374,7 @@ end
 -- Arrays hold data; arithmetic and comparisons on them are traced inside a
 -- kernel body (on the refs' loaded values), not on the host.
 local function no_host_math()
-  compat.fail("arithmetic on mgpu arrays runs inside a kernel body (x:load() + y:load()); on the host read them " ..
-              "with a:to_table() or use mgpu.host")
+  compat.fail("HOST_ARITHMETIC")
 end
 for _, mm in ipairs({ "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv", "__concat", "__lt", "__le" }) do
   Array[mm] = no_host_math

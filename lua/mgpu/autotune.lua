@@ -126,32 +126,30 @@ end
 --- where notes go (default stderr); cache_dir: where winners are kept (default
 --- the kernel cache's directory; false: not kept).
 function M.autotune(opts)
-  if type(opts) ~= "table" then fail("autotune: expected a table of options, got %s", type(opts)) end
+  if type(opts) ~= "table" then fail("AUTOTUNE_NOT_TABLE", type(opts)) end
   local known = { kernel_factory = true, configs = true, key = true, args = true, timer = true, bench = true,
                   progress = true, log = true, cache_dir = true }
   for k in pairs(opts) do
     if not known[k] then
-      fail("autotune: unknown option '%s' (expected kernel_factory, configs, key, args, timer, bench, progress, log, cache_dir)",
-           tostring(k))
+      fail("AUTOTUNE_UNKNOWN_OPTION", tostring(k))
     end
   end
   local factory, configs, timer = opts.kernel_factory, opts.configs, opts.timer
-  if type(factory) ~= "function" then fail("autotune: kernel_factory must be a function of a config, got %s", type(factory)) end
+  if type(factory) ~= "function" then fail("AUTOTUNE_FACTORY", type(factory)) end
   if type(configs) ~= "table" or #configs == 0 then
-    fail("autotune: configs must be a non-empty list of configs, got %s",
-         type(configs) == "table" and "an empty table" or type(configs))
+    fail("AUTOTUNE_CONFIGS", type(configs) == "table" and "an empty table" or type(configs))
   end
   for i = 1, #configs do
-    if configs[i] == nil then fail("autotune: configs[%d] is nil", i) end
+    if configs[i] == nil then fail("AUTOTUNE_CONFIG_NIL", i) end
   end
   if type(opts.key) ~= "string" and type(opts.key) ~= "function" then
-    fail("autotune: key must be a string or a function of the inputs, got %s", type(opts.key))
+    fail("AUTOTUNE_KEY", type(opts.key))
   end
-  if timer ~= nil and type(timer) ~= "function" then fail("autotune: timer must be a function(kernel, inputs, config) returning milliseconds, got %s", type(timer)) end
-  if opts.bench ~= nil and type(opts.bench) ~= "table" then fail("autotune: bench must be a table of mgpu.bench options, got %s", type(opts.bench)) end
-  if opts.log ~= nil and type(opts.log) ~= "function" then fail("autotune: log must be a function of a line, got %s", type(opts.log)) end
+  if timer ~= nil and type(timer) ~= "function" then fail("AUTOTUNE_TIMER", type(timer)) end
+  if opts.bench ~= nil and type(opts.bench) ~= "table" then fail("AUTOTUNE_BENCH", type(opts.bench)) end
+  if opts.log ~= nil and type(opts.log) ~= "function" then fail("AUTOTUNE_LOG", type(opts.log)) end
   if opts.cache_dir ~= nil and opts.cache_dir ~= false and (type(opts.cache_dir) ~= "string" or opts.cache_dir == "") then
-    fail("autotune: cache_dir must be a directory name or false, got %s", compat.describe(opts.cache_dir))
+    fail("AUTOTUNE_CACHE_DIR", compat.describe(opts.cache_dir))
   end
   local log = opts.log or function(line) io.stderr:write(line, "\n") end
 
@@ -166,15 +164,14 @@ function M.autotune(opts)
   elseif opts.args == nil then
     inputs = {}
   else
-    fail("autotune: args must be a list of inputs or a function returning them, got %s",
-         array.is_array(opts.args) and "an array (wrap it: args = { x })" or type(opts.args))
+    fail("AUTOTUNE_ARGS", array.is_array(opts.args) and "an array (wrap it: args = { x })" or type(opts.args))
   end
   local n_in = inputs.n or #inputs
 
   local key = opts.key
   if type(key) == "function" then
     key = key(compat.unpack(inputs, 1, n_in))
-    if type(key) ~= "string" then fail("autotune: the key function must return a string, got %s", type(key)) end
+    if type(key) ~= "string" then fail("AUTOTUNE_KEY_RESULT", type(key)) end
   end
   local info = context.info()
   local full_key = string.format("%s | %s %s | mgpu %s", key, info.mode, info.name or "", context.core.version())
@@ -220,7 +217,7 @@ function M.autotune(opts)
       end
       log(string.format("autotune %s: skipping %s: %s", key, texts[i], err))
     end
-    fail("autotune %s: no config works (%d tried)", key, #configs)
+    fail("AUTOTUNE_NO_CONFIG", key, #configs)
   end
 
   local progress = opts.progress
@@ -257,7 +254,7 @@ function M.autotune(opts)
     end
   end
   if progress then io.stderr:write("\r\27[K") end
-  if not best then fail("autotune %s: no config works (%d tried)", key, #configs) end
+  if not best then fail("AUTOTUNE_NO_CONFIG", key, #configs) end
 
   if dir then
     local path = dir .. "/" .. FILE

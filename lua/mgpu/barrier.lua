@@ -28,14 +28,14 @@ end
 
 local function options(opts, what, extra)
   opts = opts or {}
-  if type(opts) ~= "table" then fail("%s expects a table of options", what) end
+  if type(opts) ~= "table" then fail("EXPECTS_OPTIONS", what) end
   for k in pairs(opts) do
-    if k ~= "num_arrivals" and k ~= "num_barriers" and k ~= extra then fail("%s: unknown option '%s'", what, tostring(k)) end
+    if k ~= "num_arrivals" and k ~= "num_barriers" and k ~= extra then fail("UNKNOWN_OPTION", what, tostring(k)) end
   end
   local n = compat.int(opts.num_barriers or 1, what .. " num_barriers")
   local a = compat.int(opts.num_arrivals or 1, what .. " num_arrivals")
-  if n < 1 or n > 32 then fail("%s: num_barriers must be between 1 and 32, got %d", what, n) end
-  if a < 1 then fail("%s: num_arrivals must be at least 1, got %d", what, a) end
+  if n < 1 or n > 32 then fail("BARRIER_COUNT", what, n) end
+  if a < 1 then fail("BARRIER_ARRIVALS", what, a) end
   return n, a
 end
 
@@ -49,7 +49,7 @@ end
 --- receives arrivals from every block of the cluster along those axes.
 function M.ClusterBarrier(opts)
   local n, a = options(opts, "ClusterBarrier", "collective_axes")
-  if opts == nil or opts.collective_axes == nil then fail("ClusterBarrier: collective_axes is required") end
+  if opts == nil or opts.collective_axes == nil then fail("REQUIRED", "ClusterBarrier: collective_axes") end
   return setmetatable({ num_barriers = n, num_arrivals = a, cluster_axes = opts.collective_axes,
                         where = compat.where() }, Spec)
 end
@@ -60,7 +60,7 @@ function M.cluster_mask(axes, what, where)
   local function fail(...) compat.fail_at(where, ...) end
   if axes == nil then return 0 end
   if type(axes) == "string" then axes = { axes } end
-  if type(axes) ~= "table" then fail("%s: collective_axes must be a cluster axis name or a table of them", what) end
+  if type(axes) ~= "table" then fail("CLUSTER_AXES_NOT_NAMES", what) end
   local names = trace.tr().spec.cluster_names or {}
   local mask, seen = 0, {}
   for _, a in ipairs(axes) do
@@ -72,8 +72,7 @@ function M.cluster_mask(axes, what, where)
       end
     end
     if not found then
-      fail("%s: '%s' is not a cluster axis (cluster_names: %s)", what, tostring(a),
-           #names > 0 and table.concat(names, ", ") or "none")
+      fail("NOT_CLUSTER_AXIS", what, tostring(a), #names > 0 and table.concat(names, ", ") or "none")
     end
   end
   return math.floor(mask)
@@ -85,7 +84,7 @@ Spec.__alloc = function(s)
 end
 
 local function one(b, what)
-  if not trace.is_ref(b) then fail("%s: expected a barrier, got %s", what, type(b)) end
+  if not trace.is_ref(b) then fail("NOT_BARRIER", what, type(b)) end
   return b
 end
 

@@ -23,15 +23,15 @@ end
 --- function's sorted times.
 function M.compare(fns, opts)
   opts = opts or {}
-  if type(fns) ~= "table" or #fns == 0 then compat.fail("bench.compare: the first argument must be a list of functions") end
+  if type(fns) ~= "table" or #fns == 0 then compat.fail("BENCH_COMPARE_NOT_LIST") end
   for i, f in ipairs(fns) do
-    if not callable(f) then compat.fail("bench: the function to time (%d) must be a function, got %s", i, type(f)) end
+    if not callable(f) then compat.fail("BENCH_COMPARE_NOT_FUNCTION", i, type(f)) end
   end
-  if type(opts) ~= "table" then compat.fail("bench: options must be a table such as { reps = 20 }, got %s", type(opts)) end
+  if type(opts) ~= "table" then compat.fail("BENCH_OPTIONS", type(opts)) end
   local warmup = compat.int(opts.warmup or 5, "warmup")
   local reps = compat.int(opts.reps or 20, "reps")
   local inner = compat.int(opts.inner or 10, "inner")
-  if reps < 1 or inner < 1 then compat.fail("bench: reps and inner must be at least 1") end
+  if reps < 1 or inner < 1 then compat.fail("BENCH_REPS") end
   local core, ctx = context.core, context.get()
   for _, fn in ipairs(fns) do for _ = 1, warmup do fn() end end
   core.sync(ctx)
@@ -56,7 +56,7 @@ end
 --- (default 5), reps (default 20), inner (default 10).  Returns the median
 --- and the sorted times.
 function M.bench(fn, opts)
-  if not callable(fn) then compat.fail("bench: the first argument must be a function to time, got %s", type(fn)) end
+  if not callable(fn) then compat.fail("BENCH_NOT_FUNCTION", type(fn)) end
   local medians, times = M.compare({ fn }, opts)
   return medians[1], times[1]
 end
@@ -71,23 +71,22 @@ function M.cublas_matmul(a, b, c)
   local names, xs = { "a", "b", "c" }, { a, b, c }
   for i = 1, 3 do
     local x = xs[i]
-    if not array.is_array(x) then compat.fail("cublas_matmul: %s must be an array, got %s", names[i], type(x)) end
-    if #x.shape ~= 2 then compat.fail("cublas_matmul: %s must be 2-D, got rank %d", names[i], #x.shape) end
+    if not array.is_array(x) then compat.fail("CUBLAS_NOT_ARRAY", names[i], type(x)) end
+    if #x.shape ~= 2 then compat.fail("CUBLAS_NOT_2D", names[i], #x.shape) end
     array.no_data(x, "cublas_matmul")
   end
   if b.dtype ~= a.dtype or c.dtype ~= a.dtype then
-    compat.fail("cublas_matmul: a, b and c must have one dtype, got %s, %s and %s", a.dtype, b.dtype, c.dtype)
+    compat.fail("CUBLAS_DTYPES", a.dtype, b.dtype, c.dtype)
   end
   if a.dtype ~= "bf16" and a.dtype ~= "f16" then
-    compat.fail("cublas_matmul: the dtype must be bf16 or f16, got %s", a.dtype)
+    compat.fail("CUBLAS_DTYPE", a.dtype)
   end
   local m, k, n = a.shape[1], a.shape[2], b.shape[2]
   if b.shape[1] ~= k or c.shape[1] ~= m or c.shape[2] ~= n then
-    compat.fail("cublas_matmul: shapes do not fit c = a @ b: a %dx%d, b %dx%d, c %dx%d", m, k, b.shape[1], n,
-                c.shape[1], c.shape[2])
+    compat.fail("CUBLAS_SHAPES", m, k, b.shape[1], n, c.shape[1], c.shape[2])
   end
   local ok, err = pcall(context.core.blas_matmul, context.get(), a.dtype, m, n, k, a.buf, b.buf, c.buf)
-  if not ok then compat.fail("cublas_matmul: %s", tostring(err)) end
+  if not ok then compat.fail("FAILED_WITH", "cublas_matmul", tostring(err)) end
   return c
 end
 

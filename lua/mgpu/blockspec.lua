@@ -28,7 +28,7 @@ local function space_of(x)
   return nil
 end
 M.MemorySpace = setmetatable({ GMEM = M.GMEM, SMEM = require("mgpu.smem").SMEM }, { __index = function(_, k)
-  if k == "TMEM" then fail("mgpu.MemorySpace.TMEM is Blackwell-only (tensor memory); on Hopper use mgpu.ACC or mgpu.SMEM") end
+  if k == "TMEM" then fail("TMEM_BLACKWELL") end
 end })
 
 --- A block dim of size 1 that the body does not see (Pallas' None / pl.squeezed).
@@ -41,7 +41,7 @@ Element.__tostring = function(e) return string.format("mgpu.Element(%d)", e.size
 --- A block dim of `n` elements indexed by element offset instead of block number.
 function M.Element(n)
   n = compat.int(n, "Element size")
-  if n < 1 then fail("Element size must be at least 1, got %d", n) end
+  if n < 1 then fail("LESS_THAN_ONE", "Element size", n) end
   return setmetatable({ size = n }, Element)
 end
 
@@ -65,16 +65,16 @@ local known = { block_shape = true, index_map = true, memory_space = true, trans
 --- is the whole array; without index_map every index is 0.
 function M.BlockSpec(opts)
   if opts == nil then opts = {} end
-  if type(opts) ~= "table" then fail("BlockSpec expects a table of options") end
+  if type(opts) ~= "table" then fail("EXPECTS_OPTIONS", "BlockSpec") end
   compat.check_keys(opts, known, "BlockSpec")
   local shape = opts.block_shape or opts[1]
   local imap = opts.index_map or opts[2]
   local s = setmetatable({ where = compat.where() }, Spec)
   if shape ~= nil then
-    if type(shape) ~= "table" then fail("BlockSpec: block_shape must be a table of sizes") end
+    if type(shape) ~= "table" then fail("NOT_SIZES", "BlockSpec: block_shape") end
     local nkeys = 0
     for k in pairs(shape) do
-      if type(k) ~= "number" or k < 1 or k ~= math.floor(k) then fail("BlockSpec: block_shape must be a list") end
+      if type(k) ~= "number" or k < 1 or k ~= math.floor(k) then fail("BLOCK_SHAPE_NOT_LIST") end
       nkeys = math.max(nkeys, k)
     end
     local dims = {}
@@ -84,19 +84,19 @@ function M.BlockSpec(opts)
       elseif getmetatable(d) == Element then dims[i] = d
       else
         dims[i] = compat.int(d, "BlockSpec block_shape[" .. i .. "]")
-        if dims[i] < 1 then fail("BlockSpec: block_shape[%d] must be at least 1, got %d", i, dims[i]) end
+        if dims[i] < 1 then fail("ITEM_LESS_THAN_ONE", "BlockSpec: block_shape", i, dims[i]) end
       end
     end
     s.block_shape, s.nkeys = dims, nkeys
   end
-  if imap ~= nil and type(imap) ~= "function" then fail("BlockSpec: index_map must be a function") end
+  if imap ~= nil and type(imap) ~= "function" then fail("NOT_FUNCTION", "BlockSpec: index_map") end
   s.index_map = imap
   local space = space_of(opts.memory_space)
-  if not space then fail("BlockSpec: memory_space must be mgpu.SMEM or mgpu.GMEM, got %s", tostring(opts.memory_space)) end
+  if not space then fail("BLOCKSPEC_SPACE", tostring(opts.memory_space)) end
   s.memory_space = space
   s.transforms = opts.transforms
   s.delay_release = opts.delay_release and compat.int(opts.delay_release, "BlockSpec delay_release")
-  if s.delay_release and s.delay_release < 0 then fail("BlockSpec: delay_release must not be negative") end
+  if s.delay_release and s.delay_release < 0 then fail("BLOCKSPEC_DELAY_NEGATIVE") end
   s.collective_axes = opts.collective_axes
   return s
 end
@@ -107,10 +107,10 @@ function M.is_spec(x) return getmetatable(x) == Spec end
 function M.list(specs, what)
   if specs == nil then return {} end
   if M.is_spec(specs) then return { specs } end
-  if type(specs) ~= "table" then fail("%s must be a table of mgpu.BlockSpec{...}", what) end
+  if type(specs) ~= "table" then fail("NOT_BLOCKSPECS", what) end
   local out = {}
   for i = 1, #specs do
-    if not M.is_spec(specs[i]) then fail("%s[%d] must be mgpu.BlockSpec{...}, got %s", what, i, type(specs[i])) end
+    if not M.is_spec(specs[i]) then fail("NOT_BLOCKSPEC", what, i, type(specs[i])) end
     out[i] = specs[i]
   end
   return out
@@ -121,8 +121,7 @@ end
 function M.check_arity(fn, ngrid, what, where)
   local info = debug.getinfo(fn, "u")
   if info and info.nparams and not info.isvararg and info.nparams ~= ngrid then
-    compat.fail_at(where, "%s: index_map takes %d argument%s but the grid has %d axes", what, info.nparams,
-         info.nparams == 1 and "" or "s", ngrid)
+    compat.fail_at(where, "INDEX_MAP_ARITY", what, info.nparams, info.nparams == 1 and "" or "s", ngrid)
   end
 end
 
@@ -135,16 +134,15 @@ Plan.__index = Plan
 --- dim { kind = "block"|"squeezed"|"element", size }, the SMEM block shape
 --- (squeezed dims removed) and the index map.  `what` names the operand.
 function M.plan(spec, ref, ngrid, what)
-  if not trace.is_ref(ref) then fail("%s must be a ref, got %s", what, type(ref)) end
+  if not trace.is_ref(ref) then fail("NOT_REF", what, type(ref)) end
   local rank = #ref.shape
   local dims, block = {}, {}
   if spec.block_shape then
     if spec.nkeys > rank then
-      fail("%s: block_shape has %d dims but the array %s has %d", what, spec.nkeys, compat.shape_str(ref.shape), rank)
+      fail("BLOCK_RANK_ABOVE", what, spec.nkeys, compat.shape_str(ref.shape), rank)
     end
     if spec.nkeys < rank and spec.block_shape[spec.nkeys] ~= nil then
-      fail("%s: block_shape has %d dims but the array %s has %d (write mgpu.squeezed for a squeezed dim)",
-           what, spec.nkeys, compat.shape_str(ref.shape), rank)
+      fail("BLOCK_RANK_BELOW", what, spec.nkeys, compat.shape_str(ref.shape), rank)
     end
   end
   for i = 1, rank do
@@ -155,7 +153,7 @@ function M.plan(spec, ref, ngrid, what)
     else dims[i] = { kind = "block", size = d } end
     if dims[i].kind ~= "squeezed" then block[#block + 1] = dims[i].size end
   end
-  if #block == 0 then fail("%s: every dim of the block is squeezed; keep at least one", what) end
+  if #block == 0 then fail("BLOCK_ALL_SQUEEZED", what) end
   local imap = spec.index_map
   if imap then M.check_arity(imap, ngrid, what, spec.where) end
   return setmetatable({ spec = spec, ref = ref, dims = dims, block = block, index_map = imap, what = what,
@@ -172,15 +170,13 @@ function Plan:indices(indices)
   local r = compat.pack(self.index_map(compat.unpack(indices)))
   local function fail(...) compat.fail_at(self.spec.where, ...) end   -- at the BlockSpec's line
   if r.n ~= #self.dims then
-    fail("%s: index_map returned %d value%s, expected %d (one per dim of the array %s)", self.what, r.n,
-         r.n == 1 and "" or "s", #self.dims, compat.shape_str(self.ref.shape))
+    fail("INDEX_MAP_RESULTS", self.what, r.n, r.n == 1 and "" or "s", #self.dims, compat.shape_str(self.ref.shape))
   end
   for i = 1, r.n do
     local v = r[i]
     if type(v) == "number" then r[i] = compat.int(v, self.what .. " index_map result " .. i)
     elseif not trace.is_value(v) or v.kind ~= "scalar" then
-      fail("%s: index_map result %d must be an integer or a traced scalar, got %s", self.what, i,
-           trace.is_value(v) and "an array" or type(v))
+      fail("INDEX_MAP_RESULT_TYPE", self.what, i, trace.is_value(v) and "an array" or type(v))
     end
   end
   r.n = nil

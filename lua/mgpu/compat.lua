@@ -4,7 +4,12 @@ and LuaJIT (5.1), plus the helpers that give every error the user's line.
 
 Library code is written in the common subset: no integer division operator,
 no <const>, no bit operators, no goto.
+
+Every message the library raises comes from mgpu.errmsg by its code:
+fail("UNKNOWN_OPTION", what, k).
 ]]
+local errmsg = require "mgpu.errmsg"
+
 local M = {}
 
 M.unpack = table.unpack or unpack
@@ -40,7 +45,7 @@ end
 --- Refuse any key of the options table `opts` that `known` lacks.
 function M.check_keys(opts, known, what)
   for k in pairs(opts) do
-    if not known[k] then M.fail("%s: unknown option '%s'", what, tostring(k)) end
+    if not known[k] then M.fail("UNKNOWN_OPTION", what, tostring(k)) end
   end
 end
 
@@ -76,17 +81,27 @@ function M.where_from(level)
   end
 end
 
---- Raise "file:line: message" at the user's location.
-function M.fail(fmt, ...)
-  local msg = select("#", ...) > 0 and string.format(fmt, ...) or fmt
-  error(M.where() .. ": " .. msg, 0)
+--- The text of message `code` (a key of mgpu.errmsg: one table lookup)
+--- formatted with the arguments.  A code the table lacks is a bug in mgpu:
+--- an internal error naming it.
+function M.message(code, ...)
+  local fmt = errmsg[code]
+  if type(fmt) ~= "string" then
+    error("mgpu internal error: no message has the code " .. M.describe(code) .. " (see mgpu.errmsg)", 0)
+  end
+  return string.format(fmt, ...)
+end
+
+--- Raise "file:line: message" at the user's location; `code` names the
+--- message (mgpu.errmsg), the other arguments fill in its format.
+function M.fail(code, ...)
+  error(M.where() .. ": " .. M.message(code, ...), 0)
 end
 
 --- Raise "where: message" at a location taken earlier ("file:line", e.g.
 --- where a spec was made, when the error is found only when it is used).
-function M.fail_at(where, fmt, ...)
-  local msg = select("#", ...) > 0 and string.format(fmt, ...) or fmt
-  error((where or M.where()) .. ": " .. msg, 0)
+function M.fail_at(where, code, ...)
+  error((where or M.where()) .. ": " .. M.message(code, ...), 0)
 end
 
 --- The "file:line" a message starts with, or nil.
@@ -99,7 +114,7 @@ end
 --- the user's location.
 function M.rethrow(err)
   if M.position(err) and not M.in_lib(M.position(err)) then error(err, 0) end
-  M.fail("%s", tostring(err))
+  M.fail("ENGINE_ERROR", tostring(err))
 end
 
 --- True when a "file:line" position lies in a chunk of the library.
@@ -118,7 +133,7 @@ function M.user_error_handler(what, fallback)
   return function(e)
     local here = M.where_from(2) or fallback or "?"
     if type(e) ~= "string" then
-      return here .. ": " .. what .. " raised a non-string error: " .. M.describe(e)
+      return here .. ": " .. M.message("NON_STRING_ERROR", what, M.describe(e))
     end
     local pos = M.position(e)
     if not pos then return here .. ": " .. e end
@@ -135,7 +150,7 @@ end
 --- x as an integer-valued number, or an error naming `what`.
 function M.int(x, what)
   if not M.is_int(x) then
-    M.fail("%s must be an integer, got %s", what, type(x) == "number" and tostring(x) or type(x))
+    M.fail("NOT_INTEGER", what, type(x) == "number" and tostring(x) or type(x))
   end
   return math.floor(x)
 end
@@ -143,11 +158,11 @@ end
 --- A shape from a number or a table of integer-valued numbers.
 function M.shape(s, what)
   if type(s) == "number" then s = { s } end
-  if type(s) ~= "table" then M.fail("%s must be a table of dimensions, got %s", what, type(s)) end
+  if type(s) ~= "table" then M.fail("NOT_DIMENSIONS", what, type(s)) end
   local out = {}
   for i = 1, #s do
     local d = M.int(s[i], what .. "[" .. i .. "]")
-    if d < 1 then M.fail("%s[%d] must be at least 1, got %d", what, i, d) end
+    if d < 1 then M.fail("ITEM_LESS_THAN_ONE", what, i, d) end
     out[i] = d
   end
   return out

@@ -35,15 +35,15 @@ end
 --- except timeout_ms (milliseconds a kernel may run, 0 = no bound), which
 --- applies at once.
 function M.configure(opts)
-  if type(opts) ~= "table" then compat.fail("mgpu.configure expects a table of options, got %s", type(opts)) end
+  if type(opts) ~= "table" then compat.fail("EXPECTS_OPTIONS_GOT", "mgpu.configure", type(opts)) end
   local t = opts.timeout_ms
   if t ~= nil and (type(t) ~= "number" or t < 0 or t ~= math.floor(t)) then
-    compat.fail("mgpu.configure: timeout_ms must be a whole number of milliseconds (0: no timeout), got %s", tostring(t))
+    compat.fail("CONFIGURE_TIMEOUT", tostring(t))
   end
   for k in pairs(opts) do
-    if not options[k] then compat.fail("mgpu.configure: unknown option '%s'", tostring(k)) end
+    if not options[k] then compat.fail("UNKNOWN_OPTION", "mgpu.configure", tostring(k)) end
     if ctx and k ~= "timeout_ms" then
-      compat.fail("mgpu.configure{ %s } must come before the first kernel or array is created", tostring(k))
+      compat.fail("TOO_LATE", "mgpu.configure{ " .. tostring(k) .. " }")
     end
   end
   for k, v in pairs(opts) do M.config[k] = v end
@@ -76,7 +76,7 @@ end
 --- Make an existing context handle the default (the script layer binds its
 --- engine-owned state to the embedder's context this way).
 function M.use(handle)
-  if ctx then compat.fail("mgpu.context.use must come before the first kernel or array is created") end
+  if ctx then compat.fail("TOO_LATE", "mgpu.context.use") end
   ctx = handle
   info = M.core.device(ctx)
   if M.config.timeout_ms then set_timeout(M.config.timeout_ms) end

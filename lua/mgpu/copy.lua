@@ -25,7 +25,7 @@ local fail = compat.fail
 
 local function check_opts(opts, what, known)
   if opts == nil then return {} end
-  if type(opts) ~= "table" then fail("%s: options must be a table", what) end
+  if type(opts) ~= "table" then fail("OPTIONS_NOT_TABLE", what) end
   compat.check_keys(opts, known, what)
   return opts
 end
@@ -33,7 +33,7 @@ end
 local function pred_of(p, what)
   if p == nil or p == true then return nil end
   if p == false then return trace.const(false) end
-  if not trace.is_value(p) or p.dtype ~= "pred" then fail("%s: predicate must be a comparison result or a boolean", what) end
+  if not trace.is_value(p) or p.dtype ~= "pred" then fail("COPY_PREDICATE", what) end
   return p
 end
 
@@ -53,11 +53,11 @@ function M.copy_gmem_to_smem(src, dst, bar, opts)
   opts = check_opts(opts, what, { collective_axes = true, predicate = true, oob = true })
   local oob = oob_modes[opts.oob == nil and "zeros" or opts.oob]
   if not oob then
-    fail("%s: oob must be \"zeros\", \"undefined\" or \"promise_in_bounds\", got %s", what, tostring(opts.oob))
+    fail("COPY_OOB", what, tostring(opts.oob))
   end
-  if bar == nil then fail("%s: a barrier is required (the copy arrives on it)", what) end
+  if bar == nil then fail("COPY_NO_BARRIER", what) end
   for i, r in ipairs({ src, dst, bar }) do
-    if not trace.is_ref(r) then fail("%s: argument %d must be a ref, got %s", what, i, type(r)) end
+    if not trace.is_ref(r) then fail("ARGUMENT_NOT_REF", what, i, type(r)) end
   end
   local mask = barrier.cluster_mask(opts.collective_axes, what)
   local p = pred_of(opts.predicate, what)
@@ -76,12 +76,12 @@ function M.copy_smem_to_gmem(src, dst, opts)
   local what = "copy_smem_to_gmem"
   opts = check_opts(opts, what, { commit_group = true, reduction_op = true, predicate = true })
   for i, r in ipairs({ src, dst }) do
-    if not trace.is_ref(r) then fail("%s: argument %d must be a ref, got %s", what, i, type(r)) end
+    if not trace.is_ref(r) then fail("ARGUMENT_NOT_REF", what, i, type(r)) end
   end
   local red = 0
   if opts.reduction_op ~= nil then
     red = reductions[opts.reduction_op]
-    if not red then fail("%s: unknown reduction_op '%s'", what, tostring(opts.reduction_op)) end
+    if not red then fail("COPY_REDUCTION", what, tostring(opts.reduction_op)) end
   end
   local p = pred_of(opts.predicate, what)
   local operands = { src, dst }

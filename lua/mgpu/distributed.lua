@@ -39,22 +39,22 @@ end
 --- LuaJIT, make this process device r of an NVSHMEM job of n GPUs; rank 0
 --- makes uid with mgpu.distributed.unique_id() and hands it to every rank.
 function M.init(opts)
-  if type(opts) ~= "table" then fail("distributed.init expects a table { rank = r, count = n, uid = id }") end
+  if type(opts) ~= "table" then fail("DIST_INIT_OPTIONS") end
   compat.check_keys(opts, { rank = true, count = true, uid = true }, "distributed.init")
   local count = compat.int(opts.count, "distributed.init: count")
   local rank = compat.int(opts.rank, "distributed.init: rank")
-  if count < 1 or rank < 0 or rank >= count then fail("distributed.init: rank %d of %d devices is not valid", rank, count) end
+  if count < 1 or rank < 0 or rank >= count then fail("DIST_INIT_RANK", rank, count) end
   if type(opts.uid) ~= "string" or #opts.uid ~= 128 then
-    fail("distributed.init: uid must be the 128-byte string of mgpu.distributed.unique_id() made by rank 0")
+    fail("DIST_INIT_UID")
   end
   local ok, err = pcall(context.core.dist_init, context.get(), rank, count, opts.uid)
-  if not ok then fail("distributed.init: %s", tostring(err)) end
+  if not ok then fail("FAILED_WITH", "distributed.init", tostring(err)) end
 end
 
 --- A fresh NVSHMEM unique id (128 bytes), made by rank 0.
 function M.unique_id()
   local ok, uid = pcall(context.core.dist_uid)
-  if not ok then fail("%s", tostring(uid)) end
+  if not ok then fail("ENGINE_ERROR", tostring(uid)) end
   return uid
 end
 
@@ -72,7 +72,7 @@ end
 --- Wait until every device has finished its earlier work and got here.
 function M.barrier()
   local ok, err = pcall(context.core.dist_barrier, context.get())
-  if not ok then fail("%s", tostring(err)) end
+  if not ok then fail("ENGINE_ERROR", tostring(err)) end
 end
 
 --- A zeroed symmetric array (collective).
@@ -83,7 +83,7 @@ M.symmetric = array.symmetric
 -- The peer table of the kernel being traced (a hidden parameter).
 local function peers(what)
   local t = trace.tr()
-  if not t.peers then fail("%s: the kernel runs on one device (no mgpu -n job)", what) end
+  if not t.peers then fail("SINGLE_DEVICE", what) end
   return t.peers
 end
 
@@ -101,18 +101,17 @@ local function device_arg(d, what)
   local n = M.process_count()
   if type(d) == "number" then
     d = compat.int(d, what .. ": device")
-    if d < 0 or d >= n then fail("%s: device %d is out of range: the job has %d device%s (0..%d)", what, d, n,
-                                 n == 1 and "" or "s", n - 1) end
+    if d < 0 or d >= n then fail("DEVICE_OUT_OF_RANGE", what, d, n, n == 1 and "" or "s", n - 1) end
     return trace.const(d, "i32")
   end
-  if not trace.is_value(d) or d.kind ~= "scalar" then fail("%s: device must be a number or an i32 scalar", what) end
+  if not trace.is_value(d) or d.kind ~= "scalar" then fail("DEVICE_BAD", what) end
   if d.dtype ~= "i32" then d = d:astype("i32") end
   return d
 end
 
 --- ref:on_device(d): the same view of a symmetric array's copy on device d.
 function trace.ref_methods.on_device(ref, d)
-  if not trace.is_ref(ref) then fail("on_device: call it as ref:on_device(d)") end
+  if not trace.is_ref(ref) then fail("ON_DEVICE_NO_COLON") end
   local dev = device_arg(d, "on_device")
   if not trace.tr().peers then return ref end   -- one device: device 0 is this one
   return trace.op("remote", { ref, dev, peers("on_device") })
@@ -122,7 +121,7 @@ end
 --- (NVLink multicast, multimem.st).  The interpreter runs it; GPU launches
 --- refuse it, as mgpu never creates multicast objects.
 function M.multimem_store(x, ref)
-  if not trace.is_ref(ref) then fail("multimem_store: the second argument must be a GMEM ref (a symmetric array)") end
+  if not trace.is_ref(ref) then fail("MULTIMEM_STORE_NOT_REF") end
   x = trace.lift(x, ref)
   if not trace.tr().peers then return ref:store(x) end
   trace.op("multimem_store", { ref, x, peers("multimem_store") })
@@ -132,10 +131,10 @@ local reductions = { add = 0, min = 1, max = 2 }
 --- mgpu.multimem_load_reduce(ref, op = "add"): the reduction over every
 --- device's copy of ref's view (multimem.ld_reduce); as multimem_store.
 function M.multimem_load_reduce(ref, op)
-  if not trace.is_ref(ref) then fail("multimem_load_reduce: the first argument must be a GMEM ref (a symmetric array)") end
+  if not trace.is_ref(ref) then fail("MULTIMEM_LOAD_NOT_REF") end
   if type(op) == "table" then compat.check_keys(op, { reduction_op = true }, "multimem_load_reduce"); op = op.reduction_op end
   local code = reductions[op or "add"]
-  if not code then fail("multimem_load_reduce: the reduction must be add, min or max, got %s", tostring(op)) end
+  if not code then fail("MULTIMEM_REDUCTION", tostring(op)) end
   if not trace.tr().peers then return ref:load() end
   return trace.op("multimem_load", { ref, peers("multimem_load_reduce") }, { code })
 end
@@ -148,10 +147,10 @@ Sem.__alloc = function(spec)   -- the parameter made for it before tracing, in a
   local t = trace.tr()
   local q = t.sem_queue
   if not q or #q == 0 then
-    fail("SemaphoreType.REGULAR: semaphores go in the kernel's scratch_shapes (not in run_scoped)")
+    fail("SEMAPHORE_IN_RUN_SCOPED")
   end
   local ref = table.remove(q, 1)
-  assert(ref.spec == spec)
+  assert(ref.spec == spec)   -- an internal check: parameters are made in allocation order
   return ref.ref
 end
 
@@ -170,8 +169,8 @@ M.SemaphoreType = setmetatable({}, { __index = function(_, k)
       __index = Sem, __alloc = Sem.__alloc,
       __call = function(_, shape) return sem_spec(shape) end })
   end
-  if k == "BARRIER" then fail("SemaphoreType.BARRIER: use mgpu.Barrier for barriers inside a block") end
-  fail("SemaphoreType.%s does not exist (REGULAR)", tostring(k))
+  if k == "BARRIER" then fail("SEMAPHORE_BARRIER") end
+  fail("SEMAPHORE_TYPE_UNKNOWN", tostring(k))
 end })
 
 function M.is_sem_spec(x)
@@ -181,10 +180,10 @@ end
 
 local function sem_ref(sem, what)
   if not trace.is_ref(sem) or sem.dtype ~= "i32" then
-    fail("%s: the semaphore must come from SemaphoreType.REGULAR scratch (an i32 GMEM ref)", what)
+    fail("NOT_SEMAPHORE", what)
   end
   if #sem.shape ~= 0 then
-    fail("%s: index the semaphore array down to one semaphore (sems:at(i)), got shape %s", what, compat.shape_str(sem.shape))
+    fail("SEMAPHORE_NOT_ONE", what, compat.shape_str(sem.shape))
   end
   return sem
 end
@@ -192,7 +191,7 @@ end
 local function signal_args(sem, inc, opts, what)
   if type(inc) == "table" and opts == nil then opts, inc = inc, nil end
   opts = opts or {}
-  if type(opts) ~= "table" then fail("%s: options must be a table { device_id = d, inc = n }", what) end
+  if type(opts) ~= "table" then fail("SIGNAL_OPTIONS", what) end
   compat.check_keys(opts, { device_id = true, inc = true }, what)
   inc = inc or opts.inc or 1
   sem = sem_ref(sem, what)
@@ -226,7 +225,7 @@ function M.semaphore_signal_parallel(...)
   local n = select("#", ...)
   for i = 1, n do
     local s = select(i, ...)
-    if type(s) ~= "table" or s.sem == nil then fail("semaphore_signal_parallel: argument %d must be mgpu.SemaphoreSignal(...)", i) end
+    if type(s) ~= "table" or s.sem == nil then fail("SIGNAL_PARALLEL_ARG", i) end
     M.semaphore_signal(s.sem, s.opts)
   end
 end
@@ -260,8 +259,7 @@ function M.check_sems(name, arrays)
   for i, a in ipairs(arrays) do
     for j, x in ipairs(a:to_table()) do   -- flat, row-major
       if x ~= 0 then
-        fail("kernel '%s': semaphore %d of scratch semaphore array %d holds %d after the kernel: every signal " ..
-             "needs a matching semaphore_wait before the kernel ends", name, j - 1, i, x)
+        fail("SEMAPHORE_LEFT_OVER", name, j - 1, i, x)
       end
     end
   end

@@ -17,6 +17,10 @@ ffi.cdef(gen.cdef)
 
 local M = { impl = "ffi" }
 
+-- Raise message `code` (mgpu.errmsg) without a position, as the C module
+-- does: the front end locates core errors at the script's line.
+local function raise(code, ...) error(compat.message(code, ...), 0) end
+
 local function here()
   local src = debug.getinfo(1, "S").source
   return src:sub(1, 1) == "@" and src:match("^@(.*)/[^/]*$") or "."
@@ -33,7 +37,7 @@ local function load_lib()
       tried[#tried + 1] = path
     end
   end
-  error("mgpu: cannot load libmgpu.so (tried " .. table.concat(tried, ", ") .. "); set MGPU_LIB", 0)
+  raise("CORE_NOT_LOADED", table.concat(tried, ", "))
 end
 
 local lib = load_lib()
@@ -42,7 +46,7 @@ M.lib = lib
 --- Refuse a library built from another header (the OpenResty pattern).
 function M.check_abi(have, want)
   if have ~= want then
-    error(string.format("mgpu: libmgpu has ABI version %d but mgpu.cdef expects %d; rebuild or fix MGPU_LIB", have, want), 0)
+    raise("CORE_ABI_MISMATCH", have, want)
   end
 end
 M.check_abi(lib.mgpu_abi_version(), gen.abi)
@@ -56,23 +60,20 @@ local function wrap(ptr, ctx, release)
   return setmetatable({ h = ptr, ctx = ctx or ptr, release = release }, Handle)
 end
 
-local function fail(ctx)
-  error(ffi.string(lib.mgpu_errmsg(ctx)), 0)
-end
 local function check(st, ctx)
-  if st ~= 0 then fail(ctx) end
+  if st ~= 0 then raise("ENGINE_ERROR", ffi.string(lib.mgpu_errmsg(ctx))) end
 end
 
 local function live(x, what)
   if type(x) ~= "table" or getmetatable(x) ~= Handle or x.h == nil then
-    error("mgpu: " .. what .. " is not a live mgpu handle", 0)
+    raise("NOT_HANDLE", what)
   end
   return x.h
 end
 
 local function dtype_of(name)
   local d = lib.mgpu_dtype_from_name(name)
-  if d < 0 then error("unknown dtype '" .. tostring(name) .. "'", 0) end
+  if d < 0 then raise("CORE_UNKNOWN_DTYPE", tostring(name)) end
   return d
 end
 
@@ -99,12 +100,12 @@ local mode_names = { [0] = "auto", "gpu", "interpret", "compile" }
 
 function M.ctx_new(mode, device)
   local m = modes[mode or "auto"]
-  if not m then error("bad argument #1 to 'ctx_new' (mode must be auto, gpu, interpret or compile)", 0) end
+  if not m then raise("CTX_MODE") end
   local o = ffi.new("mgpu_ctx_options")
   o.mode = m
   o.device = device or 0
   local out = ffi.new("mgpu_ctx*[1]")
-  if lib.mgpu_ctx_create(o, out) ~= 0 then error(ffi.string(lib.mgpu_errmsg(nil)), 0) end
+  check(lib.mgpu_ctx_create(o, out), nil)   -- no context yet: the thread's last error
   local h = wrap(out[0], nil, lib.mgpu_ctx_release)
   h.ctx = h.h
   return h
@@ -145,7 +146,7 @@ end
 local function allocator(name, alloc)
   return function(ctx, nbytes)
     local c = live(ctx, "context")
-    if nbytes < 0 then error("bad argument #2 to '" .. name .. "' (size must not be negative)", 0) end
+    if nbytes < 0 then raise("NEGATIVE_SIZE", name) end
     local out = ffi.new("mgpu_buffer*[1]")
     check(lib[alloc](c, nbytes, out), c)
     return wrap(out[0], c, lib.mgpu_buffer_release)
@@ -157,12 +158,12 @@ function M.buffer_size(b) return tonumber(lib.mgpu_buffer_size(live(b, "buffer")
 function M.buffer_address(b) return tonumber(lib.mgpu_buffer_address(live(b, "buffer"))) end
 
 -- Several devices (worlds of simulated devices are joined by the mgpu command only)
-function M.world_join() error("simulated devices are set up by the mgpu command (mgpu -n N)", 0) end
+function M.world_join() raise("WORLD_JOIN") end
 function M.world_leave(ctx) local c = live(ctx, "context"); check(lib.mgpu_world_leave(c), c) end
 function M.dist_uid()
   local uid = ffi.new("uint8_t[128]")
   if lib.mgpu_dist_uniqueid(uid, 128) ~= 0 then
-    error("cannot make an NVSHMEM unique id (libnvshmem_host.so.3 missing or failing; MGPU_NVSHMEM names it)", 0)
+    raise("NO_NVSHMEM_UID")
   end
   return ffi.string(uid, 128)
 end
@@ -190,7 +191,7 @@ local fill_kinds = { value = 0, iota = 1, uniform = 2, normal = 3 }
 function M.buffer_fill(b, kind, dtype, count, a, bb, seed)
   local h = live(b, "buffer")
   local f = ffi.new("mgpu_fill")
-  f.kind = fill_kinds[kind] or error("bad argument #2 to 'buffer_fill' (invalid option '" .. tostring(kind) .. "')", 0)
+  f.kind = fill_kinds[kind] or raise("FILL_KIND", tostring(kind))
   f.dtype = dtype_of(dtype)
   f.count = count
   f.a = a or 0
@@ -201,7 +202,7 @@ end
 
 function M.buffer_get(b, dtype, first, count)
   local h = live(b, "buffer")
-  if first < 0 or count < 0 then error("buffer_get: negative range", 0) end
+  if first < 0 or count < 0 then raise("BUFFER_GET_RANGE") end
   local tmp = ffi.new("double[?]", count > 0 and count or 1)
   check(lib.mgpu_buffer_get_f64(h, dtype_of(dtype), first, count, tmp), b.ctx)
   local out = {}
@@ -215,13 +216,13 @@ end
 
 function M.buffer_set(b, dtype, first, t)
   local h = live(b, "buffer")
-  if first < 0 then error("buffer_set: negative offset", 0) end
+  if first < 0 then raise("BUFFER_SET_OFFSET") end
   local n = #t
   local tmp = ffi.new("double[?]", n > 0 and n or 1)
   for i = 1, n do
     local v = t[i]
     if type(v) == "boolean" then v = v and 1 or 0 end
-    if type(v) ~= "number" then error("element " .. i .. " is not a number", 0) end
+    if type(v) ~= "number" then raise("CORE_ELEMENT_NOT_NUMBER", i) end
     tmp[i - 1] = v
   end
   check(lib.mgpu_buffer_set_f64(h, dtype_of(dtype), first, n, tmp), b.ctx)
@@ -229,7 +230,7 @@ end
 
 function M.buffer_copy(dst, doff, src, soff, n)
   local d, s = live(dst, "buffer"), live(src, "buffer")
-  if doff < 0 or soff < 0 or n < 0 then error("buffer_copy: negative offset or size", 0) end
+  if doff < 0 or soff < 0 or n < 0 then raise("BUFFER_COPY_RANGE") end
   check(lib.mgpu_buffer_copy(d, doff, s, soff, n), dst.ctx)
 end
 
@@ -241,11 +242,11 @@ function M.builder(ctx, opts)
   local name = opts.name
   o.name = name
   local g = opts.grid or {}
-  if #g > 8 then error("grid must have at most 8 dimensions", 0) end
+  if #g > 8 then raise("CORE_GRID_RANK") end
   o.grid_rank = #g
   for i = 1, #g do o.grid[i - 1] = g[i] end
   local cl = opts.cluster or {}
-  if #cl > 3 then error("cluster must have at most 3 dimensions", 0) end
+  if #cl > 3 then raise("CORE_CLUSTER_RANK") end
   o.cluster_rank = #cl
   for i = 1, #cl do o.cluster[i - 1] = cl[i] end
   o.num_threads = opts.num_threads or 1
@@ -351,7 +352,7 @@ function M.launch(k, args, stream)
     local x = args[i]
     if type(x) == "number" then a[i - 1].scalar = x
     elseif type(x) == "table" and getmetatable(x) == Handle and x.h ~= nil then a[i - 1].buffer = x.h
-    else error("launch: argument " .. i .. " is neither a number nor a live buffer", 0) end
+    else raise("LAUNCH_BAD_ARGUMENT", i) end
   end
   local la = ffi.new("mgpu_launch_args")
   la.args, la.nargs, la.stream = a, n, stream or 0
@@ -384,7 +385,7 @@ local host_ops = { add = 0, sub = 1, mul = 2, div = 3, max = 4, min = 5, neg = 6
                    sqrt = 10, tanh = 11, round = 12, sum = 13, mean = 14 }
 local function host_op(name)
   local o = host_ops[name]
-  if not o then error("bad argument #1 (invalid option '" .. tostring(name) .. "')", 0) end
+  if not o then raise("HOST_OP", tostring(name)) end
   return o
 end
 
@@ -449,7 +450,7 @@ end
 
 function M.host_get(a, first, count)
   local h = live(a, "host array")
-  if first < 0 or count < 0 or first + count > host_count(h) then error("host_get: range out of bounds", 0) end
+  if first < 0 or count < 0 or first + count > host_count(h) then raise("HOST_RANGE", "host_get") end
   local v = lib.mgpu_host_data(h)
   local out = {}
   for i = 1, count do out[i] = v[first + i - 1] end
@@ -458,7 +459,7 @@ end
 
 function M.host_set(a, first, t)
   local h = live(a, "host array")
-  if first < 0 or first + #t > host_count(h) then error("host_set: range out of bounds", 0) end
+  if first < 0 or first + #t > host_count(h) then raise("HOST_RANGE", "host_set") end
   local v = lib.mgpu_host_data(h)
   for i = 1, #t do v[first + i - 1] = t[i] end
 end

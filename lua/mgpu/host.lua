@@ -44,7 +44,7 @@ end
 -- `self` of a method must be a host array (h:sum(), not h.sum()).
 local function need_host(x, method)
   if not M.is_host(x) then
-    fail("%s: expected a host array (call it as h:%s(...)), got %s", method, method, what(x))
+    fail("HOST_NOT_HOST", method, method, what(x))
   end
   return x
 end
@@ -52,7 +52,7 @@ end
 --- A host copy of a device array (or a host array, returned as is).
 function M.from(x)
   if M.is_host(x) then return x end
-  if not array.is_array(x) then fail("host.from: expected an mgpu array, got %s", type(x)) end
+  if not array.is_array(x) then fail("HOST_FROM_NOT_ARRAY", type(x)) end
   array.no_data(x, "host.from")
   local h = call("host_new", context.get(), x.shape)
   call("host_download", h, x.buf, x.dtype)
@@ -61,19 +61,19 @@ end
 
 function M.zeros(shape)
   shape = compat.shape(shape, "host.zeros: shape")
-  if #shape > 8 then fail("host.zeros: a host array has at most 8 dimensions, got shape %s", compat.shape_str(shape)) end
+  if #shape > 8 then fail("HOST_RANK", compat.shape_str(shape)) end
   return wrap(call("host_new", context.get(), shape))
 end
 
 function M.from_table(t, shape)
-  if type(t) ~= "table" then fail("host.from_table: expected a table of numbers, got %s", type(t)) end
+  if type(t) ~= "table" then fail("NOT_NUMBERS", "host.from_table", type(t)) end
   for i = 1, #t do
-    if type(t[i]) ~= "number" then fail("host.from_table: value %d must be a number, got %s", i, type(t[i])) end
+    if type(t[i]) ~= "number" then fail("HOST_VALUE_NOT_NUMBER", i, type(t[i])) end
   end
   local h = M.zeros(shape or #t)
   local n = compat.numel(h.shape)
   if #t ~= n then
-    fail("host.from_table: %d values for shape %s (%d elements)", #t, compat.shape_str(h.shape), n)
+    fail("HOST_VALUE_COUNT", #t, compat.shape_str(h.shape), n)
   end
   call("host_set", h.h, 0, t)
   return h
@@ -97,13 +97,13 @@ local function operand(x, name)
   if M.is_host(x) then return x.h end
   if type(x) == "number" then return x end
   if array.is_array(x) then return M.from(x).h end
-  fail("%s: host arrays combine with host arrays, device arrays and numbers, not %s", name, type(x))
+  fail("HOST_BAD_OPERAND", name, type(x))
 end
 
 local function binop(name)
   return function(a, b)
     if not M.is_host(a) and not M.is_host(b) then   -- Host.max(x, y) with neither a host array
-      fail("%s: expected a host array, got %s and %s", name, what(a), what(b))
+      fail("HOST_OPERANDS", name, what(a), what(b))
     end
     if type(a) == "number" then   -- number op host: lift the number
       local s = M.zeros({})
@@ -127,7 +127,7 @@ local codes = require("mgpu.trace").dtype_codes
 function Host:round(dtype)
   need_host(self, "round")
   local c = codes[dtype]
-  if not c then fail("round: unknown dtype %s", tostring(dtype)) end
+  if not c then fail("UNKNOWN_DTYPE", "round", tostring(dtype)) end
   return wrap(call("host_map", "round", self.h, c))
 end
 
@@ -136,7 +136,7 @@ local function reducer(name, method)
     need_host(a, method)
     axis = axis == nil and -1 or compat.int(axis, method .. " axis")
     if axis < -#a.shape or axis >= #a.shape then
-      fail("%s: axis %d is out of range for shape %s", method, axis, compat.shape_str(a.shape))
+      fail("HOST_AXIS", method, axis, compat.shape_str(a.shape))
     end
     return wrap(call("host_reduce", name, a.h, axis, keepdims and true or false))
   end
@@ -148,14 +148,14 @@ function Host:rows(start, size)
   need_host(self, "rows")
   start, size = compat.int(start, "rows: start"), compat.int(size, "rows: size")
   if #self.shape < 1 or start < 0 or size < 0 or start + size > self.shape[1] then
-    fail("rows: rows [%d, %d) are out of range for shape %s", start, start + size, compat.shape_str(self.shape))
+    fail("HOST_ROWS", start, start + size, compat.shape_str(self.shape))
   end
   return wrap(call("host_slice", self.h, start, size))
 end
 
 local function host_operand(x, what_for)
   if M.is_host(x) or array.is_array(x) then return M.from(x) end
-  fail("%s: expected a host or device array, got %s", what_for, type(x))
+  fail("HOST_NOT_ARRAY", what_for, type(x))
 end
 
 function M.matmul(a, b)

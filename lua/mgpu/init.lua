@@ -91,7 +91,7 @@ mgpu._NOT_PROVIDED = {
 }
 setmetatable(mgpu, { __index = function(_, k)
   local why = rawget(mgpu, "_NOT_PROVIDED")[k]
-  if why then compat.fail("mgpu.%s is not provided: %s", tostring(k), why) end
+  if why then compat.fail("NOT_PROVIDED", "mgpu." .. tostring(k), why) end
 end })
 
 --- Device information: sm_count, name, smem_per_block, mode, ...

@@ -28,10 +28,10 @@ M.MAX_RANK = 8
 function M.shape(shape, dtype)
   dtype = dtype or "f32"
   if type(dtype) ~= "string" or not context.core.dtype_size(dtype) or dtype == "pred" then
-    fail("shape: unknown dtype %s", tostring(dtype))
+    fail("UNKNOWN_DTYPE", "shape", tostring(dtype))
   end
   shape = compat.shape(shape, "shape")
-  if #shape > M.MAX_RANK then fail("shape: at most %d dimensions, got %d", M.MAX_RANK, #shape) end
+  if #shape > M.MAX_RANK then fail("SHAPE_RANK", M.MAX_RANK, #shape) end
   return setmetatable({ shape = shape, dtype = dtype }, Shape)
 end
 
@@ -42,10 +42,10 @@ Scalar.__index = Scalar
 Scalar.__tostring = function(s) return string.format("mgpu.scalar(%s, %s)", tostring(s.value), s.dtype) end
 
 function M.scalar(value, dtype)
-  if type(value) ~= "number" then fail("scalar: value must be a number, got %s", type(value)) end
+  if type(value) ~= "number" then fail("SCALAR_NOT_NUMBER", type(value)) end
   dtype = dtype or (compat.is_int(value) and "i32" or "f32")
   if type(dtype) ~= "string" or not context.core.dtype_size(dtype) or dtype == "pred" or dtype:match("^f8") then
-    fail("scalar: dtype must be a numeric dtype other than pred and f8, got %s", tostring(dtype))
+    fail("SCALAR_DTYPE", tostring(dtype))
   end
   return setmetatable({ value = value, dtype = dtype }, Scalar)
 end
@@ -86,30 +86,30 @@ M.LoweringSemantics = { Warpgroup = "Warpgroup", Lane = "Lane" }
 -- on a GPU.  A list of strings ("--maxrregcount=128", "-O2") or a table
 -- { maxrregcount = 128, opt_level = 2 }.
 local function parse_flags(f)
-  if type(f) ~= "table" then fail("CompilerParams: flags must be a table such as { \"--maxrregcount=128\" }") end
+  if type(f) ~= "table" then fail("FLAGS_NOT_TABLE") end
   local out = {}
   local function set(name, v, shown)
     local n = tonumber(v)
-    if not n or n ~= math.floor(n) then fail("CompilerParams: flags: %s needs an integer, got %s", shown, tostring(v)) end
+    if not n or n ~= math.floor(n) then fail("FLAG_NOT_INTEGER", shown, tostring(v)) end
     if name == "maxrregcount" then
-      if n < 16 or n > 255 then fail("CompilerParams: flags: maxrregcount must be between 16 and 255, got %d", n) end
+      if n < 16 or n > 255 then fail("FLAG_MAXRREGCOUNT", n) end
       out.max_registers = math.floor(n)
     else
-      if n < 0 or n > 4 then fail("CompilerParams: flags: the optimization level must be 0..4, got %d", n) end
+      if n < 0 or n > 4 then fail("FLAG_OPT_LEVEL", n) end
       out.opt_level = math.floor(n)
     end
   end
   local supported = "supported: --maxrregcount=N and -O0..-O4 (maxrregcount, opt_level)"
   for k, v in pairs(f) do
     if type(k) == "number" then
-      if type(v) ~= "string" then fail("CompilerParams: flags[%d] must be a string, got %s", k, type(v)) end
+      if type(v) ~= "string" then fail("FLAG_NOT_STRING", k, type(v)) end
       local r = v:match("^%-%-?maxrregcount[= ](.+)$")
       local o = v:match("^%-O(%d)$") or v:match("^%-%-opt%-level[= ](.+)$")
       if r then set("maxrregcount", r, v) elseif o then set("opt_level", o, v)
-      else fail("CompilerParams: flags: unknown JIT option '%s' (%s)", v, supported) end
+      else fail("UNKNOWN_JIT_OPTION", v, supported) end
     elseif k == "maxrregcount" or k == "max_registers" then set("maxrregcount", v, k)
     elseif k == "opt_level" or k == "optimization_level" then set("opt_level", v, k)
-    else fail("CompilerParams: flags: unknown JIT option '%s' (%s)", tostring(k), supported) end
+    else fail("UNKNOWN_JIT_OPTION", tostring(k), supported) end
   end
   return out
 end
@@ -118,57 +118,57 @@ end
 --- "Warpgroup" (layouts inferred, the default) or "Lane" (chosen eagerly).
 function M.CompilerParams(opts)
   opts = opts or {}
-  if type(opts) ~= "table" then fail("CompilerParams expects a table of fields, got %s", type(opts)) end
+  if type(opts) ~= "table" then fail("PARAMS_NOT_TABLE", type(opts)) end
   for k in pairs(opts) do
-    if tpu_only[k] then fail("CompilerParams: %s is TPU-only; on Hopper %s", k, tpu_only[k]) end
-    if not known_params[k] then fail("CompilerParams: unknown field '%s'", tostring(k)) end
+    if tpu_only[k] then fail("PARAMS_TPU_ONLY", k, tpu_only[k]) end
+    if not known_params[k] then fail("PARAMS_UNKNOWN_FIELD", tostring(k)) end
   end
   local ps, pd = opts.profile_space, opts.profile_dir
   if (ps ~= nil and ps ~= 0) ~= (pd ~= nil and pd ~= "") then
-    fail("CompilerParams: profile_space and profile_dir go together (got only %s)", (ps ~= nil and ps ~= 0) and "profile_space" or "profile_dir")
+    fail("PROFILE_HALF", (ps ~= nil and ps ~= 0) and "profile_space" or "profile_dir")
   end
   if ps ~= nil and ps ~= 0 then
     ps = compat.int(ps, "CompilerParams: profile_space")
-    if ps < 1 then fail("CompilerParams: profile_space (events per warpgroup) must be positive, got %d", ps) end
-    if type(pd) ~= "string" then fail("CompilerParams: profile_dir must be a directory name") end
+    if ps < 1 then fail("PROFILE_SPACE", ps) end
+    if type(pd) ~= "string" then fail("PROFILE_DIR") end
   else
     ps, pd = nil, nil
   end
   local scope = opts.profile_trace_scope
   if scope ~= nil and scope ~= "warpgroup" and scope ~= "warp" then
-    fail("CompilerParams: profile_trace_scope must be \"warpgroup\" or \"warp\", got %s", compat.describe(scope))
+    fail("PROFILE_SCOPE", compat.describe(scope))
   end
-  if scope ~= nil and not ps then fail("CompilerParams: profile_trace_scope needs profile_space and profile_dir") end
+  if scope ~= nil and not ps then fail("PROFILE_SCOPE_ALONE") end
   local vl = opts.vmem_limit_bytes
   if vl ~= nil then
     vl = compat.int(vl, "CompilerParams: vmem_limit_bytes")
-    if vl < 0 then fail("CompilerParams: vmem_limit_bytes (the SMEM budget) must not be negative, got %d", vl) end
+    if vl < 0 then fail("NEGATIVE", "CompilerParams: vmem_limit_bytes (the SMEM budget)", vl) end
   end
   local flags = opts.flags ~= nil and parse_flags(opts.flags) or {}
   local ls = opts.lowering_semantics or "Warpgroup"
-  if semantics[ls] == nil then fail("CompilerParams: lowering_semantics must be \"Warpgroup\" or \"Lane\", got %s", tostring(ls)) end
+  if semantics[ls] == nil then fail("LOWERING_SEMANTICS", tostring(ls)) end
   local rs = opts.reduction_scratch_bytes and compat.int(opts.reduction_scratch_bytes, "reduction_scratch_bytes") or 0
-  if rs < 0 then fail("CompilerParams: reduction_scratch_bytes must not be negative, got %d", rs) end
+  if rs < 0 then fail("NEGATIVE", "CompilerParams: reduction_scratch_bytes", rs) end
   local ds = opts.dimension_semantics
   if ds ~= nil then
-    if type(ds) ~= "table" then fail("CompilerParams: dimension_semantics must be a table such as { \"parallel\", \"sequential\" }") end
+    if type(ds) ~= "table" then fail("DIMENSION_SEMANTICS_NOT_TABLE") end
     local norm = {}
     for i = 1, #ds do
       local v = ds[i]
       if v == "arbitrary" then v = "sequential" end
       if v ~= "parallel" and v ~= "sequential" then
-        fail("CompilerParams: dimension_semantics[%d] must be \"parallel\" or \"sequential\", got %s", i, tostring(ds[i]))
+        fail("DIMENSION_SEMANTICS_BAD", i, tostring(ds[i]))
       end
       norm[i] = v
     end
     ds = norm
   end
   local mcs = compat.int(opts.max_concurrent_steps or 1, "CompilerParams: max_concurrent_steps")
-  if mcs < 1 then fail("CompilerParams: max_concurrent_steps must be at least 1, got %d", mcs) end
+  if mcs < 1 then fail("LESS_THAN_ONE", "CompilerParams: max_concurrent_steps", mcs) end
   local dr = compat.int(opts.delay_release or 0, "CompilerParams: delay_release")
-  if dr < 0 then fail("CompilerParams: delay_release must not be negative, got %d", dr) end
+  if dr < 0 then fail("NEGATIVE", "CompilerParams: delay_release", dr) end
   if dr >= mcs then
-    fail("CompilerParams: delay_release = %d must be less than max_concurrent_steps = %d", dr, mcs)
+    fail("DELAY_NOT_BELOW_DEPTH", "CompilerParams", dr, mcs)
   end
   return setmetatable({ approx_math = opts.approx_math and true or false, lowering_semantics = semantics[ls],
                         unsafe_no_auto_barriers = opts.unsafe_no_auto_barriers and true or false,
@@ -190,9 +190,9 @@ Kernel.__index = Kernel
 local function check_names(names, n, what)
   if names == nil then return nil end
   if type(names) == "string" then names = { names } end
-  if type(names) ~= "table" or #names ~= n then fail("%s must name each of the %d axes", what, n) end
+  if type(names) ~= "table" or #names ~= n then fail("NAMES_PER_AXIS", what, n) end
   for i = 1, n do
-    if type(names[i]) ~= "string" then fail("%s[%d] must be a string", what, i) end
+    if type(names[i]) ~= "string" then fail("NAME_NOT_STRING", what, i) end
   end
   return names
 end
@@ -208,7 +208,7 @@ local dump_kinds = { ir = true, layout = true, smem = true, ptx = true, sass = t
 local function parse_debug(v)
   if v == nil or v == false then return nil end
   if v == true then return { ir = true, layout = true, smem = true, ptx = true, sass = true, time = true } end
-  if type(v) ~= "string" then fail("mgpu.kernel: debug must be true or a string such as \"ir,ptx,time\"") end
+  if type(v) ~= "string" then fail("KERNEL_DEBUG") end
   local set
   for w in v:gmatch("[^,%s]+") do
     if w == "all" or w == "1" then return parse_debug(true) end
@@ -227,62 +227,61 @@ local env_debug = parse_debug(os.getenv("MGPU_DEBUG") or false)
 --- i runs along the same hardware axis as the last-but-i grid axis, and
 --- mgpu.axis_index(cluster_names[i]) is the block's index in its cluster.
 function M.kernel(spec)
-  if type(spec) ~= "table" then fail("mgpu.kernel expects a table of options") end
+  if type(spec) ~= "table" then fail("EXPECTS_OPTIONS", "mgpu.kernel") end
   for k in pairs(spec) do
-    if not known_spec[k] then fail("mgpu.kernel: unknown option '%s'", tostring(k)) end
+    if not known_spec[k] then fail("UNKNOWN_OPTION", "mgpu.kernel", tostring(k)) end
   end
-  if type(spec.body) ~= "function" then fail("mgpu.kernel: body must be a function") end
+  if type(spec.body) ~= "function" then fail("NOT_FUNCTION", "mgpu.kernel: body") end
   local out = spec.out_shape or spec.out_type
-  if out == nil then fail("mgpu.kernel: out_shape is required") end
+  if out == nil then fail("REQUIRED", "mgpu.kernel: out_shape") end
   local scratch = spec.scratch_shapes or spec.scratch_types or {}
   if smem.is_spec(scratch) then scratch = { scratch } end
-  if type(scratch) ~= "table" then fail("mgpu.kernel: scratch_shapes must be a table of mgpu.SMEM(...)") end
+  if type(scratch) ~= "table" then fail("SCRATCH_NOT_TABLE") end
   local named = next(scratch) ~= nil and #scratch == 0      -- { name = spec, ... }: one table for the body
   if named then
     for key, v in pairs(scratch) do
       if type(key) ~= "string" then
-        fail("mgpu.kernel: scratch_shapes must be a list or a table of names (got key %s)", tostring(key))
+        fail("SCRATCH_BAD_KEY", tostring(key))
       end
       if not smem.is_spec(v) and not (type(v) == "table" and getmetatable(v) == nil) then
-        fail("mgpu.kernel: scratch_shapes.%s must be mgpu.SMEM(...), mgpu.Barrier{...} or a table of them", key)
+        fail("SCRATCH_BAD_NAMED", key)
       end
     end
   else
     for i = 1, #scratch do
       if not smem.is_spec(scratch[i]) then
-        fail("mgpu.kernel: scratch_shapes[%d] must be mgpu.SMEM(...) or mgpu.Barrier{...}", i)
+        fail("SCRATCH_BAD_ITEM", i)
       end
     end
     for key in pairs(scratch) do
       if type(key) ~= "number" then
-        fail("mgpu.kernel: scratch_shapes is either a list or a table of names, not both (got key '%s')", tostring(key))
+        fail("SCRATCH_MIXED", tostring(key))
       end
     end
   end
   local name = spec.name or "kernel"
   if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
-    fail("mgpu.kernel: name must be an identifier (letters, digits, _), got %s", tostring(name))
+    fail("KERNEL_BAD_NAME", tostring(name))
   end
   local nt = spec.num_threads == nil and 1 or compat.int(spec.num_threads, "num_threads")
   if nt < 1 or nt > 8 then
-    fail("num_threads (warpgroups per block) must be between 1 and 8, got %d (%d threads; a block has at most 1024, " ..
-         "128 per warpgroup)", nt, nt * 128)
+    fail("NUM_THREADS", nt, nt * 128)
   end
-  if spec.thread_name ~= nil and type(spec.thread_name) ~= "string" then fail("thread_name must be a string") end
+  if spec.thread_name ~= nil and type(spec.thread_name) ~= "string" then fail("THREAD_NAME_NOT_STRING") end
   local cluster = spec.cluster or {}
   if type(cluster) == "number" then cluster = { cluster } end
-  if type(cluster) ~= "table" or #cluster > 3 then fail("cluster must be a table of at most 3 sizes") end
+  if type(cluster) ~= "table" or #cluster > 3 then fail("CLUSTER_NOT_TABLE") end
   local csize = 1
   for i = 1, #cluster do
     cluster[i] = compat.int(cluster[i], "cluster[" .. i .. "]")
-    if cluster[i] < 1 then fail("cluster[%d] must be at least 1, got %d", i, cluster[i]) end
+    if cluster[i] < 1 then fail("ITEM_LESS_THAN_ONE", "cluster", i, cluster[i]) end
     csize = csize * cluster[i]
   end
-  if csize > 8 then fail("a cluster may hold at most 8 blocks (the portable cluster size), got %d", csize) end
+  if csize > 8 then fail("CLUSTER_TOO_LARGE", csize) end
   local cluster_names = check_names(spec.cluster_names, #cluster, "cluster_names")
   local cp = spec.compiler_params
   if cp ~= nil and not M.is_params(cp) then
-    fail("compiler_params must come from mgpu.CompilerParams{...}")
+    fail("COMPILER_PARAMS_NOT_PARAMS")
   end
   local k = setmetatable({
     name = name, body = spec.body, out = out, scratch = scratch, scratch_named = named, grid = spec.grid or {}, grid_names = spec.grid_names,
@@ -309,13 +308,13 @@ local function resolve_grid(k, args)
   local g = k.grid
   if type(g) == "function" then g = call_user(g, args, "grid function", k) end
   if type(g) == "number" then g = { g } end
-  if type(g) ~= "table" then fail("grid must be a table of sizes (or a function returning one)") end
-  if #g > 8 then fail("grid has %d dimensions; at most 8 are supported", #g) end
+  if type(g) ~= "table" then fail("GRID_NOT_TABLE") end
+  if #g > 8 then fail("GRID_RANK", #g) end
   local out = {}
   for i = 1, #g do
     out[i] = compat.int(g[i], "grid[" .. i .. "]")
-    if out[i] < 1 then fail("grid[%d] must be at least 1, got %d", i, out[i]) end
-    if out[i] > 2147483647 then fail("grid[%d] = %d is more than 2^31-1 blocks", i, out[i]) end
+    if out[i] < 1 then fail("ITEM_LESS_THAN_ONE", "grid", i, out[i]) end
+    if out[i] > 2147483647 then fail("GRID_TOO_LARGE", i, out[i]) end
   end
   return out
 end
@@ -325,9 +324,9 @@ local function resolve_out(k, args)
   if type(o) == "function" then o = call_user(o, args, "out_shape function", k) end
   local single = getmetatable(o) == Shape
   local list = single and { o } or o
-  if type(list) ~= "table" then fail("out_shape must be mgpu.shape(...) or a table of them") end
+  if type(list) ~= "table" then fail("OUT_SHAPE_NOT_SHAPES") end
   for i = 1, #list do
-    if getmetatable(list[i]) ~= Shape then fail("out_shape[%d] must be made with mgpu.shape(shape, dtype)", i) end
+    if getmetatable(list[i]) ~= Shape then fail("OUT_SHAPE_ITEM", i) end
   end
   return list, single
 end
@@ -353,7 +352,7 @@ local function trace_kernel(k, args, grid, outs)
                                unsafe_no_auto_barriers = k.params.unsafe_no_auto_barriers,
                                disable_bounds_checks = k.params.disable_bounds_checks,
                                reduction_scratch_bytes = k.params.reduction_scratch_bytes })
-  if not okb then fail("kernel '%s': %s", k.name, tostring(b)) end
+  if not okb then fail("KERNEL_FAILED", k.name, tostring(b)) end
   local t = { core = core, b = b, spec = k, grid = grid }
   local refs = {}
   core.loc(b, k.where)
@@ -402,8 +401,7 @@ local function trace_kernel(k, args, grid, outs)
   if vl then     -- the SMEM budget (Pallas TPU's vmem_limit_bytes)
     local need = core.resources(kern).smem_bytes
     if need > vl then
-      fail("kernel '%s' needs %d bytes of SMEM but compiler_params.vmem_limit_bytes (the SMEM budget) is %d",
-           k.name, need, vl)
+      fail("SMEM_OVER_BUDGET", k.name, need, vl)
     end
   end
   for _, p in ipairs(t.print_layouts or {}) do
@@ -452,7 +450,7 @@ local function write_ptx(k, entry)
   M.emitted[name] = n
   local path = dir .. "/" .. (n == 1 and name or (name .. "." .. n)) .. ".ptx"
   local f, err = io.open(path, "w")
-  if not f then fail("cannot write PTX: %s", err) end
+  if not f then fail("PTX_WRITE", err) end
   f:write(core.text(entry.kernel, "ptx"))
   f:close()
 end
@@ -490,7 +488,7 @@ local function check_arity(self, nargs, nouts)
   if nparams < total and nargs <= nparams and want < 1 then return end
   local parts = { plural(math.max(want, 0), "input"), plural(nouts, "output") }
   if nscratch > 0 then parts[3] = plural(nscratch, "scratch ref") end
-  fail("kernel '%s' takes %s, got %s (its body has %s: %s)", self.name, plural(math.max(want, 0), "input"),
+  fail("KERNEL_ARG_COUNT", self.name, plural(math.max(want, 0), "input"),
        plural(nargs, "argument"), plural(nparams, "parameter"), table.concat(parts, ", "))
 end
 
@@ -511,7 +509,7 @@ local function entry_for(self, args)
   if not ok then     -- an out_shape function given too few inputs fails inside: say so
     local f = type(self.out) == "function" and debug.getinfo(self.out, "u")
     if f and f.nparams and not f.isvararg and f.nparams > #args then
-      fail("kernel '%s': out_shape takes %s, got %s", self.name, plural(f.nparams, "input"), plural(#args, "argument"))
+      fail("OUT_SHAPE_ARITY", self.name, plural(f.nparams, "input"), plural(#args, "argument"))
     end
     error(outs, 0)
   end
@@ -534,18 +532,17 @@ local function check_args(self, args, nargs)
   for i = 1, nargs do
     if args[i] == nil then
       local want = type(self.out) ~= "function" and input_count(self, getmetatable(self.out) == Shape and 1 or #self.out)
-      fail("kernel '%s': argument %d of %d is nil%s", self.name, i, nargs,
+      fail("KERNEL_ARG_NIL", self.name, i, nargs,
            want and string.format(" (the kernel takes %s)", plural(want, "input")) or "")
     end
   end
   for i = 1, nargs do
     if getmetatable(args[i]) == Shape then args[i] = array.spec(args[i].shape, args[i].dtype) end
     if not array.is_array(args[i]) and not as_scalar(args[i]) then
-      fail("kernel '%s': argument %d must be an mgpu array or a number, got %s", self.name, i, describe_arg(args[i]))
+      fail("KERNEL_ARG_TYPE", self.name, i, describe_arg(args[i]))
     end
     if array.is_array(args[i]) and #args[i].shape > M.MAX_RANK then
-      fail("kernel '%s': argument %d has %d dimensions; kernel arrays have at most %d", self.name, i,
-           #args[i].shape, M.MAX_RANK)
+      fail("KERNEL_ARG_RANK", self.name, i, #args[i].shape, M.MAX_RANK)
     end
   end
   return nargs
@@ -555,9 +552,7 @@ local function prepare(self, args, running, nargs)
   nargs = check_args(self, args, nargs)
   for i = 1, nargs do
     if running and array.is_abstract(args[i]) and not array.compile_only() then
-      fail("kernel '%s': argument %d is an abstract array (%s%s, no data): only k:lower(...) and compile-only mode " ..
-           "(mgpu --emit-ptx, MGPU_COMPILE_ONLY=1) take abstract arrays", self.name, i, args[i].dtype,
-           compat.shape_str(args[i].shape))
+      fail("KERNEL_ARG_ABSTRACT", self.name, i, args[i].dtype, compat.shape_str(args[i].shape))
     end
   end
   local entry, outs, single, new, key = entry_for(self, args)
@@ -598,7 +593,7 @@ local function launch(self, entry, args, results)
     entry.compiled = true
   end
   local ok, err = pcall(context.core.launch, entry.kernel, bufs)
-  if not ok then fail("%s", err) end
+  if not ok then fail("ENGINE_ERROR", err) end
   if entry.sem_arrays and context.info().mode == "interpret" then distributed.check_sems(self.name, entry.sem_arrays) end
   if pbuf then profile.write(entry.profile, pbuf:to_table(), self.name, self.interpret or context.info().mode == "interpret") end
 end
@@ -622,7 +617,7 @@ end
 --- array, or a table of them matching out_shape) and return them.
 -- Methods called with . instead of : get something else as self.
 local function check_self(self, what)
-  if getmetatable(self) ~= Kernel then fail("%s: call it as k:%s(...) (with a colon), got %s as the kernel", what, what, type(self)) end
+  if getmetatable(self) ~= Kernel then fail("KERNEL_NO_COLON", what, what, type(self)) end
 end
 
 function Kernel:call_into(outs, ...)
@@ -632,17 +627,17 @@ function Kernel:call_into(outs, ...)
   if getmetatable(outs) == Shape then outs = array.spec(outs.shape, outs.dtype) end
   local list = array.is_array(outs) and { outs } or outs
   if type(list) ~= "table" or #list ~= #shapes then
-    fail("kernel '%s': call_into needs %d output array(s)", self.name, #shapes)
+    fail("CALL_INTO_COUNT", self.name, #shapes)
   end
   for i = 1, #shapes do
     local o = list[i]
     if not array.is_array(o) or o.dtype ~= shapes[i].dtype or compat.shape_str(o.shape) ~= compat.shape_str(shapes[i].shape) then
-      fail("kernel '%s': output %d must be a %s%s array", self.name, i, shapes[i].dtype, compat.shape_str(shapes[i].shape))
+      fail("CALL_INTO_OUTPUT", self.name, i, shapes[i].dtype, compat.shape_str(shapes[i].shape))
     end
   end
   for i = 1, #list do
     if list[i].abstract and not array.compile_only() then
-      fail("kernel '%s': output %d is an abstract array (no data) outside compile-only mode", self.name, i)
+      fail("CALL_INTO_ABSTRACT", self.name, i)
     end
   end
   if not array.compile_only() then launch(self, entry, args, list) end
@@ -676,7 +671,7 @@ end
 --- bytes; registers once loaded on a GPU) for these arguments (arrays,
 --- abstract arrays, mgpu.shape values or numbers).
 function M.show(k, ...)
-  if not M.is_kernel(k) then fail("show: expected an mgpu.kernel, got %s", type(k)) end
+  if not M.is_kernel(k) then fail("SHOW_NOT_KERNEL", type(k)) end
   local args = abstract_args(compat.pack(...))
   check_args(k, args)
   local kern = entry_for(k, args).kernel

@@ -24,10 +24,10 @@ function M.is_layout(x) return getmetatable(x) == Layout end
 
 --- The layout of the array reduced over `axes` (of the dims the layout tiles).
 function Layout:reduce(...)
-  if not M.is_layout(self) then compat.fail("reduce: call it as layout:reduce(axes) (with a colon)") end
+  if not M.is_layout(self) then compat.fail("LAYOUT_REDUCE_NO_COLON") end
   local axes = { ... }
   if type(axes[1]) == "table" then axes = axes[1] end
-  if #axes == 0 then compat.fail("reduce: give at least one axis") end
+  if #axes == 0 then compat.fail("LAYOUT_REDUCE_NO_AXIS") end
   local parts = {}
   for i = 1, #axes do parts[i] = string.format("%d", compat.int(axes[i], "reduce axis")) end
   return new(self.text .. ".reduce(" .. table.concat(parts, ",") .. ")")
@@ -38,7 +38,7 @@ Replicated.__index = Replicated
 --- A warp or lane factor holding copies (Pallas' plgpu.Replicated).
 function M.Replicated(n)
   n = compat.int(n, "Replicated count")
-  if n < 1 then compat.fail("Replicated count must be at least 1") end
+  if n < 1 then compat.fail("REPLICATED_COUNT") end
   return setmetatable({ n = n }, Replicated)
 end
 
@@ -49,7 +49,7 @@ local function dims_text(list, what)
     if getmetatable(d) == Replicated then parts[i] = "rep" .. d.n
     else
       d = compat.int(d, what .. "[" .. i .. "]")
-      if d >= 0 then compat.fail("%s[%d] must be a negative tiled-dimension index (or mgpu.Replicated(n))", what, i) end
+      if d >= 0 then compat.fail("LAYOUT_DIM_NOT_NEGATIVE", what, i) end
       parts[i] = string.format("%d", d)
     end
   end
@@ -77,7 +77,7 @@ M.Layout = {
   end,
   --- TILED{ tiling = {...}, warp_dims = {...}, lane_dims = {...}, vector_dim = -1 }
   TILED = function(spec)
-    if type(spec) ~= "table" or type(spec.tiling) ~= "table" then compat.fail("TILED needs a tiling table") end
+    if type(spec) ~= "table" or type(spec.tiling) ~= "table" then compat.fail("TILED_NO_TILING") end
     local tiles = {}
     for i, t in ipairs(spec.tiling) do
       if type(t) == "number" then t = { t } end
@@ -106,14 +106,14 @@ local missing = {
   MMA_ACC = "Ampere mma.sync fragments; on Hopper use WGMMA",
 }
 setmetatable(M.Layout, { __index = function(_, k)
-  if missing[k] then compat.fail("mgpu.Layout.%s is not provided: %s", k, missing[k]) end
-  compat.fail("mgpu.Layout has no member '%s' (it has %s)", tostring(k), table.concat(compat.sorted_keys(M.Layout), ", "))
+  if missing[k] then compat.fail("NOT_PROVIDED", "mgpu.Layout." .. k, missing[k]) end
+  compat.fail("LAYOUT_NO_MEMBER", tostring(k), table.concat(compat.sorted_keys(M.Layout), ", "))
 end })
 
 --- Text of a layout argument (nil stays nil).
 function M.text(l, what)
   if l == nil then return nil end
-  if getmetatable(l) ~= Layout then compat.fail("%s must be an mgpu.Layout, got %s", what, type(l)) end
+  if getmetatable(l) ~= Layout then compat.fail("NOT_LAYOUT", what, type(l)) end
   return l.text
 end
 

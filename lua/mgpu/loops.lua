@@ -64,19 +64,19 @@ end
 function M.count(x, what)
   if is_value(x) then
     if x.kind ~= "scalar" or (x.dtype ~= "i32" and x.dtype ~= "u32") then
-      fail("%s must be an integer or a traced i32 scalar", what)
+      fail("NOT_INT_OR_I32", what)
     end
     return x
   end
   local n = compat.int(x, what)
-  if n < 1 then fail("%s must be at least 1, got %d", what, n) end
+  if n < 1 then fail("LESS_THAN_ONE", what, n) end
   return n
 end
 
 --- A grid as a list of counts (numbers or traced scalars), and their product.
 function M.grid(g, what)
   if type(g) == "number" or is_value(g) then g = { g } end
-  if type(g) ~= "table" then fail("%s must be a table of sizes", what) end
+  if type(g) ~= "table" then fail("NOT_SIZES", what) end
   local out, total = {}, 1
   for i = 1, #g do
     out[i] = M.count(g[i], what .. "[" .. i .. "]")
@@ -134,18 +134,18 @@ local function leaves_like(t, x, out, what)
   if t.leaf then
     if is_value(x) then out[#out + 1] = x
     elseif type(x) == "number" or type(x) == "boolean" then out[#out + 1] = x
-    else fail("%s: the carry changed shape (a traced value became %s)", what, type(x)) end
+    else fail("CARRY_SHAPE_VALUE", what, type(x)) end
     return
   end
   if t.keys then
-    if type(x) ~= "table" or getmetatable(x) ~= nil then fail("%s: the carry changed shape (a table became %s)", what, type(x)) end
+    if type(x) ~= "table" or getmetatable(x) ~= nil then fail("CARRY_SHAPE_TABLE", what, type(x)) end
     local n = 0
     for _ in pairs(x) do n = n + 1 end
-    if n ~= #t.keys then fail("%s: the carry changed shape (a table has other keys)", what) end
+    if n ~= #t.keys then fail("CARRY_SHAPE_KEYS", what) end
     for i, k in ipairs(t.keys) do leaves_like(t.sub[i], x[k], out, what) end
     return
   end
-  if x ~= t.const then fail("%s: the carry's %s must come back unchanged", what, tostring(t.const)) end
+  if x ~= t.const then fail("CARRY_CONSTANT", what, tostring(t.const)) end
 end
 
 --- A carry as (traced leaves, template); M.unpack_carry rebuilds it.
@@ -194,7 +194,7 @@ end
 -- The flat index and size of the named axes (row-major over them).
 local function collective(axes, what)
   if type(axes) == "string" then axes = { axes } end
-  if type(axes) ~= "table" or #axes == 0 then fail("%s: collective_axes must name grid axes", what) end
+  if type(axes) ~= "table" or #axes == 0 then fail("COLLECTIVE_AXES_NOT_GRID", what) end
   local idx, size = 0, 1
   for _, name in ipairs(axes) do
     local n = ops.axis_size(name)
@@ -213,19 +213,19 @@ end
 function M.nd_loop(grid, opts, body)
   local what = "nd_loop"
   if type(opts) == "function" and body == nil then opts, body = {}, opts end
-  if type(opts) ~= "table" then fail("%s: options must be a table such as { collective_axes = \"sm\" }", what) end
-  if type(body) ~= "function" then fail("%s: the body must be a function", what) end
+  if type(opts) ~= "table" then fail("ND_LOOP_OPTIONS", what) end
+  if type(body) ~= "function" then fail("NOT_FUNCTION", what .. ": the body") end
   compat.check_keys(opts, { collective_axes = true, tiling = true, init_carry = true }, what)
   local g, total = M.grid(grid, what .. " grid")
   local walk = g
   if opts.tiling ~= nil then
     local tiling = opts.tiling
-    if type(tiling) ~= "table" or #tiling ~= #g then fail("%s: tiling must have one size per grid axis (%d)", what, #g) end
+    if type(tiling) ~= "table" or #tiling ~= #g then fail("TILING_PER_AXIS", what, #g) end
     walk = {}
     for i = 1, #g do
       local t = compat.int(tiling[i], what .. " tiling[" .. i .. "]")
-      if not known(g[i]) then fail("%s: tiling needs a grid known at trace time", what) end
-      if t < 1 or g[i] % t ~= 0 then fail("%s: tiling[%d] = %d does not divide grid[%d] = %d", what, i, t, i, g[i]) end
+      if not known(g[i]) then fail("TILING_DYNAMIC_GRID", what) end
+      if t < 1 or g[i] % t ~= 0 then fail("TILING_NOT_DIVIDING", what, i, t, i, g[i]) end
       walk[i], walk[#g + i] = g[i] / t, t
     end
   end
@@ -273,24 +273,24 @@ end
 function M.dynamic_scheduling_loop(grid_names, opts, body)
   local what = "dynamic_scheduling_loop"
   if type(opts) == "function" and body == nil then opts, body = {}, opts end
-  if type(opts) ~= "table" then fail("%s: options must be a table such as { counter = ref, thread_axis = \"wg\" }", what) end
-  if type(body) ~= "function" then fail("%s: the body must be a function", what) end
+  if type(opts) ~= "table" then fail("DYNAMIC_LOOP_OPTIONS", what) end
+  if type(body) ~= "function" then fail("NOT_FUNCTION", what .. ": the body") end
   compat.check_keys(opts, { counter = true, grid = true, thread_axis = true, init_carry = true, cluster_axes = true }, what)
-  if opts.cluster_axes ~= nil then fail("%s: cluster_axes needs cluster launch control, which Hopper does not have", what) end
+  if opts.cluster_axes ~= nil then fail("NO_CLUSTER_AXES", what) end
   local counter = opts.counter
   if counter == nil then
-    fail("%s: Hopper has no cluster launch control: pass counter = a GMEM i32 array of 2 elements, zero before the first launch (mgpu.zeros({ 2 }, \"i32\"))", what)
+    fail("NO_COUNTER", what)
   end
   if not trace.is_ref(counter) or counter.dtype ~= "i32" or #counter.shape ~= 1 or counter.shape[1] < 2 then
-    fail("%s: counter must be a GMEM i32 ref of shape {n}, n >= 2", what)
+    fail("BAD_COUNTER", what)
   end
   if type(grid_names) == "string" then grid_names = { grid_names } end
-  if type(grid_names) ~= "table" or #grid_names == 0 then fail("%s: grid_names must name the launch grid's axes", what) end
+  if type(grid_names) ~= "table" or #grid_names == 0 then fail("GRID_NAMES_MISSING", what) end
   local spec = trace.tr().spec
   local cluster_blocks = 1
   for _, n in ipairs(spec.cluster or {}) do cluster_blocks = cluster_blocks * n end
   if cluster_blocks > 1 then
-    fail("%s: blocks claim work one by one; clusters would need cluster launch control, which Hopper does not have", what)
+    fail("NO_CLUSTER_SCHEDULING", what)
   end
   local named = {}
   for _, n in ipairs(grid_names) do named[n] = true end
@@ -298,8 +298,7 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
   for i = 1, #launch do
     local n = (spec.grid_names or {})[i]
     if not (n and named[n]) then
-      fail("%s: launch-grid axis %d (%s) is not in grid_names; every block takes part, so name every axis", what, i - 1,
-           n and ("'" .. n .. "'") or "unnamed")
+      fail("GRID_AXIS_UNNAMED", what, i - 1, n and ("'" .. n .. "'") or "unnamed")
     end
   end
   local workers = 1
@@ -343,11 +342,10 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
     return
   end
   if opts.thread_axis == nil then
-    fail("%s: the kernel has %d warpgroups: give thread_axis (the kernel's thread_name) so that one claims for all", what, nthreads)
+    fail("THREAD_AXIS_MISSING", what, nthreads)
   end
   if opts.thread_axis ~= spec.thread_name then
-    fail("%s: thread_axis '%s' is not the kernel's thread axis (thread_name = %s)", what, tostring(opts.thread_axis),
-         tostring(spec.thread_name))
+    fail("NOT_THREAD_AXIS", what .. ": thread_axis", tostring(opts.thread_axis), tostring(spec.thread_name))
   end
   local smem, barrier, copy = require "mgpu.smem", require "mgpu.barrier", require "mgpu.copy"
   local wg = ops.axis_index(opts.thread_axis)
@@ -408,15 +406,15 @@ end
 --- A last, narrower strip covers what the full strips leave.
 function M.planar_snake(lin, shape, minor_dim, tile_width)
   local what = "planar_snake"
-  if type(shape) ~= "table" or #shape ~= 2 then fail("%s: shape must be {m, n}", what) end
+  if type(shape) ~= "table" or #shape ~= 2 then fail("SNAKE_SHAPE", what) end
   minor_dim = compat.int(minor_dim, what .. " minor_dim")
-  if minor_dim ~= 0 and minor_dim ~= 1 then fail("%s: minor_dim must be 0 or 1, got %d", what, minor_dim) end
+  if minor_dim ~= 0 and minor_dim ~= 1 then fail("SNAKE_MINOR_DIM", what, minor_dim) end
   tile_width = compat.int(tile_width, what .. " tile_width")
-  if tile_width < 1 then fail("%s: tile_width must be at least 1, got %d", what, tile_width) end
+  if tile_width < 1 then fail("LESS_THAN_ONE", what .. ": tile_width", tile_width) end
   local s1, s2 = M.count(shape[1], what .. " shape[1]"), M.count(shape[2], what .. " shape[2]")
   local major = minor_dim == 0 and s2 or s1
   local minor = minor_dim == 0 and s1 or s2
-  if not known(lin) and not is_value(lin) then fail("%s: the index must be an integer or a traced scalar", what) end
+  if not known(lin) and not is_value(lin) then fail("SNAKE_INDEX", what) end
   local strip = M.div(lin, tile_width * major)   -- (tile_width * major: folds when both are known)
   local function coords(l, width)
     local mi = M.add(M.mul(strip, tile_width), M.rem(l, width))

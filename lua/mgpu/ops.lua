@@ -18,7 +18,7 @@ function M.program_id(axis)
   axis = compat.int(axis, "program_id axis")
   local ids = trace.tr().program_ids            -- inside a pallas_call body: its whole grid
   if ids then
-    if axis < 0 or axis >= #ids then fail("program_id: axis %d is outside the grid's %d axes", axis, #ids) end
+    if axis < 0 or axis >= #ids then fail("AXIS_OUTSIDE_GRID", "program_id", axis, #ids) end
     local v = ids[axis + 1]
     return type(v) == "number" and trace.const(v) or v
   end
@@ -30,7 +30,7 @@ function M.num_programs(axis)
   axis = compat.int(axis, "num_programs axis")
   local g = trace.tr().pallas_grid              -- inside a pallas_call: its whole grid
   if g then
-    if axis < 0 or axis >= #g then fail("num_programs: axis %d is outside the grid's %d axes", axis, #g) end
+    if axis < 0 or axis >= #g then fail("AXIS_OUTSIDE_GRID", "num_programs", axis, #g) end
     return trace.const(g[axis + 1])
   end
   return op("num_programs", nil, { axis })
@@ -48,16 +48,16 @@ local function find_axis(name)
   end
   local names = table.concat(spec.grid_names or {}, ", ")
   local cnames = table.concat(spec.cluster_names or {}, ", ")
-  fail("unknown axis name '%s' (grid axes: %s; cluster axes: %s; thread axis: %s)", tostring(name),
+  fail("UNKNOWN_AXIS_NAME", tostring(name),
        names ~= "" and names or "none", cnames ~= "" and cnames or "none", spec.thread_name or "none")
 end
 
 -- The names of a tuple of axes ({ "x", "y" }), or nil for one name.
 local function axis_tuple(name, what)
   if type(name) ~= "table" then return nil end
-  if #name == 0 then fail("%s: the table of axis names is empty", what) end
+  if #name == 0 then fail("AXIS_NAMES_EMPTY", what) end
   for j = 1, #name do
-    if type(name[j]) ~= "string" then fail("%s: axis name %d must be a string, got %s", what, j, type(name[j])) end
+    if type(name[j]) ~= "string" then fail("AXIS_NAME_NOT_STRING", what, j, type(name[j])) end
   end
   return name
 end
@@ -287,8 +287,8 @@ end
 --- Print, when the kernel is compiled, the layout chosen for x:
 --- mgpu.print_layout("x: %s", x).
 function M.print_layout(fmt, x)
-  if type(fmt) ~= "string" then fail("print_layout: the first argument is a format string") end
-  if not trace.is_value(x) then fail("print_layout: the second argument must be a traced array") end
+  if type(fmt) ~= "string" then fail("PRINT_LAYOUT_FORMAT") end
+  if not trace.is_value(x) then fail("PRINT_LAYOUT_VALUE") end
   local t = trace.tr()
   t.print_layouts = t.print_layouts or {}
   table.insert(t.print_layouts, { fmt = fmt, id = x.id })
@@ -304,14 +304,14 @@ end
 --- Floats print as %f, integers as %d / %u.  The interpreter prints the
 --- same lines, block by block, warpgroup by warpgroup.
 function M.debug_print(fmt, ...)
-  if type(fmt) ~= "string" then fail("debug_print: the first argument must be a format string, got %s", type(fmt)) end
+  if type(fmt) ~= "string" then fail("DEBUG_PRINT_FORMAT", type(fmt)) end
   local args = compat.pack(...)
   local vals = {}
   for i = 1, args.n do
     local x = args[i]
-    if trace.is_ref(x) then fail("debug_print: value %d is a ref; load it first (ref:load())", i) end
+    if trace.is_ref(x) then fail("DEBUG_PRINT_REF", i) end
     if not is_value(x) and type(x) ~= "number" and type(x) ~= "boolean" then
-      fail("debug_print: value %d must be a traced value or a number, got %s", i, type(x))
+      fail("DEBUG_PRINT_VALUE", i, type(x))
     end
     vals[i] = lift(x)
   end
@@ -326,19 +326,19 @@ local scopes = { cta = 0, cluster = 1, gpu = 2, sys = 3 }
 local function atomic(name, code, operands)
   return function(ref, ...)
     local what = "atomic_" .. name
-    if not trace.is_ref(ref) then fail("%s: the first argument must be a GMEM ref (one element)", what) end
+    if not trace.is_ref(ref) then fail("ATOMIC_NOT_REF", what) end
     local args = compat.pack(...)
     local opts = args[operands + 1] or {}
-    if type(opts) ~= "table" then fail("%s: options must be a table such as { sem = \"acq_rel\", scope = \"gpu\" }", what) end
+    if type(opts) ~= "table" then fail("ATOMIC_OPTIONS", what) end
     for k in pairs(opts) do
-      if k ~= "sem" and k ~= "scope" then fail("%s: unknown option '%s'", what, tostring(k)) end
+      if k ~= "sem" and k ~= "scope" then fail("UNKNOWN_OPTION", what, tostring(k)) end
     end
     local sem, scope = sems[opts.sem or "acq_rel"], scopes[opts.scope or "gpu"]
-    if not sem then fail("%s: sem must be relaxed, acquire, release or acq_rel, got %s", what, tostring(opts.sem)) end
-    if not scope then fail("%s: scope must be cta, cluster, gpu or sys, got %s", what, tostring(opts.scope)) end
+    if not sem then fail("ATOMIC_SEM", what, tostring(opts.sem)) end
+    if not scope then fail("ATOMIC_SCOPE", what, tostring(opts.scope)) end
     local ops_ = { ref }
     for i = 1, operands do
-      if args[i] == nil then fail("%s: expected %d value%s after the ref", what, operands, operands == 1 and "" or "s") end
+      if args[i] == nil then fail("ATOMIC_MISSING_VALUE", what, operands, operands == 1 and "" or "s") end
       ops_[i + 1] = lift(args[i], ref)
     end
     return op("atomic", ops_, { code, sem, scope })
@@ -365,13 +365,13 @@ M.atomic_xor = atomic("xor", 7, 1)
 --- Run fn() on the device only where the scalar `cond` is true.  A Lua
 --- boolean decides at trace time instead.
 function M.when(cond, fn)
-  if type(fn) ~= "function" then fail("when: second argument must be a function") end
+  if type(fn) ~= "function" then fail("WHEN_NOT_FUNCTION") end
   if type(cond) == "boolean" then
     if cond then fn() end
     return
   end
   if not is_value(cond) and type(cond) ~= "number" then
-    fail("when: the condition must be a traced comparison or a Lua boolean, got %s", type(cond))
+    fail("BAD_CONDITION", "when", type(cond))
   end
   op("if", { lift(cond) })
   fn()
@@ -382,7 +382,7 @@ local function values_of(results, n, like, what)
   local out = {}
   for i = 1, n do
     local v = results[i]
-    if v == nil then fail("%s returned %d values, expected %d", what, i - 1, n) end
+    if v == nil then fail("RESULT_COUNT", what, i - 1, n) end
     out[i] = is_value(v) and v or lift(v, like and like[i])
   end
   return out
@@ -409,12 +409,12 @@ local function type_str(v) return v.dtype .. (v.kind == "array" and compat.shape
 -- the same checks a loop body's yield has.
 local function step_now(fn, iv, carry, what)
   local r = compat.pack(fn(iv, compat.unpack(carry, 1, #carry)))
-  if r.n ~= #carry then fail("%s returned %d values but carries %d", what, r.n, #carry) end
+  if r.n ~= #carry then fail("CARRY_COUNT", what, r.n, #carry) end
   local nxt = values_of(r, #carry, carry, what)
   for j = 1, #carry do
     local a, b = nxt[j], carry[j]
     if a.kind ~= b.kind or a.dtype ~= b.dtype or compat.shape_str(a.shape or {}) ~= compat.shape_str(b.shape or {}) then
-      fail("%s: returned %s as value %d, which must match %s", what, type_str(a), j, type_str(b))
+      fail("CARRY_TYPE", what, type_str(a), j, type_str(b))
     end
   end
   return nxt
@@ -443,34 +443,33 @@ end
 M.MAX_UNROLL = 65536     -- the most copies of a body that unroll = true traces
 
 function M.fori(lo, hi, fn, ...)
-  if type(fn) ~= "function" then fail("fori: third argument must be a function") end
+  if type(fn) ~= "function" then fail("FORI_NOT_FUNCTION") end
   local inits = compat.pack(...)
   local unroll = 1
   local last = inits[inits.n]
   if inits.n > 0 and type(last) == "table" and getmetatable(last) == nil then
     for key in pairs(last) do
-      if key ~= "unroll" then fail("fori: unknown option '%s' (the options table takes unroll = n or true)", tostring(key)) end
+      if key ~= "unroll" then fail("FORI_UNKNOWN_OPTION", tostring(key)) end
     end
     if last.unroll == true then unroll = true
     elseif last.unroll ~= nil and last.unroll ~= false then
       unroll = compat.int(last.unroll, "fori unroll")
-      if unroll < 1 then fail("fori: unroll must be at least 1 (or true), got %d", unroll) end
-      if unroll > M.MAX_UNROLL then fail("fori: unroll = %d traces too many copies of the body (at most %d)", unroll, M.MAX_UNROLL) end
+      if unroll < 1 then fail("FORI_UNROLL_SMALL", unroll) end
+      if unroll > M.MAX_UNROLL then fail("FORI_UNROLL_LARGE", unroll, M.MAX_UNROLL) end
     end
     inits.n = inits.n - 1
   end
   for _, b in ipairs({ { lo, "lo" }, { hi, "hi" } }) do
     if type(b[1]) ~= "number" and not is_value(b[1]) then
-      fail("fori: %s must be an integer or a traced scalar, got %s", b[2], type(b[1]))
+      fail("FORI_BAD_BOUND", b[2], type(b[1]))
     end
   end
   local static = type(lo) == "number" and type(hi) == "number"
   if unroll == true and not static then
-    fail("fori: unroll = true needs lo and hi known at trace time (Lua numbers); use unroll = n for device bounds")
+    fail("FORI_UNROLL_DYNAMIC")
   end
   if unroll == true and static and hi - lo > M.MAX_UNROLL then
-    fail("fori: unroll = true over %.0f steps would trace the body %.0f times (at most %d); use unroll = n",
-         hi - lo, hi - lo, M.MAX_UNROLL)
+    fail("FORI_UNROLL_STEPS", hi - lo, hi - lo, M.MAX_UNROLL)
   end
   local lov, hiv = lift(lo), lift(hi)
   if lov.dtype ~= hiv.dtype then
@@ -503,7 +502,7 @@ function M.fori(lo, hi, fn, ...)
         local i = u == 0 and iv or iv + u
         if n == 1 then
           local r = compat.pack(fn(i, compat.unpack(cur, 1, #cur)))
-          if r.n ~= #cur then fail("fori body returned %d values but carries %d", r.n, #cur) end
+          if r.n ~= #cur then fail("CARRY_COUNT", "fori body", r.n, #cur) end
           cur = values_of(r, #cur, cur, "fori body")
         else
           cur = step_now(fn, i, cur, "fori body")
@@ -535,8 +534,8 @@ end
 --- numbers become scalars of the matching kind) or refs (carried as the
 --- indices of their views, mgpu.refcarry).
 function M.while_loop(cond_fn, body_fn, ...)
-  if type(cond_fn) ~= "function" then fail("while_loop: the first argument (cond_fn) must be a function") end
-  if type(body_fn) ~= "function" then fail("while_loop: the second argument (body_fn) must be a function") end
+  if type(cond_fn) ~= "function" then fail("WHILE_COND_NOT_FUNCTION") end
+  if type(body_fn) ~= "function" then fail("WHILE_BODY_NOT_FUNCTION") end
   local inits = compat.pack(...)
   local plan, flat = refcarry.plan(inits, inits.n, "while_loop", param_names(body_fn, 1, inits.n))
   if plan then   -- refs carried as their indices (mgpu.refcarry)
@@ -549,36 +548,36 @@ function M.while_loop(cond_fn, body_fn, ...)
   for i = 1, inits.n do operands[i] = lift(inits[i]) end
   local args = compat.pack(op("while", operands, nil, nil, param_names(body_fn, 1, inits.n)))
   local c = cond_fn(compat.unpack(args, 1, args.n))
-  if type(c) == "boolean" then fail("while_loop: cond_fn returned a Lua boolean; it must return a traced comparison") end
-  if not is_value(c) then fail("while_loop: cond_fn must return a traced comparison, got %s", type(c)) end
+  if type(c) == "boolean" then fail("WHILE_COND_BOOLEAN") end
+  if not is_value(c) then fail("WHILE_COND_NOT_TRACED", type(c)) end
   op("yield", { c })
   local r = compat.pack(body_fn(compat.unpack(args, 1, args.n)))
-  if r.n ~= inits.n then fail("while_loop: body_fn returned %d values but %d are carried", r.n, inits.n) end
+  if r.n ~= inits.n then fail("CARRIED_COUNT", "while_loop: body_fn", r.n, inits.n) end
   return op("yield", values_of(r, inits.n, args, "while_loop body"))
 end
 
 --- Device-side if/else producing values: both branches must return the
 --- same number of values of the same types.
 function M.cond(c, ftrue, ffalse)
-  if type(ftrue) ~= "function" then fail("cond: the second argument (the true branch) must be a function, got %s", type(ftrue)) end
-  if type(ffalse) ~= "function" then fail("cond: the third argument (the false branch) must be a function, got %s", type(ffalse)) end
+  if type(ftrue) ~= "function" then fail("COND_TRUE_NOT_FUNCTION", type(ftrue)) end
+  if type(ffalse) ~= "function" then fail("COND_FALSE_NOT_FUNCTION", type(ffalse)) end
   if type(c) == "boolean" then
     if c then return ftrue() end
     return ffalse()
   end
   if not is_value(c) and type(c) ~= "number" then
-    fail("cond: the condition must be a traced comparison or a Lua boolean, got %s", type(c))
+    fail("BAD_CONDITION", "cond", type(c))
   end
   op("if", { lift(c) })
   local t = compat.pack(ftrue())
   local tv = values_of(t, t.n, nil, "cond true branch")
   op("else", tv)
   local f = compat.pack(ffalse())
-  if f.n ~= t.n then fail("cond: the true branch returned %d values but the false branch %d", t.n, f.n) end
+  if f.n ~= t.n then fail("COND_BRANCH_COUNT", t.n, f.n) end
   local fv = values_of(f, f.n, tv, "cond false branch")
   for j = 1, f.n do
     if type_str(fv[j]) ~= type_str(tv[j]) or fv[j].kind ~= tv[j].kind then
-      fail("cond: the false branch returned %s as value %d but the true branch %s", type_str(fv[j]), j, type_str(tv[j]))
+      fail("COND_BRANCH_TYPE", type_str(fv[j]), j, type_str(tv[j]))
     end
   end
   return op("yield", fv)

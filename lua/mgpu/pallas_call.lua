@@ -46,21 +46,21 @@ end
 --- scratch_shapes, compiler_params, name } -> a kernel called with the
 --- input arrays.  body(in_smem..., out_smem..., scratch...).
 function M.pallas_call(spec)
-  if type(spec) ~= "table" then fail("pallas_call expects a table of options") end
+  if type(spec) ~= "table" then fail("EXPECTS_OPTIONS", "pallas_call") end
   compat.check_keys(spec, known, "pallas_call")
-  if type(spec.body) ~= "function" then fail("pallas_call: body must be a function") end
+  if type(spec.body) ~= "function" then fail("NOT_FUNCTION", "pallas_call: body") end
   local grid = loops.grid(spec.grid or {}, "pallas_call grid")
   local cp = spec.compiler_params or kernel.CompilerParams()
-  if not kernel.is_params(cp) then fail("pallas_call: compiler_params must come from mgpu.CompilerParams{...}") end
+  if not kernel.is_params(cp) then fail("PALLAS_COMPILER_PARAMS") end
   local sem = cp.dimension_semantics or {}
   if #sem ~= 0 and #sem ~= #grid then
-    fail("pallas_call: dimension_semantics has %d entries but the grid has %d axes", #sem, #grid)
+    fail("PALLAS_SEMANTICS_COUNT", #sem, #grid)
   end
   local par, seq = {}, {}
   for i = 1, #grid do
     if (sem[i] or "parallel") == "parallel" then par[#par + 1] = i else seq[#seq + 1] = i end
   end
-  if #par > 8 then fail("pallas_call: %d parallel grid axes; at most 8 are supported", #par) end
+  if #par > 8 then fail("PALLAS_PARALLEL_AXES", #par) end
   local in_specs = blockspec.list(spec.in_specs, "pallas_call in_specs")
   local out_specs = blockspec.list(spec.out_specs, "pallas_call out_specs")
   local launch = {}

@@ -43,22 +43,22 @@ local L = loops
 M.PipelineState = { STEADY = 0, START = 1, STOP = 2 }
 
 local function check_keys(opts, known, what)
-  if type(opts) ~= "table" then fail("%s: options must be a table", what) end
+  if type(opts) ~= "table" then fail("OPTIONS_NOT_TABLE", what) end
   compat.check_keys(opts, known, what)
 end
 
 local function int_opt(v, default, what, lo)
   if v == nil then return default end
   v = compat.int(v, what)
-  if v < lo then fail("%s must be at least %d, got %d", what, lo, v) end
+  if v < lo then fail("BELOW_MINIMUM", what, lo, v) end
   return v
 end
 
 -- The shared part of both pipelines' options.
 local function common(body, opts, what, known)
-  if type(body) ~= "function" then fail("%s: the body must be a function", what) end
+  if type(body) ~= "function" then fail("NOT_FUNCTION", what .. ": the body") end
   check_keys(opts, known, what)
-  if opts.grid == nil then fail("%s: grid is required", what) end
+  if opts.grid == nil then fail("REQUIRED", what .. ": grid") end
   local grid, nsteps = L.grid(opts.grid, what .. " grid")
   return {
     body = body, what = what, grid = grid, nsteps = nsteps,
@@ -77,7 +77,7 @@ end
 local function plans(p, refs)
   local nin, nout = #p.in_specs, #p.out_specs
   if #refs ~= nin + nout then
-    fail("%s: called with %d refs but has %d in_specs and %d out_specs", p.what, #refs, nin, nout)
+    fail("PIPELINE_REF_COUNT", p.what, #refs, nin, nout)
   end
   local ins, outs = {}, {}
   for i = 1, nin do ins[i] = blockspec.plan(p.in_specs[i], refs[i], #p.grid, p.what .. " input " .. i) end
@@ -146,9 +146,9 @@ function M.emit_pipeline(body, opts)
   for i, s in ipairs(p.in_specs) do
     local d = delay_of(s, default_delay)
     if d >= depth then
-      fail("emit_pipeline: input %d has delay_release = %d, which must be less than max_concurrent_steps = %d", i, d, depth)
+      fail("INPUT_DELAY_TOO_LARGE", i, d, depth)
     end
-    if s.collective_axes ~= nil then fail("emit_pipeline: collective_axes (multicast) needs emit_pipeline_warp_specialized") end
+    if s.collective_axes ~= nil then fail("MULTICAST_NEEDS_WS") end
   end
   local init_carry = opts.init_carry
   return function(...)
@@ -249,59 +249,59 @@ function M.emit_pipeline_warp_specialized(body, opts)
   local what = "emit_pipeline_warp_specialized"
   local p = setmetatable(common(body, opts, what, known_ws), WS)
   p.depth = depth_of(p, int_opt(opts.max_concurrent_steps, 2, what .. ": max_concurrent_steps", 1))
-  if opts.memory_registers == nil then fail("%s: memory_registers is required (40 is typical on the H100)", what) end
+  if opts.memory_registers == nil then fail("MEMORY_REGISTERS_REQUIRED", what) end
   p.memory_registers = compat.int(opts.memory_registers, what .. ": memory_registers")
   if p.memory_registers < 24 or p.memory_registers > 256 or p.memory_registers % 8 ~= 0 then
-    fail("%s: memory_registers must be a multiple of 8 from 24 to 256, got %d", what, p.memory_registers)
+    fail("MEMORY_REGISTERS_BAD", what, p.memory_registers)
   end
-  if type(opts.wg_axis) ~= "string" then fail("%s: wg_axis must name the warpgroup axis (the kernel's thread_name)", what) end
+  if type(opts.wg_axis) ~= "string" then fail("WG_AXIS_NOT_NAME", what) end
   p.wg_axis = opts.wg_axis
-  if opts.num_compute_wgs == nil then fail("%s: num_compute_wgs is required", what) end
+  if opts.num_compute_wgs == nil then fail("REQUIRED", what .. ": num_compute_wgs") end
   p.num_compute_wgs = int_opt(opts.num_compute_wgs, nil, what .. ": num_compute_wgs", 1)
   p.manual_ready = opts.manual_ready_barriers and true or false
   p.manual_consumed = opts.manual_consumed_barriers and true or false
   if opts.compute_context ~= nil and type(opts.compute_context) ~= "function" then
-    fail("%s: compute_context must be a function", what)
+    fail("NOT_FUNCTION", what .. ": compute_context")
   end
   p.compute_context = opts.compute_context
   p.memory_thread_idx = opts.memory_thread_idx
-  if #p.in_specs == 0 then fail("%s: needs at least one input (the memory warpgroup has nothing to do)", what) end
+  if #p.in_specs == 0 then fail("PIPELINE_NO_INPUT", what) end
   p.delay = delay_of(p.in_specs[1])
   for i, s in ipairs(p.in_specs) do
-    if delay_of(s) ~= p.delay then fail("%s: every input must have the same delay_release (input %d differs)", what, i) end
+    if delay_of(s) ~= p.delay then fail("DELAY_DIFFERS", what, i) end
     if s.collective_axes ~= nil then
       local axes = s.collective_axes
       local key = type(axes) == "table" and table.concat(axes, ",") or tostring(axes)
       if p.mcast_key ~= nil and p.mcast_key ~= key then
-        fail("%s: every multicast input must use the same collective_axes", what)
+        fail("MULTICAST_AXES_DIFFER", what)
       end
       p.mcast, p.mcast_key = axes, key   -- a multicast slot is free once every block of the group is done with it
     end
-    if s.memory_space ~= "SMEM" then fail("%s: input %d must be in SMEM", what, i) end
+    if s.memory_space ~= "SMEM" then fail("INPUT_NOT_SMEM", what, i) end
   end
   if p.delay >= p.depth then
-    fail("%s: delay_release = %d must be less than max_concurrent_steps = %d", what, p.delay, p.depth)
+    fail("DELAY_NOT_BELOW_DEPTH", what, p.delay, p.depth)
   end
   if #p.out_specs > 0 and p.num_compute_wgs > 1 then
-    fail("%s: out_specs need num_compute_wgs = 1; with several compute warpgroups write outputs in compute_context", what)
+    fail("OUT_SPECS_NEED_ONE_WG", what)
   end
   local st = opts.pipeline_state
   if st ~= nil then
     if type(st) == "number" then
-      if st ~= 0 and st ~= 1 and st ~= 2 and st ~= 3 then fail("%s: pipeline_state must be one of mgpu.PipelineState", what) end
+      if st ~= 0 and st ~= 1 and st ~= 2 and st ~= 3 then fail("PIPELINE_STATE_UNKNOWN", what) end
     elseif not trace.is_value(st) then
-      fail("%s: pipeline_state must be mgpu.PipelineState.START/STEADY/STOP or a traced i32", what)
+      fail("PIPELINE_STATE_BAD", what)
     end
-    if type(p.nsteps) ~= "number" then fail("%s: pipeline_state needs a grid known at trace time", what) end
+    if type(p.nsteps) ~= "number" then fail("PIPELINE_STATE_DYNAMIC_GRID", what) end
     if p.nsteps < p.depth then
-      fail("%s: pipeline_state needs at least max_concurrent_steps = %d steps, the grid has %d", what, p.depth, p.nsteps)
+      fail("PIPELINE_STATE_SHORT_GRID", what, p.depth, p.nsteps)
     end
   end
   p.state = st
   p.offset = opts.step_offset or 0
-  if opts.step_offset ~= nil and st == nil then fail("%s: step_offset only makes sense with pipeline_state", what) end
+  if opts.step_offset ~= nil and st == nil then fail("STEP_OFFSET_ALONE", what) end
   if type(p.offset) == "number" then p.offset = compat.int(p.offset, what .. ": step_offset")
-  elseif not trace.is_value(p.offset) then fail("%s: step_offset must be an integer or a traced scalar", what) end
+  elseif not trace.is_value(p.offset) then fail("STEP_OFFSET_BAD", what) end
   return p
 end
 
@@ -386,7 +386,7 @@ function WS:compute(ins, outs, a)
   wgmma.set_max_registers(compute_registers(self.memory_registers, self.num_compute_wgs), { action = "increase" })
   local ran = false
   local function run(init_carry)
-    if ran then fail("%s: the pipeline can run only once in compute_context", self.what) end
+    if ran then fail("PIPELINE_RUN_TWICE", self.what) end
     ran = true
     local has_carry = self.compute_context ~= nil
     local oslot = {}
@@ -425,7 +425,7 @@ function WS:compute(ins, outs, a)
   end
   if self.compute_context then
     self.compute_context(run)
-    if not ran then fail("%s: compute_context must call the pipeline function it is given", self.what) end
+    if not ran then fail("PIPELINE_NOT_RUN", self.what) end
   else
     run(nil)
   end
@@ -447,20 +447,18 @@ function WS:__call(...)
   local ins, outs = plans(self, list)
   local spec = trace.tr().spec
   if spec.thread_name ~= self.wg_axis then
-    fail("%s: wg_axis '%s' is not the kernel's thread axis (thread_name = %s)", self.what, self.wg_axis,
-         tostring(spec.thread_name))
+    fail("NOT_THREAD_AXIS", self.what .. ": wg_axis", self.wg_axis, tostring(spec.thread_name))
   end
   if spec.num_threads ~= self.num_compute_wgs + 1 then
-    fail("%s: the kernel has num_threads = %d but the pipeline needs num_compute_wgs + 1 = %d", self.what,
-         spec.num_threads, self.num_compute_wgs + 1)
+    fail("PIPELINE_THREADS", self.what, spec.num_threads, self.num_compute_wgs + 1)
   end
   local mem = self.memory_thread_idx == nil and self.num_compute_wgs or
               compat.int(self.memory_thread_idx, self.what .. ": memory_thread_idx")
   if mem < 0 or mem >= spec.num_threads then
-    fail("%s: memory_thread_idx = %d is outside the kernel's %d threads", self.what, mem, spec.num_threads)
+    fail("MEMORY_THREAD_OUTSIDE", self.what, mem, spec.num_threads)
   end
   if self.state ~= nil and popts.allocations == nil then
-    fail("%s: pipeline_state needs allocations (pipeline:get_allocations(...) passed through mgpu.run_scoped)", self.what)
+    fail("PIPELINE_STATE_NO_ALLOCATIONS", self.what)
   end
   local function go(a)
     local wg = ops.axis_index(self.wg_axis)
@@ -469,7 +467,7 @@ function WS:__call(...)
   if popts.allocations ~= nil then
     local a = popts.allocations
     if type(a) ~= "table" or type(a.ins) ~= "table" or type(a.ready) ~= "table" or type(a.consumed) ~= "table" then
-      fail("%s: allocations must be what mgpu.run_scoped gives for pipeline:get_allocations(...)", self.what)
+      fail("PIPELINE_BAD_ALLOCATIONS", self.what)
     end
     go(a)
   else

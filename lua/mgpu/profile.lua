@@ -22,9 +22,9 @@ local fail = compat.fail
 --- under profiling, the warpgroup's begin and end stamps bracket its ops.
 function M.named_scope(name, fn, ...)
   if type(name) ~= "string" or name == "" or name:find("[%c\"\\]") then
-    fail("named_scope: the name must be a non-empty string without quotes, backslashes or control characters")
+    fail("NAMED_SCOPE_NAME")
   end
-  if type(fn) ~= "function" then fail("named_scope: the second argument must be a function, got %s", type(fn)) end
+  if type(fn) ~= "function" then fail("NAMED_SCOPE_NOT_FUNCTION", type(fn)) end
   local t = trace.current
   local prof = t and t.profile
   if not prof then return fn(...) end
@@ -103,7 +103,7 @@ function M.write(info, flat, kname, interpret)
   M.count = (M.count or 0) + 1
   local path = string.format("%s/%s-%d-%d-trace.json", dir, kname, os.time(), M.count)
   local f, err = io.open(path, "w")
-  if not f then fail("profile: cannot write %s: %s", path, tostring(err)) end
+  if not f then fail("PROFILE_WRITE", path, tostring(err)) end
   f:write('{"displayTimeUnit":"ns","otherData":{"kernel":', jstr(kname), ',"clock":"',
           interpret and "interpreter steps" or "globaltimer", '","dropped":', tostring(dropped),
           '},"traceEvents":[\n', table.concat(out, ",\n"), "\n]}\n")

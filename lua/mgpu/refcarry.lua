@@ -177,7 +177,7 @@ end
 --- refs and both lines otherwise).  Other results pass as they are.
 function M.flatten(plan, r, what)
   if r.n ~= #plan.carries then
-    fail("%s returned %d values but %d are carried", what, r.n, #plan.carries)
+    fail("CARRIED_COUNT", what, r.n, #plan.carries)
   end
   local out = {}
   for i, c in ipairs(plan.carries) do
@@ -185,19 +185,15 @@ function M.flatten(plan, r, what)
     local label = string.format("%s: carry %d%s", plan.what, i, c.name ~= "" and (" (" .. c.name .. ")") or "")
     if c.split then
       if not trace.is_ref(x) then
-        fail("%s is a ref (%s%s) but the body returns %s", label, c.desc, made(c.where, ", "),
-             trace.is_value(x) and "a traced value" or type(x))
+        fail("CARRY_REF_DROPPED", label, c.desc, made(c.where, ", "), trace.is_value(x) and "a traced value" or type(x))
       end
       local s = split(x)
       if not rawequal(s.root, c.split.root) or key(s) ~= c.key then
-        fail("%s starts as %s%s but the body returns %s%s: a carried ref keeps its buffer, dtype, shape, memory space, "
-             .. "transforms and views; only its indices change (to alternate between buffers, allocate them as one, "
-             .. "mgpu.SMEM({2, ...}), and carry views of its slots)", label, c.desc, made(c.where, " ("), describe(s, x),
-             made(s.where, " ("))
+        fail("CARRY_REF_CHANGED", label, c.desc, made(c.where, " ("), describe(s, x), made(s.where, " ("))
       end
       for j, st in ipairs(s.starts) do out[c.first + j - 1] = index(st) end
     else
-      if trace.is_ref(x) then fail("%s is a scalar or array but the body returns a ref", label) end
+      if trace.is_ref(x) then fail("CARRY_BECAME_REF", label) end
       out[c.first] = x
     end
   end

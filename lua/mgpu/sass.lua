@@ -80,7 +80,8 @@ function M.text(ptx)
   if not on_path("ptxas") then return "(no SASS: ptxas is not on PATH; it comes with the CUDA toolkit)" end
   local base = os.tmpname()
   local ptxf, cubin, log = base .. ".ptx", base .. ".cubin", base .. ".log"
-  local f = assert(io.open(ptxf, "w"))
+  local f, err = io.open(ptxf, "w")
+  if not f then compat.fail("PTX_WRITE", tostring(err)) end
   f:write(ptx)
   f:close()
   local out

@@ -28,11 +28,11 @@ Transform.__tostring = function(t) return "mgpu.transforms." .. t.text end
 -- "8,64" from a table of integers of at least `lo` each.
 local function int_list(x, what, lo)
   if type(x) == "number" then x = { x } end
-  if type(x) ~= "table" or #x == 0 then fail("%s must be a table of integers", what) end
+  if type(x) ~= "table" or #x == 0 then fail("NOT_INTEGERS", what) end
   local parts = {}
   for i = 1, #x do
     local v = compat.int(x[i], what .. "[" .. i .. "]")
-    if v < lo then fail("%s[%d] must be at least %d, got %d", what, i, lo, v) end
+    if v < lo then fail("ITEM_BELOW_MINIMUM", what, i, lo, v) end
     parts[i] = string.format("%d", v)
   end
   return table.concat(parts, ",")
@@ -45,7 +45,7 @@ M.transforms = {
   swizzle = function(bytes)
     bytes = compat.int(bytes, "swizzle")
     if bytes ~= 16 and bytes ~= 32 and bytes ~= 64 and bytes ~= 128 then
-      fail("swizzle must be 16, 32, 64 or 128 bytes, got %d", bytes)
+      fail("SWIZZLE_BYTES", bytes)
     end
     return setmetatable({ text = "swizzle(" .. bytes .. ")" }, Transform)
   end,
@@ -70,11 +70,11 @@ end
 local function chain_text(list)
   if list == nil then return "" end
   if M.is_transform(list) then list = { list } end
-  if type(list) ~= "table" then fail("transforms must be a table of mgpu.transforms.* values") end
+  if type(list) ~= "table" then fail("TRANSFORMS_NOT_TABLE") end
   local parts = {}
   for i = 1, #list do
     if not M.is_transform(list[i]) then
-      fail("transforms[%d] must be mgpu.transforms.tiling/swizzle/transpose(...), got %s", i, type(list[i]))
+      fail("BAD_TRANSFORM", i, type(list[i]))
     end
     parts[i] = list[i].text
   end
@@ -95,11 +95,11 @@ end
 function M.SMEM(shape, dtype, opts)
   dtype = dtype or "f32"
   if type(dtype) ~= "string" or not context.core.dtype_size(dtype) or dtype == "pred" then
-    fail("SMEM: unknown dtype %s", tostring(dtype))
+    fail("UNKNOWN_DTYPE", "SMEM", tostring(dtype))
   end
-  if opts ~= nil and type(opts) ~= "table" then fail("SMEM: options must be a table such as { transforms = {...} }") end
+  if opts ~= nil and type(opts) ~= "table" then fail("SMEM_OPTIONS") end
   for k in pairs(opts or {}) do
-    if k ~= "transforms" then fail("SMEM: unknown option '%s'", tostring(k)) end
+    if k ~= "transforms" then fail("UNKNOWN_OPTION", "SMEM", tostring(k)) end
   end
   return setmetatable({ shape = compat.shape(shape, "SMEM shape"), dtype = dtype,
                         transforms = chain_text(opts and opts.transforms), where = compat.where() }, Spec)
@@ -143,7 +143,7 @@ function M.alloc_tree(specs, what)
     local v = specs[k]
     if M.is_spec(v) then out[k] = M.alloc(v)
     elseif type(v) == "table" and getmetatable(v) == nil then out[k] = M.alloc_tree(v, what)
-    else fail("%s: '%s' must be mgpu.SMEM(...), mgpu.Barrier{...}, mgpu.ACC(...) or a table of them", what, tostring(k)) end
+    else fail("BAD_SCRATCH_ENTRY", what, tostring(k)) end
   end
   return out
 end
@@ -158,7 +158,7 @@ function M.run_scoped(a, b, ...)
   local fn, specs, named
   if type(a) == "function" then fn, specs = a, compat.pack(b, ...)
   elseif type(a) == "table" and not M.is_spec(a) and type(b) == "function" then fn, named = b, a
-  else fail("run_scoped(fn, mgpu.SMEM(...), ...) or run_scoped({ name = mgpu.SMEM(...) }, fn)") end
+  else fail("RUN_SCOPED_USAGE") end
   trace.op("scoped", {})
   local args
   if named then
@@ -166,14 +166,14 @@ function M.run_scoped(a, b, ...)
   else
     args = { n = specs.n }
     for i = 1, specs.n do
-      if not M.is_spec(specs[i]) then fail("run_scoped: allocation %d must be mgpu.SMEM(...), mgpu.Barrier{...} or mgpu.ACC(...)", i) end
+      if not M.is_spec(specs[i]) then fail("RUN_SCOPED_ALLOCATION", i) end
       args[i] = M.alloc(specs[i])
     end
   end
   local r = compat.pack(fn(compat.unpack(args, 1, args.n)))
   local out = {}
   for i = 1, r.n do
-    if trace.is_ref(r[i]) then fail("run_scoped: result %d is a ref; its SMEM ends with the scope", i) end
+    if trace.is_ref(r[i]) then fail("RUN_SCOPED_RESULT_REF", i) end
     out[i] = trace.is_value(r[i]) and r[i] or trace.lift(r[i])
   end
   return trace.op("yield", out)
@@ -183,7 +183,7 @@ end
 --- (0-based) of ref.  A transposed SMEM ref is how an MMA operand is marked
 --- MN-major.
 function M.transpose_ref(ref, perm)
-  if not trace.is_ref(ref) then fail("transpose_ref: first argument must be a ref") end
+  if not trace.is_ref(ref) then fail("TRANSPOSE_REF_NOT_REF") end
   return ref:transpose(perm)
 end
 

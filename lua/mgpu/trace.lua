@@ -27,7 +27,7 @@ M.current = nil
 
 local function tr()
   local t = M.current
-  if not t then fail("only available while a kernel body is being traced") end
+  if not t then fail("NOT_TRACING") end
   return t
 end
 M.tr = tr
@@ -37,7 +37,7 @@ function M.is_ref(x) return getmetatable(x) == Ref end
 
 local function own(t, v)
   if v.tr ~= t then
-    fail("a traced value from another kernel (or from a finished trace) cannot be used here")
+    fail("FOREIGN_VALUE")
   end
 end
 
@@ -68,7 +68,7 @@ end
 function M.const(x, dtype)
   local t = tr()
   if type(x) == "boolean" then x, dtype = x and 1 or 0, "pred" end
-  if type(x) ~= "number" then fail("const: the value must be a number or a boolean, got %s", type(x)) end
+  if type(x) ~= "number" then fail("CONST_NOT_NUMBER", type(x)) end
   dtype = dtype or (compat.is_int(x) and "i32" or "f32")
   t.core.loc(t.b, compat.where())
   local id = t.core.op(t.b, "const", nil, { M.dtype_code(dtype) }, x)
@@ -81,7 +81,7 @@ local codes = { pred = 0, i8 = 1, i16 = 2, i32 = 3, i64 = 4, u8 = 5, u16 = 6, u3
 M.dtype_codes = codes
 function M.dtype_code(name)
   local c = codes[name]
-  if not c then fail("unknown dtype %s", tostring(name)) end
+  if not c then fail("NO_SUCH_DTYPE", tostring(name)) end
   return c
 end
 
@@ -90,14 +90,14 @@ end
 function M.lift(x, like)
   local mt = getmetatable(x)
   if mt == Value then return x end
-  if mt == Ref then fail("a ref cannot be used as a value here; load it first with ref:load()") end
+  if mt == Ref then fail("REF_AS_VALUE") end
   if type(x) == "number" then
     local dt = type(like) == "table" and rawget(like, "dtype") or nil
-    if dt == "pred" then fail("cannot combine a number with a pred value") end
+    if dt == "pred" then fail("NUMBER_WITH_PRED") end
     return M.const(x, dt)
   end
   if type(x) == "boolean" then return M.const(x) end
-  fail("expected a traced value or a number, got %s", type(x))
+  fail("NOT_VALUE", type(x))
 end
 
 -- -- Values ---------------------------------------------------------------------
@@ -128,8 +128,7 @@ function M.broadcast_pair(a, b)
   if n == 0 then
     M.fail_shapes(a, b)
   elseif n > 1 then
-    compat.fail("shapes %s and %s: ambiguous broadcast (several dims could be the missing ones); use broadcast_in_dim",
-                compat.shape_str(a.shape), compat.shape_str(b.shape))
+    compat.fail("AMBIGUOUS_BROADCAST", compat.shape_str(a.shape), compat.shape_str(b.shape))
   end
   small = small:broadcast_in_dim(big.shape, found)
   if swap then return small, big end
@@ -137,7 +136,7 @@ function M.broadcast_pair(a, b)
 end
 
 function M.fail_shapes(a, b)
-  compat.fail("shapes %s and %s do not broadcast", compat.shape_str(a.shape), compat.shape_str(b.shape))
+  compat.fail("NO_BROADCAST", compat.shape_str(a.shape), compat.shape_str(b.shape))
 end
 
 local function binop(name)
@@ -161,15 +160,15 @@ Value.__idiv = function(a, b)  -- Lua 5.4 //: floor for floats, like / for integ
 end
 Value.__unm = function(a) return M.op("neg", { a }) end
 Value.__pow = binop("pow")     -- floats: C99 pow
-Value.__concat = function() fail("traced values cannot be concatenated") end
-Value.__lt = function() fail("use mgpu.lt(a, b) or a:lt(b): Lua turns < into a boolean") end
-Value.__le = function() fail("use mgpu.le(a, b) or a:le(b): Lua turns <= into a boolean") end
+Value.__concat = function() fail("VALUE_CONCAT") end
+Value.__lt = function() fail("VALUE_LT") end
+Value.__le = function() fail("VALUE_LE") end
 Value.__len = function(a) return a.shape[1] or 0 end
 Value.__tostring = function(a)
   return string.format("mgpu.value(%s%s)", a.dtype, a.kind == "array" and compat.shape_str(a.shape) or "")
 end
 
-Value.__call = function() fail("a traced value cannot be called (it is an array or scalar, not a function)") end
+Value.__call = function() fail("VALUE_CALL") end
 
 -- __index for values and refs: their methods, nil for the fields every one
 -- has when unset, and an error naming any other name (a misspelt method
@@ -179,7 +178,7 @@ local function index_of(methods, what)
   return function(_, key)
     local m = methods[key]
     if m ~= nil or fields[key] or type(key) ~= "string" then return m end
-    fail("%s have no method or field '%s'", what, key)
+    fail("NO_MEMBER", what, key)
   end
 end
 
@@ -194,8 +193,7 @@ Value.__index = function(v, key)
   if m ~= nil then return m end
   local param = rawget(v, "param")
   if param and refm[key] ~= nil then
-    fail("kernel '%s': argument %d was passed a number, so the body gets a scalar there, not a ref (no method '%s')",
-         param.kernel, param.index, tostring(key))
+    fail("SCALAR_NOT_REF", param.kernel, param.index, tostring(key))
   end
   return value_index(v, key)
 end
@@ -208,7 +206,7 @@ methods.maximum, methods.minimum = binop("max"), binop("min")
 -- Reductions: x:sum() over everything, x:sum(1) or x:sum({0, 1}) over axes.
 local function axes_of(a, axes, what)
   if getmetatable(axes) == Value then
-    fail("x:%s(y) reduces x over axes; for the elementwise %s use x:%s(y) or mgpu.%s(x, y)", what,
+    fail("REDUCTION_NOT_ELEMENTWISE", what,
          what == "max" and "maximum" or "minimum", what == "max" and "maximum" or "minimum", what)
   end
   if axes == nil then
@@ -217,14 +215,14 @@ local function axes_of(a, axes, what)
     return all
   end
   if type(axes) == "number" then axes = { axes } end
-  if type(axes) ~= "table" then compat.fail("%s: axes must be an axis number or a table of them", what) end
+  if type(axes) ~= "table" then compat.fail("BAD_AXES", what) end
   local out = {}
   for i = 1, #axes do out[i] = compat.int(axes[i], what .. " axis") end
   return out
 end
 for _, r in ipairs({ { "sum", "reduce_sum" }, { "max", "reduce_max" }, { "min", "reduce_min" } }) do
   methods[r[1]] = function(a, axes)
-    if a.kind ~= "array" then fail("%s: only arrays can be reduced (got a %s)", r[1], a.kind) end
+    if a.kind ~= "array" then fail("REDUCE_NOT_ARRAY", r[1], a.kind) end
     return M.op(r[2], { a }, axes_of(a, axes, r[1]))
   end
 end
@@ -247,7 +245,7 @@ function methods.broadcast_in_dim(a, shape, dims)
 end
 
 function methods.reshape(a, shape)
-  if a.kind ~= "array" then fail("reshape: only arrays can be reshaped") end
+  if a.kind ~= "array" then fail("RESHAPE_NOT_ARRAY") end
   return M.op("reshape", { a }, compat.shape(shape, "reshape shape"))
 end
 methods["band"], methods["bor"], methods["bxor"] = methods["and"], methods["or"], methods["xor"]
@@ -268,7 +266,7 @@ local function shift_right(want_signed)
   return function(a, n)
     if getmetatable(n) ~= Value then n = M.lift(n, a) end
     local other = flip[a.dtype]
-    if not other then fail("shift_right: %s is not an integer dtype", a.dtype) end
+    if not other then fail("SHIFT_NOT_INTEGER", a.dtype) end
     if (a.dtype:sub(1, 1) == "i") == want_signed then return binop("shr")(a, n) end
     if n.dtype ~= a.dtype then return binop("shr")(a, n) end      -- let shr name the dtype mismatch
     return binop("shr")(a:bitcast(other), n:bitcast(other)):bitcast(a.dtype)
@@ -299,11 +297,11 @@ end
 
 function M.ds(start, size)
   size = compat.int(size, "ds size")
-  if size < 1 then fail("ds size must be at least 1, got %d", size) end
+  if size < 1 then fail("LESS_THAN_ONE", "ds size", size) end
   if type(start) == "number" then
     start = compat.int(start, "ds start")
   elseif getmetatable(start) ~= Value then
-    fail("ds start must be an integer or a traced scalar, got %s", type(start))
+    fail("DS_BAD_START", type(start))
   end
   return setmetatable({ start = start, size = size }, DS)
 end
@@ -313,11 +311,11 @@ local IDX_INT, IDX_DS, IDX_ALL = 0, 1, 2
 local DYNAMIC = math.mininteger or -9223372036854775808
 
 Ref.__index = index_of(refm, "refs")
-local function ref_math() fail("a ref cannot be used in arithmetic; load it first with ref:load()") end
+local function ref_math() fail("REF_ARITHMETIC") end
 for _, mm in ipairs({ "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv", "__concat", "__lt", "__le" }) do
   Ref[mm] = ref_math
 end
-Ref.__call = function() fail("a ref cannot be called; load it with ref:load() or view it with ref:at(...)") end
+Ref.__call = function() fail("REF_CALL") end
 Ref.__tostring = function(r) return string.format("mgpu.ref(%s%s)", r.dtype, compat.shape_str(r.shape)) end
 
 --- A view: each index is an integer or traced scalar (the dimension is
@@ -327,7 +325,7 @@ Ref.__tostring = function(r) return string.format("mgpu.ref(%s%s)", r.dtype, com
 -- would read as the dynamic marker), so it is refused as out of range.
 local function static_start(v, i, r)
   if v <= -2 ^ 53 or v >= 2 ^ 53 then
-    fail("at: index %.0f is out of range for dimension %d of size %d", v, i - 1, r.shape[i])
+    fail("AT_OUT_OF_RANGE", v, i - 1, r.shape[i])
   end
   return v
 end
@@ -335,7 +333,7 @@ end
 function refm.at(r, ...)
   local n = select("#", ...)
   if n > #r.shape then
-    fail("too many indices: ref of rank %d indexed with %d", #r.shape, n)
+    fail("TOO_MANY_INDICES", #r.shape, n)
   end
   local ints, dyn = {}, {}
   for i = 1, n do
@@ -353,7 +351,7 @@ function refm.at(r, ...)
     elseif type(x) == "number" then
       ints[#ints + 1], ints[#ints + 2], ints[#ints + 3] = IDX_INT, static_start(compat.int(x, "index " .. i), i, r), 1
     else
-      fail("index %d must be an integer, a traced scalar, mgpu.ds(...) or mgpu.all, got %s", i, type(x))
+      fail("BAD_INDEX", i, type(x))
     end
   end
   return M.view(r, ints, dyn)
@@ -377,7 +375,7 @@ M.DYNAMIC, M.IDX_ALL = DYNAMIC, IDX_ALL
 
 --- A view with the dims permuted: dim j of the view is dim perm[j] (0-based).
 function refm.transpose(r, perm)
-  if type(perm) ~= "table" then fail("transpose: perm must be a table such as {1, 0}") end
+  if type(perm) ~= "table" then fail("TRANSPOSE_PERM") end
   local ints = {}
   for i = 1, #perm do ints[i] = compat.int(perm[i], "transpose perm[" .. i .. "]") end
   return derived(M.op("transpose_ref", { r }, ints), "transpose_ref", r, ints)
@@ -396,8 +394,8 @@ end
 function refm.load(r, opts)
   local text
   if opts ~= nil then
-    if type(opts) ~= "table" then fail("load: options must be a table such as { layout = mgpu.Layout.WGMMA }") end
-    for key in pairs(opts) do if key ~= "layout" then fail("load: unknown option '%s'", tostring(key)) end end
+    if type(opts) ~= "table" then fail("LOAD_OPTIONS") end
+    for key in pairs(opts) do if key ~= "layout" then fail("UNKNOWN_OPTION", "load", tostring(key)) end end
     text = require("mgpu.layout").text(opts.layout, "load layout")
   end
   return M.op("load", { r }, nil, nil, text)
@@ -406,7 +404,7 @@ end
 --- Store a value (an array of the ref's shape, or a scalar for every element).
 function refm.store(r, x)
   if getmetatable(x) ~= Value and getmetatable(x) ~= Ref and type(x) ~= "number" and type(x) ~= "boolean" then
-    fail("store: the value must be a traced array or scalar, or a number, got %s", type(x))
+    fail("STORE_BAD_VALUE", type(x))
   end
   if getmetatable(x) ~= Value then x = M.lift(x, r) end
   M.op("store", { r, x })

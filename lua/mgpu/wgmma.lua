@@ -36,20 +36,20 @@ end
 --- (or f16) in the WGMMA layout.  (Acc specs are also WGMMAAccumulatorRef.)
 M.ACC = setmetatable({}, { __call = function(_, shape, dtype)
   shape = compat.shape(shape, "ACC shape")
-  if #shape ~= 2 then fail("ACC: the shape must be {M, N}") end
+  if #shape ~= 2 then fail("ACC_SHAPE") end
   dtype = dtype or "f32"
   if dtype ~= "f32" and dtype ~= "f16" and dtype ~= "i32" then
-    fail("ACC: dtype must be f32, f16 or i32 (for i8/u8 operands), got %s", tostring(dtype))
+    fail("ACC_DTYPE", tostring(dtype))
   end
   return setmetatable({ shape = shape, dtype = dtype, where = compat.where() }, Acc)
 end })
 
 function M.ACC.init(x)
   if not trace.is_value(x) or x.kind ~= "array" or #x.shape ~= 2 then
-    fail("ACC.init: the initial value must be a 2-D register array (M, N), got %s", trace.is_value(x) and tostring(x) or type(x))
+    fail("ACC_INIT_NOT_ARRAY", trace.is_value(x) and tostring(x) or type(x))
   end
   if x.dtype ~= "f32" and x.dtype ~= "f16" then
-    fail("ACC.init: the initial value must be f32 or f16 (the accumulator's dtype), got %s; use x:astype(\"f32\")", x.dtype)
+    fail("ACC_INIT_DTYPE", x.dtype)
   end
   local s = M.ACC(x.shape, x.dtype)
   s.init = x
@@ -58,9 +58,9 @@ end
 
 --- acc += a @ b, asynchronously (one wgmma group).
 function M.wgmma(acc, a, b)
-  if not trace.is_ref(acc) then fail("wgmma: the accumulator must come from mgpu.ACC") end
-  if not trace.is_ref(a) and not trace.is_value(a) then fail("wgmma: a must be an SMEM ref or an array") end
-  if not trace.is_ref(b) then fail("wgmma: b must be an SMEM ref") end
+  if not trace.is_ref(acc) then fail("WGMMA_NOT_ACC") end
+  if not trace.is_ref(a) and not trace.is_value(a) then fail("WGMMA_BAD_A") end
+  if not trace.is_ref(b) then fail("WGMMA_BAD_B") end
   trace.op("wgmma", { acc, a, b })
 end
 
@@ -71,9 +71,9 @@ function M.wgmma_wait(n) trace.op("wgmma_wait", {}, { compat.int(n or 0, "wgmma_
 --- 8 from 24 to 256).  opts.action = "increase" or "decrease".
 function M.set_max_registers(n, opts)
   opts = opts or {}
-  if type(opts) ~= "table" then fail("set_max_registers: options must be a table such as { action = \"increase\" }") end
+  if type(opts) ~= "table" then fail("MAX_REGISTERS_OPTIONS") end
   local act = opts.action
-  if act ~= "increase" and act ~= "decrease" then fail("set_max_registers: action must be \"increase\" or \"decrease\"") end
+  if act ~= "increase" and act ~= "decrease" then fail("MAX_REGISTERS_ACTION") end
   trace.op("set_max_registers", {}, { compat.int(n, "set_max_registers n"), act == "increase" and 1 or 0 })
 end
 
