@@ -4,11 +4,11 @@ computed in f32.  One warpgroup per row: each thread holds cols/128
 elements, and the row's max and sum combine inside threads, across lanes
 with shuffles and across the four warps through SMEM.
 
-  mgpu examples/softmax.lua [rows] [cols] [per_sm=4] [depth=3]
+  mgpu examples/softmax.lua [rows] [cols] [chunk=1] [depth=1] [out=GMEM|SMEM]
   (default 32768 x 4096 on a GPU, 64 x 4096 interpreted)
 
-The same softmax also runs through emit_pipeline (persistent blocks streaming rows through SMEM
-with TMA); both are checked, and timed on a GPU.
+The same softmax also runs through emit_pipeline (rows brought into SMEM by TMA); both are
+checked, and timed on a GPU.
 ]]
 local mgpu = require "mgpu"
 local args, opt = mgpu.script_args(...)
@@ -34,21 +34,27 @@ local softmax = mgpu.kernel{
   end,
 }
 
--- The same through emit_pipeline: per_sm persistent blocks per SM, each streaming its rows
--- (p, p + P, ...) through `depth` SMEM slots with TMA, results leaving by TMA stores.
-local per_sm, depth = opt.per_sm or 4, opt.depth or 3
-local workers = math.min(mgpu.device().sm_count * per_sm, rows)
+-- The same through emit_pipeline, as Pallas writes it: one block per `chunk` consecutive rows,
+-- each row brought into SMEM by TMA (`depth` copies in flight within a block; the other blocks
+-- resident on the SM overlap theirs), its result stored from registers (out=GMEM) or staged in
+-- SMEM and stored by TMA (out=SMEM).  A last partial block reads zero rows past the end and its
+-- stores are clipped.  One row per block is the fastest on the H100 (bench/RESULTS.md, run 31).
+local chunk, depth = opt.chunk or 1, opt.depth or 1
+local out_space = opt.out or "GMEM"
+assert(out_space == "GMEM" or out_space == "SMEM", "softmax: out= must be GMEM or SMEM")
 local row_xf = { mgpu.transforms.tiling{ 256 } }   -- a TMA box spans at most 256 elements
 local softmax_pipe = mgpu.kernel{
   name = "softmax_pipe",
-  grid = { workers },
+  grid = { mgpu.cdiv(rows, chunk) },
   out_shape = function(x) return mgpu.shape(x.shape, x.dtype) end,
   compiler_params = approx,
   body = function(x, y)
-    local p = mgpu.program_id(0)
-    local spec = mgpu.BlockSpec{ { nil, cols }, function(s) return p + s * workers, 0 end, transforms = row_xf }
+    local b = mgpu.program_id(0)
+    local function row(s) return b * chunk + s, 0 end
+    local in_spec = mgpu.BlockSpec{ { nil, cols }, row, transforms = row_xf }
+    local out_spec = out_space == "SMEM" and in_spec or mgpu.BlockSpec{ { nil, cols }, row, memory_space = mgpu.GMEM }
     mgpu.emit_pipeline(function(_, xs, ys) ys:store(softmax_row(xs:load())) end, {
-      grid = { mgpu.cdiv(rows - p, workers) }, max_concurrent_steps = depth, in_specs = { spec }, out_specs = { spec },
+      grid = { chunk }, max_concurrent_steps = depth, in_specs = { in_spec }, out_specs = { out_spec },
     })(x, y)
   end,
 }

@@ -221,13 +221,6 @@ CUresult cuModuleUnload(void *m) {
 }
 
 /* No linker: mgpu then loads the PTX itself. */
-CUresult cuLinkCreate_v2(unsigned n, int *k, void **v, void **st) { (void)n; (void)k; (void)v; (void)st; return NOT_SUPPORTED; }
-CUresult cuLinkAddData_v2(void *st, int t, void *d, size_t n, const char *name, unsigned no, int *k, void **v) {
-  (void)st; (void)t; (void)d; (void)n; (void)name; (void)no; (void)k; (void)v;
-  return NOT_SUPPORTED;
-}
-CUresult cuLinkComplete(void *st, void **bin, size_t *n) { (void)st; (void)bin; (void)n; return NOT_SUPPORTED; }
-CUresult cuLinkDestroy(void *st) { (void)st; return OK; }
 
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
   STICKY();

@@ -281,7 +281,7 @@ static cache *kcache_enter(void) {
 
 static void kcache_leave(void) { atomic_flag_clear_explicit(&kcache_lock, memory_order_release); }
 
-/* The key: everything the cubin and its launches depend on, whole -- the
+/* The key: everything the module and its launches depend on, whole -- the
 ** canonical IR text (every kernel option included; the PTX and its tensor
 ** maps are functions of it and the engine), the target and the device's
 ** architecture, every JIT option with its value (log buffers are addresses,
@@ -295,7 +295,7 @@ static cache_key kernel_cache_key(const mgpu_kernel *k, const int *keys, void *c
     opts[2 * i + 1] = buffer ? 0 : (uint64_t)(uintptr_t)vals[i];
   }
   int arch[4] = { ctx->info.cc_major, ctx->info.cc_minor, ctx->drv->driver_version, (int)sizeof(ptx_tmap) };
-  static const char tag[] = "mgpu kernel cache: ir, target sm_90a, arch+driver, jit options, engine";
+  static const char tag[] = "mgpu kernel cache 2 (entries hold PTX): ir, target sm_90a, arch+driver, jit options, engine";
   const cache_part parts[] = {
     { tag, sizeof tag - 1 }, { k->ir_text, k->ir_len }, { "sm_90a", 6 }, { arch, sizeof arch },
     { opts, 2 * sizeof(uint64_t) * (nopt < 16 ? nopt : 16) }, { MGPU_VERSION_STRING, sizeof MGPU_VERSION_STRING - 1 },
@@ -321,40 +321,45 @@ static mgpu_status emit_ptx(mgpu_kernel *k) {
   return s;
 }
 
-/* A cache entry: the tensor maps (a u32 count, then the records), then the cubin. */
-static bool entry_split(mgpu_kernel *k, const unsigned char *p, size_t len, const void **cubin, size_t *clen) {
+/* A cache entry: the tensor maps (a u32 count, then the records), then the
+** PTX with its terminating NUL. */
+static bool entry_split(mgpu_kernel *k, const unsigned char *p, size_t len, const char **ptx) {
   uint32_t n;
   if (len < sizeof n) return false;
   memcpy(&n, p, sizeof n);
   size_t head = sizeof n + (size_t)n * sizeof(ptx_tmap);
-  if (n > 4096 || len <= head) return false;
+  if (n > 4096 || len <= head || p[len - 1] != '\0') return false;
   k->tmaps.n = 0;
   if (n && !vec_reserve(&k->ctx->alloc, &k->tmaps, n)) return false;
   memcpy(k->tmaps.v, p + sizeof n, (size_t)n * sizeof(ptx_tmap));
   k->tmaps.n = n;
-  *cubin = p + head;
-  *clen = len - head;
+  *ptx = (const char *)p + head;
   return true;
 }
 
-static bool entry_store(cache *c, cache_key key, const mgpu_kernel *k, const void *cubin, size_t clen) {
+static bool entry_store(cache *c, cache_key key, const mgpu_kernel *k) {
   uint32_t n = (uint32_t)k->tmaps.n;
-  size_t head = sizeof n + (size_t)n * sizeof(ptx_tmap);
-  unsigned char *p = malloc(head + clen);
+  size_t head = sizeof n + (size_t)n * sizeof(ptx_tmap), plen = k->ptx_len + 1;
+  unsigned char *p = malloc(head + plen);
   if (!p) return false;
   memcpy(p, &n, sizeof n);
   if (n) memcpy(p + sizeof n, k->tmaps.v, (size_t)n * sizeof(ptx_tmap));
-  memcpy(p + head, cubin, clen);
-  bool stored = cache_store(c, key, p, head + clen);
+  memcpy(p + head, k->ptx, plen);
+  bool stored = cache_store(c, key, p, head + plen);
   free(p);
   return stored;
 }
 
-/* Load k->mod through the cache: a hit loads the stored cubin and takes the
-** stored tensor maps, so no PTX is written; a miss writes the PTX, has the
-** driver's linker JIT it, stores the cubin and loads it.  Returns non-zero
-** when the caller should load the PTX itself (cache off, or any step
-** failed: the plain load then reports real errors with their log). */
+/* Load k->mod through the cache.  An entry holds what the IR lowers to --
+** the PTX and its tensor maps -- so a hit writes no PTX; the driver JITs the
+** PTX as a whole program, and its own compute cache (keyed on the PTX) keeps
+** the binary, so a warm process skips the JIT too.  The cubin the driver's
+** linker (cuLink*) hands back cannot be used instead: the linker compiles PTX
+** as relocatable code, which ignores setmaxnreg and takes more registers (92
+** instead of 48 for the softmax pipeline on the H100; bench/RESULTS.md run
+** 31).  Returns non-zero when the caller should load the PTX itself (cache
+** off, or any step failed: the plain load then reports real errors with
+** their log). */
 static CUresult load_cached(mgpu_kernel *k, int *keys, void **vals, unsigned nopt) {
   mgpu_ctx *ctx = k->ctx;
   drv *dr = ctx->drv;
@@ -370,35 +375,28 @@ static CUresult load_cached(mgpu_kernel *k, int *keys, void **vals, unsigned nop
   char hex[33];
   cache_key_hex(key, hex);
   CUresult r = CUDA_ERROR_NO_DEVICE;
-  const void *cubin = NULL;
-  size_t clen = 0;
-  if (hit && entry_split(k, bin, len, &cubin, &clen)) {
-    r = dr->ModuleLoadDataEx(&k->mod, cubin, nopt, keys, vals);
+  const char *ptx = NULL;
+  if (hit && entry_split(k, bin, len, &ptx)) {
+    r = dr->ModuleLoadDataEx(&k->mod, ptx, nopt, keys, vals);
     if (r) k->mod = NULL;
     else if (debug)
-      fprintf(stderr, "mgpu: cache hit %s (kernel %s, cubin loaded in %.1f ms)\n", hex, k->ir->name, time_ms() - t0);
+      fprintf(stderr, "mgpu: cache hit %s (kernel %s, loaded in %.1f ms)\n", hex, k->ir->name, time_ms() - t0);
   }
   free(bin);
-  if (r) {   /* a miss: write the PTX, link it into a cubin, keep it, load it */
+  if (r) {   /* a miss: write the PTX, JIT and load it, keep the PTX */
     if (emit_ptx(k)) return CUDA_ERROR_NO_DEVICE;   /* the caller reports it */
     t0 = time_ms();
-    CUlinkState st = NULL;
-    void *out = NULL;
-    r = dr->LinkCreate(nopt, keys, vals, &st);
-    if (!r) r = dr->LinkAddData(st, CU_JIT_INPUT_PTX, k->ptx, k->ptx_len + 1, k->ir->name, 0, NULL, NULL);
-    if (!r) r = dr->LinkComplete(st, &out, &clen);
-    if (!r) r = dr->ModuleLoadDataEx(&k->mod, out, nopt, keys, vals);
+    r = dr->ModuleLoadDataEx(&k->mod, k->ptx, nopt, keys, vals);
     if (r) k->mod = NULL;
     else {
       double jit = time_ms() - t0;
       c = kcache_enter();
-      bool stored = entry_store(c, key, k, out, clen);
+      bool stored = entry_store(c, key, k);
       kcache_leave();
       if (debug)
         fprintf(stderr, "mgpu: cache miss %s (kernel %s, JIT and load %.1f ms)%s\n", hex, k->ir->name, jit,
                 stored ? "; stored" : "");
     }
-    if (st) dr->LinkDestroy(st);
   }
   return r;
 }

@@ -1,7 +1,8 @@
 /*
-** cache.h -- the on-disk kernel cache: the cubin the driver produced for a
-** kernel, keyed by an XXH3-128 hash of everything the cubin depends on (the
-** canonical PTX text, target, JIT options, engine and driver versions).
+** cache.h -- the on-disk kernel cache: byte payloads (for kernels, the PTX
+** and tensor maps their IR lowers to) keyed by an XXH3-128 hash of
+** everything the payload depends on (for kernels, the canonical IR text,
+** target, JIT options, engine and driver versions).
 **
 ** One file per entry, <dir>/<32 hex digits of the key>.mgc: a 64-byte header
 ** (magic, format version, key, payload length, payload hash, header hash)

@@ -16,7 +16,6 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
-typedef struct CUlinkState_st *CUlinkState;
 
 enum {
   CUDA_SUCCESS = 0,
@@ -40,7 +39,6 @@ enum {
   CU_JIT_LOG_VERBOSE = 12,
   CU_JIT_MAX_REGISTERS = 0,
   CU_JIT_OPTIMIZATION_LEVEL = 7,
-  CU_JIT_INPUT_PTX = 1,             /* CUjitInputType, for cuLinkAddData */
   CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
   /* tensor maps (cuTensorMapEncodeTiled) */
   CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1, CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2,
@@ -94,11 +92,6 @@ typedef struct CUlaunchConfig {
   _(MemcpyDtoD,           "cuMemcpyDtoD_v2",               (CUdeviceptr, CUdeviceptr, size_t)) \
   _(ModuleLoadDataEx,     "cuModuleLoadDataEx",            (CUmodule *, const void *, unsigned, int *, void **)) \
   _(ModuleUnload,         "cuModuleUnload",                (CUmodule)) \
-  _(LinkCreate,           "cuLinkCreate_v2",               (unsigned, int *, void **, CUlinkState *)) \
-  _(LinkAddData,          "cuLinkAddData_v2",              (CUlinkState, int, void *, size_t, const char *, \
-                                                            unsigned, int *, void **)) \
-  _(LinkComplete,         "cuLinkComplete",                (CUlinkState, void **, size_t *)) \
-  _(LinkDestroy,          "cuLinkDestroy",                 (CUlinkState)) \
   _(ModuleGetFunction,    "cuModuleGetFunction",           (CUfunction *, CUmodule, const char *)) \
   _(FuncGetAttribute,     "cuFuncGetAttribute",            (int *, int, CUfunction)) \
   _(FuncSetAttribute,     "cuFuncSetAttribute",            (CUfunction, int, int)) \
