@@ -85,6 +85,31 @@ describe("CompilerParams", function()
     local k = copy_kernel(CP{ flags = { "--maxrregcount=64" } })        -- runs (the interpreter ignores JIT options)
     assert.are.equal(1, k(mgpu.zeros(256)):to_table()[1])
   end)
+  it("caps registers with .maxnreg in the PTX, which ptxas honours beside .maxntid", function()
+    local function softmax(params)   -- a row of 4096 in one warpgroup takes 48 registers uncapped
+      return mgpu.kernel{ name = "capped", grid = { 1 }, out_shape = mgpu.shape({ 1, 4096 }, "bf16"), compiler_params = params,
+        body = function(x, y)
+          local r = x:at(0):load():astype("f32")
+          local p = (r - r:max()):exp()
+          y:at(0):store((p / p:sum()):astype("bf16"))
+        end }
+    end
+    local x = mgpu.zeros({ 1, 4096 }, "bf16")
+    local capped, free = softmax(CP{ flags = { "--maxrregcount=40" } }):lower(x).ptx, softmax(CP{}):lower(x).ptx
+    assert.matches("\n%.maxntid 128, 1, 1\n%.maxnreg 40\n", capped)
+    assert.is_nil(free:find(".maxnreg", 1, true))
+    if not os.execute("command -v ptxas > /dev/null 2>&1") then return end   -- ptxas checks where it is installed
+    local function registers(ptx)
+      local path = os.tmpname()
+      local f = assert(io.open(path .. ".ptx", "w")); f:write(ptx); f:close()
+      local p = io.popen("ptxas -arch=sm_90a -v " .. path .. ".ptx -o " .. path .. ".cubin 2>&1")
+      local log = p:read("a"); p:close()
+      os.remove(path .. ".ptx"); os.remove(path .. ".cubin"); os.remove(path)
+      return assert(tonumber(log:match("Used (%d+) registers")), log)
+    end
+    assert.is_true(registers(free) > 40)
+    assert.is_true(registers(capped) <= 40)
+  end)
   it("refuses TPU-only fields saying what to use on Hopper", function()
     for _, f in ipairs({ "allow_input_fusion", "internal_scratch_in_bytes", "serialization_format", "kernel_type",
                          "skip_device_barrier", "collective_id", "disable_semaphore_checks", "mosaic_params" }) do

@@ -84,7 +84,9 @@ M.LoweringSemantics = { Warpgroup = "Warpgroup", Lane = "Lane" }
 
 -- flags: extra driver JIT (ptxas) options, applied when the PTX is loaded
 -- on a GPU.  A list of strings ("--maxrregcount=128", "-O2") or a table
--- { maxrregcount = 128, opt_level = 2 }.
+-- { maxrregcount = 128, opt_level = 2 }.  maxrregcount also goes into the
+-- PTX as .maxnreg (kernels without setmaxnreg): beside .maxntid, ptxas and
+-- the JIT ignore it as an option.
 local function parse_flags(f)
   if type(f) ~= "table" then fail("FLAGS_NOT_TABLE") end
   local out = {}

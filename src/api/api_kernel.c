@@ -311,6 +311,7 @@ static mgpu_status emit_ptx(mgpu_kernel *k) {
   strbuf sb;
   sb_init(&sb, &ctx->alloc);
   k->tmaps.n = 0;
+  k->ki.maxnreg = k->jit_maxreg;
   mgpu_status s = ptx_emit_kernel(k->ir, &k->ki, &sb, &k->tmaps, &ctx->d);
   if (!s) {
     k->ptx = sb_take(&sb, &k->ptx_len);
@@ -488,6 +489,10 @@ mgpu_status mgpu_kernel_set_jit_options(mgpu_kernel *k, int32_t max_registers, i
   else if (k->mod)
     s = diag_set(&ctx->d, ERR_STATE, "", "mgpu_kernel_set_jit_options: the kernel is already loaded");
   else {
+    if (k->ptx && max_registers != k->jit_maxreg) {   /* the PTX carries the cap (.maxnreg): write it again */
+      mem_free(&ctx->alloc, k->ptx, k->ptx_len + 1);
+      k->ptx = NULL;
+    }
     k->jit_maxreg = max_registers;
     k->jit_opt = opt_level + 1;
   }

@@ -16,6 +16,7 @@ typedef struct kinfo {
   int64_t smem_bytes;       /* dynamic SMEM per block */
   int64_t red_offset;       /* byte offset of the cross-warp reduction scratch */
   int64_t red_bytes;        /* its size per warpgroup */
+  int32_t maxnreg;          /* registers per thread the PTX caps with .maxnreg (0: none); set by the caller */
 } kinfo;
 
 /* Verify, then infer layouts and alignment.  On failure `d` holds the

@@ -516,6 +516,10 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, pt
               128 * (tmaps->v[i - k->params.n].ndev ? tmaps->v[i - k->params.n].ndev : 1), i + 1 < nall ? "," : "");
   sb_printf(out, ")\n.maxntid %d, 1, 1\n", threads);
   if (e.maxreg) sb_puts(out, ".minnctapersm 1\n");   /* setmaxnreg needs a register count at entry */
+  /* ptxas and the driver's JIT ignore a register cap given as an option (--maxrregcount,
+  ** CU_JIT_MAX_REGISTERS) when .maxntid is present; the directive is honoured.  setmaxnreg
+  ** kernels set their counts themselves. */
+  else if (ki->maxnreg > 0) sb_printf(out, ".maxnreg %d\n", ki->maxnreg);
   if (k->opts.cluster_rank) {
     int c[3] = { 1, 1, 1 };
     for (int i = 0; i < k->opts.cluster_rank; i++) c[i] = k->opts.cluster[i];
