@@ -61,6 +61,8 @@ local ok, err = pcall(function() return z:to_table() end)
 assert(not ok and err:match("compile%-only: no data"), err)
 ok, err = pcall(mgpu.host.from, z)
 assert(not ok and err:match("compile%-only: no data"), err)
+ok, err = pcall(mgpu.bench, function() k(xs[1]) end)
+assert(not ok and err:match("bench: nothing runs in compile%-only mode"), err)
 print("compile-only ok")
 ]]
 

@@ -32,6 +32,7 @@ function M.compare(fns, opts)
   local reps = compat.int(opts.reps or 20, "reps")
   local inner = compat.int(opts.inner or 10, "inner")
   if reps < 1 or inner < 1 then compat.fail("BENCH_REPS") end
+  if context.info().mode == "compile" then compat.fail("BENCH_COMPILE_ONLY") end   -- nothing runs: no time to report
   local core, ctx = context.core, context.get()
   for _, fn in ipairs(fns) do for _ = 1, warmup do fn() end end
   core.sync(ctx)
