@@ -7,24 +7,28 @@ head h / (heads / kv_heads)), any seq (the last blocks are masked) and
 optionally the base-2 log-sum-exp of each row, (batch, heads, seq) f32,
 for the backward pass (examples/attention_bwd.lua).
 
-- one block per (128-query tile, batch * head): two compute warpgroups own
-  64 query rows each; the memory warpgroup (set_max_registers 40; the
-  compute ones take 232) streams K and V through `depth` SMEM slots with
-  TMA.  K and V have their own ready and consumed barriers: a K slot is
+- one block per (query tile, batch * head): two compute warpgroups (three
+  with wgs=3, the default for head_dim 64) own 64 query rows each; the
+  memory warpgroup (set_max_registers 40; the compute ones take 232, or 32
+  and 160 with three) streams K and V in blocks of block_kv rows (default
+  192; 64 for head_dim 256) through `depth` SMEM slots with TMA.  K and V have their own ready and consumed barriers: a K slot is
   refilled as soon as both compute warpgroups have S = Q K^T, while P V
   may still read V;
 - each compute warpgroup loads its Q slab once, then per KV block:
   S = Q K^T with wgmma (K seen through transpose_ref), the causal / ragged
   mask on the blocks that need one, online softmax in base 2 (scale folded
-  with log2(e), row max and sum carried in the WGMMA:reduce(1) layout), O
+  with log2(e) into one multiply-add per score, row max and sum carried in
+  the WGMMA:reduce(1) layout), O
   rescaled in its accumulator, P cast to 16 bits in registers and fed to
   wgmma as the A operand of P V (examples/attention_math.lua, shared with
   attention_pipeline.lua, which is this kernel on
   emit_pipeline_warp_specialized);
-- ping-pong (pingpong=1, the default; 0 lets them run freely): the two
+- ping-pong (pingpong=1, the default; 0 lets them run freely): the
   compute warpgroups take turns at the tensor cores, so that one's softmax
-  overlaps the other's matmuls, with Pallas' placement of the meetings
-  (6-9% faster than free-running on the H100: bench/RESULTS.md run 24);
+  overlaps the others' matmuls: two meet with Pallas' placement of the
+  meetings (6-9% faster than free-running on the H100: bench/RESULTS.md
+  run 24), three pass a token round a ring (FlashAttention-3's scheduler
+  barriers);
 - at the end O / l goes through the Q slab in SMEM and leaves by TMA (rows
   past seq are clipped), the log-sum-exp from registers.
 
@@ -34,13 +38,14 @@ spilling.  CompilerParams.approx_math follows approx (default 1: the
 hardware exp2 and log2).
 
   mgpu examples/attention.lua [B] [S] [H] [D] [causal] [dtype] [key=value ...]
-    keys: hkv (kv heads) scale lse (0|1) approx (0|1) block_kv (64|128) depth (slots, >= 2) pingpong (0|1) reps
+    keys: hkv (kv heads) scale lse (0|1) approx (0|1) block_kv (64..256, multiple of 16) wgs (2|3)
+          depth (slots, >= 2) pingpong (0|1) reps
   (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted)
 
 TFLOP/s = 4 B H S^2 D / time, half that when causal.  Loaded with
 `loadfile("examples/attention.lua")("--lib")` it returns { build = ... }:
-build(cfg) with cfg fields causal, scale, lse, approx_math, block_kv, depth,
-pingpong.
+build(cfg) with cfg fields causal, scale, lse, approx_math, block_kv, wgs,
+depth, pingpong.
 ]]
 local mgpu = require "mgpu"
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
@@ -55,17 +60,18 @@ local function kernel_for(c, d)
     local b, h = bh / H, bh % H
     local hk = h / group
     local wg = mgpu.axis_index("wg")
-    local q0 = qt * (2 * BQ)
-    local nkv = amath.kv_blocks(c, S, bkv, q0, 2 * BQ)
+    local q0 = qt * (c.wgs * BQ)
+    local nkv = amath.kv_blocks(c, S, bkv, q0, c.wgs * BQ)
+    local memory_regs, compute_regs = amath.registers(c)
     local function kv_view(x, j) return x:at(b, mgpu.ds(j * bkv, bkv), mgpu.ds(hk * D, D)) end
     local function kv_slots() return mgpu.SMEM({ depth, bkv, D }, dtype, { transforms = xf }) end
-    mgpu.run_scoped(amath.kv_barriers({ qo = mgpu.SMEM({ 2, BQ, D }, dtype, { transforms = xf }),
-                                        k = kv_slots(), v = kv_slots(), qbar = mgpu.Barrier{ num_barriers = 2 },
-                                        sched = mgpu.Barrier{ num_arrivals = 2 } }, depth), function(s)
-      local function memory() amath.kv_memory(nkv, depth, s, k, v, kv_view) end
+    mgpu.run_scoped(amath.kv_barriers({ qo = mgpu.SMEM({ c.wgs, BQ, D }, dtype, { transforms = xf }),
+                                        k = kv_slots(), v = kv_slots(), qbar = mgpu.Barrier{ num_barriers = c.wgs },
+                                        sched = amath.sched_barrier(c) }, depth, c.wgs), function(s)
+      local function memory() amath.kv_memory(nkv, depth, s, k, v, kv_view, memory_regs) end
 
       local function compute()
-        mgpu.set_max_registers(amath.COMPUTE_REGISTERS, { action = "increase" })
+        mgpu.set_max_registers(compute_regs, { action = "increase" })
         local row0 = q0 + wg * BQ
         local rows = mgpu.ds(row0, BQ)
         mgpu.copy_gmem_to_smem(q:at(b, rows, mgpu.ds(h * D, D)), s.qo:at(wg), s.qbar:at(wg))
@@ -93,7 +99,7 @@ local function kernel_for(c, d)
         end, mgpu.ACC({ BQ, D }, "f32"))
       end
 
-      mgpu.cond(mgpu.eq(wg, 2), memory, compute)
+      mgpu.cond(mgpu.eq(wg, c.wgs), memory, compute)
     end)
   end
   return amath.kernel(c, d, "attention", body)

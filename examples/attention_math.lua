@@ -21,10 +21,11 @@ M.MEMORY_REGISTERS, M.COMPUTE_REGISTERS = 40, 232   -- per thread: (512 - 40) / 
 
 local defaults = { depth = 2, causal = false, pingpong = 1, lse = false, approx_math = true }
 local known = { block_kv = true, depth = true, causal = true, pingpong = true, lse = true, approx_math = true,
-                scale = true, dtype = true }
+                scale = true, dtype = true, wgs = true }
 
 --- cfg merged over the defaults and checked; returns (config, nil) or
---- (nil, message).  block_kv is left nil (chosen per head_dim by M.block_kv).
+--- (nil, message).  block_kv and wgs are left nil where not given (chosen
+--- per head_dim by M.for_head_dim).
 function M.config(cfg, what)
   local c = {}
   for k, v in pairs(defaults) do c[k] = v end
@@ -33,11 +34,15 @@ function M.config(cfg, what)
     if not known[k] then return nil, string.format("%s: unknown option '%s'", what, tostring(k)) end
     c[k] = v
   end
-  if c.block_kv ~= nil and c.block_kv ~= 64 and c.block_kv ~= 128 then
-    return nil, string.format("%s: block_kv must be 64 or 128, got %s", what, tostring(c.block_kv))
+  local bkv = c.block_kv
+  if bkv ~= nil and (type(bkv) ~= "number" or bkv % 16 ~= 0 or bkv < 64 or bkv > 256) then
+    return nil, string.format("%s: block_kv must be a multiple of 16 from 64 to 256, got %s", what, tostring(bkv))
   end
   if type(c.depth) ~= "number" or c.depth < 2 or c.depth % 1 ~= 0 then
     return nil, string.format("%s: depth must be an integer of at least 2, got %s", what, tostring(c.depth))
+  end
+  if c.wgs ~= nil and c.wgs ~= 2 and c.wgs ~= 3 then
+    return nil, string.format("%s: wgs (compute warpgroups) must be 2 or 3, got %s", what, tostring(c.wgs))
   end
   if c.pingpong ~= 0 and c.pingpong ~= 1 then
     return nil, string.format("%s: pingpong must be 0 or 1, got %s", what, tostring(c.pingpong))
@@ -51,17 +56,47 @@ function M.config(cfg, what)
   return c
 end
 
---- The KV block size for head_dim D: block_kv, or 128 (64 for D = 256).
---- With D = 256, SMEM holds the Q slabs (64 KiB) and `depth` slots each of
---- K and V (bkv x 512 bytes): 128-row slots would need 320 KiB of the
---- 227 KiB a block may have, 64-row ones at depth 2 take 192 KiB.
-function M.block_kv(c, D)
-  local bkv = c.block_kv or (D == 256 and 64 or 128)
-  if D == 256 and (bkv ~= 64 or c.depth ~= 2) then
-    return nil, string.format("head_dim 256 needs block_kv = 64 and depth = 2 (got %d and %d): Q and the K and V "
-                              .. "slots take %d KiB of SMEM, a block has 227 KiB", bkv, c.depth, (64 + 2 * c.depth * bkv / 2))
+--- The registers a thread of the memory and of a compute warpgroup ask
+--- for with c.wgs compute warpgroups: (40, 232) for two, (32, 160) for
+--- three (the 512 a thread of four warpgroups may have, shared out).
+function M.registers(c)
+  if c.wgs == 3 then return 32, 160 end
+  return M.MEMORY_REGISTERS, M.COMPUTE_REGISTERS
+end
+
+--- c for head_dim D and seq S (a copy; c is not changed): block_kv and wgs
+--- as given, else the fastest measured on the H100 (bench/RESULTS.md runs
+--- 41-43): three compute warpgroups and 192-row KV blocks for D = 64 (the
+--- softmax weighs most there, and a third warpgroup keeps the tensor cores
+--- fed during two softmaxes), two and 192 for D = 128, two and 64 for
+--- D = 256; the default block is at most S rounded down to 64 (a TMA box
+--- is no larger than the array) and shrinks by 64 rows until the Q slabs
+--- and the K and V slots fit in SMEM.
+--- Returns nil and a message for what cannot fit: with D = 256, SMEM holds
+--- the Q slabs (64 KiB) and `depth` slots each of K and V (bkv x 512
+--- bytes), so 128-row slots would need 320 KiB of the 227 KiB a block may
+--- have, 64-row ones at depth 2 take 192 KiB; and O alone (128 registers a
+--- thread) leaves three compute warpgroups' 160 no room.
+function M.for_head_dim(c, D, S)
+  local cd = {}
+  for k, v in pairs(c) do cd[k] = v end
+  cd.wgs = c.wgs or (D == 64 and 3 or 2)
+  local bkv = c.block_kv
+  if not bkv then
+    bkv = math.min(192, S - S % 64)
+    while bkv > 64 and (cd.wgs * M.BQ + 2 * c.depth * bkv) * D * 2 > 226 * 1024 do bkv = bkv - 64 end
   end
-  return bkv
+  cd.block_kv = bkv
+  if cd.block_kv > S then return nil, string.format("block_kv = %d is larger than seq = %d", cd.block_kv, S) end
+  if D == 256 and (cd.block_kv ~= 64 or c.depth ~= 2) then
+    return nil, string.format("head_dim 256 needs block_kv = 64 and depth = 2 (got %d and %d): Q and the K and V "
+                              .. "slots take %d KiB of SMEM, a block has 227 KiB", cd.block_kv, c.depth,
+                              (64 + 2 * c.depth * cd.block_kv / 2))
+  end
+  if D == 256 and cd.wgs ~= 2 then
+    return nil, "head_dim 256 needs wgs = 2: O alone takes 128 of the 160 registers a thread of three compute warpgroups has"
+  end
+  return cd
 end
 
 local function shape_str(x) return string.format("%s[%s]", x.dtype, table.concat(x.shape, ",")) end
@@ -84,6 +119,9 @@ function M.dims(q, k, v, what, head_dims)
       return nil, string.format("%s: %s must be %s[%d,%d,kv_heads,%d] with k's kv_heads (q is %s), got %s", what, name,
                                 q.dtype, B, S, D, shape_str(q), shape_str(x))
     end
+  end
+  if S < 64 then
+    return nil, string.format("%s: seq = %d must be at least 64 (the kernels move blocks of 64 rows or more)", what, S)
   end
   if Hkv < 1 or H % Hkv ~= 0 then
     return nil, string.format("%s: q's %d heads must be a multiple of k and v's %d heads", what, H, Hkv)
@@ -161,10 +199,13 @@ function M.fwd_step(ctx, kv, k_smem, v_smem, m, l, sync)
     return sacc:load()
   end, mgpu.ACC({ BQ, bkv }, "f32"))
   sync.k_done()
-  sc = M.mask(ctx.c, ctx.S, sc * ctx.scale2, { rows0 = ctx.row0, cols0 = kv * bkv })
-  local m_new = mgpu.max(m, sc:max(1))
+  -- the row max of the raw scores, scaled once per row (the scale is
+  -- positive), so that each score's scaling and the max's subtraction are
+  -- one fused multiply-add
+  sc = M.mask(ctx.c, ctx.S, sc, { rows0 = ctx.row0, cols0 = kv * bkv })
+  local m_new = mgpu.max(m, sc:max(1) * ctx.scale2)
   local alpha = mgpu.exp2(m - m_new)
-  local p = mgpu.exp2(sc - m_new:broadcast_in_dim({ BQ, bkv }, { 0 }))
+  local p = mgpu.exp2(sc * ctx.scale2 - m_new:broadcast_in_dim({ BQ, bkv }, { 0 }))
   local l_new = l * alpha + p:sum(1)
   ctx.acc:store(ctx.acc:load() * alpha:broadcast_in_dim({ BQ, D }, { 0 }))
   local p16 = p:astype(ctx.dtype)
@@ -193,11 +234,12 @@ end
 --- The memory warpgroup of a hand-written warp-specialized kernel: for
 --- steps j in [0, n), per stream (a table with `load(j, slot)`, which
 --- issues the step's copies into SMEM slot j % depth, and `free`, the
---- slots' consumed barriers) wait until both compute warpgroups released the
+--- slots' consumed barriers) wait until every compute warpgroup released the
 --- slot's previous use, then load; at the end wait out the last releases, so
---- that every completion of a consumed barrier is awaited.
-function M.memory_loop(n, depth, streams)
-  mgpu.set_max_registers(M.MEMORY_REGISTERS, { action = "decrease" })
+--- that every completion of a consumed barrier is awaited.  The warpgroup
+--- gives up registers down to `registers` (default M.MEMORY_REGISTERS).
+function M.memory_loop(n, depth, streams, registers)
+  mgpu.set_max_registers(registers or M.MEMORY_REGISTERS, { action = "decrease" })
   mgpu.fori(0, n, function(j)
     local slot = j % depth
     for _, st in ipairs(streams) do
@@ -211,31 +253,62 @@ function M.memory_loop(n, depth, streams)
 end
 
 --- Adds to scratch table t the K and V slots' barriers for `depth` slots:
---- kbar and vbar (TMA arrivals) and kfree and vfree (released by both
---- compute warpgroups).  Returns t.
-function M.kv_barriers(t, depth)
+--- kbar and vbar (TMA arrivals) and kfree and vfree (released by each of
+--- `wgs` compute warpgroups, default 2).  Returns t.
+function M.kv_barriers(t, depth, wgs)
   t.kbar, t.vbar = mgpu.Barrier{ num_barriers = depth }, mgpu.Barrier{ num_barriers = depth }
-  t.kfree = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 }
-  t.vfree = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 }
+  t.kfree = mgpu.Barrier{ num_barriers = depth, num_arrivals = wgs or 2 }
+  t.vfree = mgpu.Barrier{ num_barriers = depth, num_arrivals = wgs or 2 }
   return t
 end
 
 --- The memory warpgroup streaming blocks kv_view(k, j) and kv_view(v, j)
---- for j in [0, n) into the scoped s.k and s.v slots (see kv_barriers).
-function M.kv_memory(n, depth, s, k, v, kv_view)
+--- for j in [0, n) into the scoped s.k and s.v slots (see kv_barriers),
+--- with `registers` as memory_loop takes them.
+function M.kv_memory(n, depth, s, k, v, kv_view, registers)
   M.memory_loop(n, depth, {
     { free = s.kfree, load = function(j, slot) mgpu.copy_gmem_to_smem(kv_view(k, j), s.k:at(slot), s.kbar:at(slot)) end },
     { free = s.vfree, load = function(j, slot) mgpu.copy_gmem_to_smem(kv_view(v, j), s.v:at(slot), s.vbar:at(slot)) end },
-  })
+  }, registers)
 end
 
---- Ping-pong: the compute warpgroups meet at `bar` (two arrivals) twice per
---- KV block, warpgroup 1 one meeting behind, so that one's S = Q K^T runs
---- on the tensor cores during the other's softmax.  Returns { meet, arrive,
---- wait } (meet = arrive then wait; all do nothing with c.pingpong = 0) and
---- the calls that offset (before the loop) and balance (after) the phases.
+--- The scratch barriers of M.pingpong for c.
+function M.sched_barrier(c)
+  if c.wgs == 3 then return mgpu.Barrier{ num_barriers = 3 } end
+  return mgpu.Barrier{ num_arrivals = 2 }
+end
+
+--- Scheduling of the compute warpgroups at the tensor cores, over `bar`
+--- (M.sched_barrier(c)).  Returns { meet, arrive, wait }, which fwd_step
+--- calls after issuing S = Q K^T (meet), at the end of its softmax (arrive)
+--- and before issuing P V (wait), and the calls that offset (before the
+--- loop) and balance (after) the phases.  All do nothing with
+--- c.pingpong = 0.
+---
+--- Two warpgroups (ping-pong) meet at `bar` (two arrivals) twice per KV
+--- block, warpgroup 1 one meeting behind, so that one's S = Q K^T runs on
+--- the tensor cores during the other's softmax.  Three pass a token round
+--- a ring of barriers (one per warpgroup, as FlashAttention-3's scheduler
+--- barriers): a turn is P V of one block and S = Q K^T of the next, and a
+--- warpgroup's softmax runs during the other two's turns.  Each barrier
+--- gets exactly as many arrivals as its warpgroup waits.
 function M.pingpong(c, bar, wg)
   local on = c.pingpong ~= 0
+  if c.wgs == 3 then
+    local mine, nxt = bar:at(wg), bar:at((wg + 1) % 3)
+    local pp = {
+      meet = function() if on then mgpu.barrier_arrive(nxt) end end,   -- this turn is over
+      arrive = function() end,
+      wait = function() if on then mgpu.barrier_wait(mine) end end,     -- this warpgroup's turn
+    }
+    local function offset()
+      if not on then return end
+      mgpu.when(mgpu.eq(wg, 0), function() mgpu.barrier_arrive(mine) end)   -- the first turn is 0's
+      mgpu.barrier_wait(mine)
+    end
+    local function balance() if on then mgpu.when(mgpu.ne(wg, 2), pp.meet) end end
+    return pp, offset, balance
+  end
   local pp = {
     arrive = function() if on then mgpu.barrier_arrive(bar) end end,
     wait = function() if on then mgpu.barrier_wait(bar) end end,
@@ -254,15 +327,15 @@ function M.forward(c, kernel_for, what)
   local function prepare(q, k, v)
     local B, S, H, Hkv, D = M.dims(q, k, v, what, { 64, 128, 256 })
     if not B then error(S, 3) end
-    local bkv, err = M.block_kv(c, D)
-    if not bkv then error(what .. ": " .. err, 3) end
+    local cd, err = M.for_head_dim(c, D, S)
+    if not cd then error(what .. ": " .. err, 3) end
     if D > 64 and S % 8 ~= 0 then   -- several 64-column tiles per row: TMA clips rows by whole 8-row tiles
       error(string.format("%s: seq = %d must be a multiple of 8 with head_dim %d (TMA boxes of several 64-column "
                           .. "tiles cover rows 8 at a time)", what, S, D), 3)
     end
-    local d = { B = B, S = S, H = H, Hkv = Hkv, D = D, dtype = q.dtype, bkv = bkv }
+    local d = { B = B, S = S, H = H, Hkv = Hkv, D = D, dtype = q.dtype, bkv = cd.block_kv }
     local key = table.concat({ B, S, H, Hkv, D, q.dtype }, ",")
-    cache[key] = cache[key] or kernel_for(c, d)
+    cache[key] = cache[key] or kernel_for(cd, d)
     return cache[key], d
   end
   local function flat(x) return x:reshape({ x.shape[1], x.shape[2], x.shape[3] * x.shape[4] }) end
@@ -283,8 +356,8 @@ function M.forward(c, kernel_for, what)
 end
 
 --- The forward kernel for dims d named name (with "_causal" when causal):
---- two compute warpgroups and a memory one (thread "wg") over a grid of
---- (batch * heads, query tile pairs) named bh and qt; body(q, k, v, o, lse)
+--- c.wgs compute warpgroups and a memory one (thread "wg", the last) over a
+--- grid of (batch * heads, query tiles of c.wgs * BQ rows) named bh and qt; body(q, k, v, o, lse)
 --- gets lse nil when c.lse is off.  The q tiles of one head are neighbours
 --- in the grid: they share that head's K and V in L2.
 function M.kernel(c, d, name, body)
@@ -292,8 +365,8 @@ function M.kernel(c, d, name, body)
   return mgpu.kernel{
     name = c.causal and name .. "_causal" or name,
     out_shape = c.lse and { o, mgpu.shape({ d.B * d.H, d.S }, "f32") } or o,
-    grid = { d.B * d.H, math.ceil(d.S / (2 * M.BQ)) }, grid_names = { "bh", "qt" },
-    num_threads = 3, thread_name = "wg",
+    grid = { d.B * d.H, math.ceil(d.S / (c.wgs * M.BQ)) }, grid_names = { "bh", "qt" },
+    num_threads = c.wgs + 1, thread_name = "wg",
     compiler_params = mgpu.CompilerParams{ approx_math = c.approx_math },
     body = c.lse and body or function(q, k, v, out) body(q, k, v, out, nil) end,
   }

@@ -8,7 +8,8 @@ S = Q K^T is done and V's once P V is, and compute_context loads the Q
 slab, holds the O accumulator and writes O (and the log-sum-exp).  The
 per-block math is examples/attention_math.lua's, the same as the
 hand-written kernel's; so are the options (causal, GQA, scale, lse, ragged
-seq, head_dim 64/128/256, approx_math, ping-pong).
+seq, head_dim 64/128/256, approx_math, ping-pong, two or three compute
+warpgroups).
 
   mgpu examples/attention_pipeline.lua [B] [S] [H] [D] [causal] [dtype] [key=value ...]
     keys: as examples/attention.lua
@@ -26,11 +27,11 @@ local function kernel_for(c, d)
     local b, h = bh / H, bh % H
     local hk = h / group
     local wg = mgpu.axis_index("wg")
-    local q0 = qt * (2 * BQ)
+    local q0 = qt * (c.wgs * BQ)
     local row0 = q0 + wg * BQ
     local rows, cols = mgpu.ds(row0, BQ), mgpu.ds(h * D, D)
-    mgpu.run_scoped({ qo = mgpu.SMEM({ 2, BQ, D }, dtype, { transforms = xf }), qbar = mgpu.Barrier{ num_barriers = 2 },
-                      sched = mgpu.Barrier{ num_arrivals = 2 } }, function(s)
+    mgpu.run_scoped({ qo = mgpu.SMEM({ c.wgs, BQ, D }, dtype, { transforms = xf }),
+                      qbar = mgpu.Barrier{ num_barriers = c.wgs }, sched = amath.sched_barrier(c) }, function(s)
       local pp, offset, balance = amath.pingpong(c, s.sched, wg)
       local ctx = { c = c, S = S, D = D, bkv = bkv, dtype = dtype, scale2 = (c.scale or 1 / math.sqrt(D)) * amath.LOG2E,
                     q = s.qo:at(wg), row0 = row0, pp = pp }
@@ -56,8 +57,8 @@ local function kernel_for(c, d)
       end
       local kv_spec = mgpu.BlockSpec{ { mgpu.squeezed, bkv, D }, function(j) return b, j, hk end, transforms = xf }
       mgpu.emit_pipeline_warp_specialized(step, {
-        grid = { amath.kv_blocks(c, S, bkv, q0, 2 * BQ) }, memory_registers = amath.MEMORY_REGISTERS,
-        num_compute_wgs = 2, wg_axis = "wg", max_concurrent_steps = c.depth, manual_consumed_barriers = true,
+        grid = { amath.kv_blocks(c, S, bkv, q0, c.wgs * BQ) }, memory_registers = (amath.registers(c)),
+        num_compute_wgs = c.wgs, wg_axis = "wg", max_concurrent_steps = c.depth, manual_consumed_barriers = true,
         compute_context = compute, in_specs = { kv_spec, kv_spec },
       })(k, v)
     end)

@@ -22,7 +22,12 @@ describe("attention examples", function()
     at(err, l); assert.matches("attention_pipeline: scale must be a positive finite number, got -1", err, 1, true)
     assert.matches("depth must be an integer of at least 2, got 1", err_of(function() fwd.build{ depth = 1 } end), 1, true)
     assert.matches("lse must be a boolean", err_of(function() fwd.build{ lse = 1 } end), 1, true)
-    assert.matches("attention_bwd: block_kv, pingpong and lse are forward options",
+    assert.matches("attention: wgs (compute warpgroups) must be 2 or 3, got 4", err_of(function() fwd.build{ wgs = 4 } end), 1, true)
+    for _, b in ipairs({ 48, 100, 272, "128" }) do
+      assert.matches("attention: block_kv must be a multiple of 16 from 64 to 256, got " .. b,
+                     err_of(function() fwd.build{ block_kv = b } end), 1, true)
+    end
+    assert.matches("attention_bwd: block_kv, pingpong, wgs and lse are forward options",
                    err_of(function() bwd.build{ lse = true } end), 1, true)
   end)
 
@@ -48,6 +53,26 @@ describe("attention examples", function()
     at(err, l)
     assert.matches("head_dim 256 needs block_kv = 64 and depth = 2 (got 128 and 2): Q and the K and V slots take "
                    .. "320 KiB of SMEM, a block has 227 KiB", err, 1, true)
+    l = line(); err = err_of(function() pipe.build{ wgs = 3 }(q3, q3, q3) end)
+    at(err, l)
+    assert.matches("attention_pipeline: head_dim 256 needs wgs = 2: O alone takes 128 of the 160 registers", err, 1, true)
+  end)
+
+  it("refuse blocks longer than the sequence", function()
+    local q5 = mgpu.abstract({ 1, 100, 2, 64 }, "bf16")
+    local l = line(); local err = err_of(function() pipe.build{ block_kv = 128 }(q5, q5, q5) end)
+    at(err, l); assert.matches("attention_pipeline: block_kv = 128 is larger than seq = 100", err, 1, true)
+    local q6 = mgpu.abstract({ 1, 40, 2, 64 }, "bf16")
+    l = line(); err = err_of(function() fwd.build{}(q6, q6, q6) end)
+    at(err, l); assert.matches("attention: seq = 40 must be at least 64", err, 1, true)
+  end)
+
+  it("name the SMEM a block_kv too large for head_dim 128 needs", function()
+    local q4 = mgpu.abstract({ 1, 256, 1, 128 }, "bf16")
+    local flat = mgpu.abstract({ 1, 256, 128 }, "bf16")
+    local kern = fwd.build{ block_kv = 208 }.kernel(q4, q4, q4)
+    local err = err_of(function() kern:lower(flat, flat, flat) end)
+    assert.matches("kernel 'attention' needs 246784 bytes of SMEM but a block may have 232448", err, 1, true)
   end)
 
   it("check the backward's o, lse and head_dim", function()
