@@ -29,6 +29,12 @@ for the backward pass (examples/attention_bwd.lua).
   meetings (6-9% faster than free-running on the H100: bench/RESULTS.md
   run 24), three pass a token round a ring (FlashAttention-3's scheduler
   barriers);
+- overlap (the default at head_dim 128, with pingpong=0 and 128-row KV
+  blocks): FlashAttention-3's intra-warpgroup overlap, where P V of block
+  j - 1 is issued with S = Q K^T of block j and runs during the softmax
+  of block j (reading S waits only for its own wgmma), so S, the previous
+  P and O are live at once (the block size is checked against the
+  registers);
 - at the end O / l goes through the Q slab in SMEM and leaves by TMA (rows
   past seq are clipped), the log-sum-exp from registers.
 
@@ -39,13 +45,13 @@ hardware exp2 and log2).
 
   mgpu examples/attention.lua [B] [S] [H] [D] [causal] [dtype] [key=value ...]
     keys: hkv (kv heads) scale lse (0|1) approx (0|1) block_kv (64..256, multiple of 16) wgs (2|3)
-          depth (slots, >= 2) pingpong (0|1) reps
+          depth (slots, >= 2) pingpong (0|1) overlap (0|1) reps
   (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted)
 
 TFLOP/s = 4 B H S^2 D / time, half that when causal.  Loaded with
 `loadfile("examples/attention.lua")("--lib")` it returns { build = ... }:
 build(cfg) with cfg fields causal, scale, lse, approx_math, block_kv, wgs,
-depth, pingpong.
+depth, pingpong, overlap.
 ]]
 local mgpu = require "mgpu"
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
@@ -80,21 +86,30 @@ local function kernel_for(c, d)
           local pp, offset, balance = amath.pingpong(c, s.sched, wg)
           local ctx = { c = c, S = S, D = D, bkv = bkv, dtype = dtype, scale2 = (c.scale or 1 / math.sqrt(D)) * amath.LOG2E,
                         q = s.qo:at(wg), acc = acc, row0 = row0, pp = pp }
-          local m0, l0 = amath.softmax_init()
-          offset()
-          mgpu.when(mgpu.lt(0, nkv), function() mgpu.barrier_wait(s.kbar:at(0)) end)
-          local m, l = mgpu.fori(0, nkv, function(j, m, l)
-            local slot = j % depth
-            return amath.fwd_step(ctx, j, s.k:at(slot), s.v:at(slot), m, l, {
-              k_done = function() mgpu.barrier_arrive(s.kfree:at(slot)) end,
-              v_ready = function() mgpu.barrier_wait(s.vbar:at(slot)) end,
-              v_done = function() mgpu.barrier_arrive(s.vfree:at(slot)) end,
-              next_k = function()   -- the next block's K, waited for while P V runs
-                mgpu.when(mgpu.lt(j + 1, nkv), function() mgpu.barrier_wait(s.kbar:at((j + 1) % depth)) end)
-              end,
-            })
-          end, m0, l0)
-          balance()
+          local m, l
+          if c.overlap then
+            local function at(x) return function(j) return x:at(j % depth) end end
+            local function arrive(x) return function(j) mgpu.barrier_arrive(x:at(j % depth)) end end
+            local function wait(x) return function(j) mgpu.barrier_wait(x:at(j % depth)) end end
+            m, l = amath.fwd_overlap(ctx, nkv, at(s.k), at(s.v), { k_ready = wait(s.kbar), k_done = arrive(s.kfree),
+                                                                   v_ready = wait(s.vbar), v_done = arrive(s.vfree) })
+          else
+            local m0, l0 = amath.softmax_init()
+            offset()
+            mgpu.when(mgpu.lt(0, nkv), function() mgpu.barrier_wait(s.kbar:at(0)) end)
+            m, l = mgpu.fori(0, nkv, function(j, m, l)
+              local slot = j % depth
+              return amath.fwd_step(ctx, j, s.k:at(slot), s.v:at(slot), m, l, {
+                k_done = function() mgpu.barrier_arrive(s.kfree:at(slot)) end,
+                v_ready = function() mgpu.barrier_wait(s.vbar:at(slot)) end,
+                v_done = function() mgpu.barrier_arrive(s.vfree:at(slot)) end,
+                next_k = function()   -- the next block's K, waited for while P V runs
+                  mgpu.when(mgpu.lt(j + 1, nkv), function() mgpu.barrier_wait(s.kbar:at((j + 1) % depth)) end)
+                end,
+              })
+            end, m0, l0)
+            balance()
+          end
           amath.fwd_finish(ctx, m, l, o:at(b, rows, mgpu.ds(h * D, D)), lse and lse:at(bh, rows))
         end, mgpu.ACC({ BQ, D }, "f32"))
       end
@@ -109,7 +124,7 @@ end
 function lib.build(cfg)
   local c, err = amath.config(cfg, "attention")
   if not c then error(err, 2) end
-  return amath.forward(c, kernel_for, "attention")
+  return amath.forward(c, kernel_for, "attention", true)
 end
 
 local args = { ... }

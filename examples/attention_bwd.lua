@@ -210,8 +210,8 @@ end
 function lib.build(cfg)
   local c, err = amath.config(cfg, "attention_bwd")
   if not c then error(err, 2) end
-  if c.block_kv ~= nil or (cfg or {}).pingpong ~= nil or (cfg or {}).wgs ~= nil or c.lse then
-    error("attention_bwd: block_kv, pingpong, wgs and lse are forward options", 2)
+  if c.block_kv ~= nil or c.pingpong ~= nil or c.wgs ~= nil or c.overlap ~= nil or c.lse then
+    error("attention_bwd: block_kv, pingpong, wgs, overlap and lse are forward options", 2)
   end
   local cache = {}
   local function prepare(q, k, v, o, lse, dout)

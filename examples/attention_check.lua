@@ -23,7 +23,7 @@ function M.parse(args)
   pb.Hkv = cfg.hkv or pb.H
   cfg.reps, cfg.hkv = nil, nil
   cfg.causal = pos[5] == "causal" or pos[5] == "1" or pos[5] == "true"
-  for _, k in ipairs({ "lse", "approx" }) do
+  for _, k in ipairs({ "lse", "approx", "overlap" }) do
     if cfg[k] ~= nil then cfg[k] = cfg[k] ~= 0 and cfg[k] ~= "0" and cfg[k] ~= "false" end
   end
   cfg.approx_math, cfg.approx = cfg.approx, nil

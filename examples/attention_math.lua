@@ -19,13 +19,13 @@ M.LOG2E = 1.4426950408889634
 M.xf = { T.tiling{ 8, 64 }, T.swizzle(128) }     -- 128-byte rows of 16-bit elements
 M.MEMORY_REGISTERS, M.COMPUTE_REGISTERS = 40, 232   -- per thread: (512 - 40) / 2 rounded down to 8
 
-local defaults = { depth = 2, causal = false, pingpong = 1, lse = false, approx_math = true }
+local defaults = { depth = 2, causal = false, lse = false, approx_math = true }
 local known = { block_kv = true, depth = true, causal = true, pingpong = true, lse = true, approx_math = true,
-                scale = true, dtype = true, wgs = true }
+                scale = true, dtype = true, wgs = true, overlap = true }
 
 --- cfg merged over the defaults and checked; returns (config, nil) or
---- (nil, message).  block_kv and wgs are left nil where not given (chosen
---- per head_dim by M.for_head_dim).
+--- (nil, message).  block_kv, wgs, overlap and pingpong are left nil where
+--- not given (chosen per head_dim by M.for_head_dim).
 function M.config(cfg, what)
   local c = {}
   for k, v in pairs(defaults) do c[k] = v end
@@ -44,11 +44,13 @@ function M.config(cfg, what)
   if c.wgs ~= nil and c.wgs ~= 2 and c.wgs ~= 3 then
     return nil, string.format("%s: wgs (compute warpgroups) must be 2 or 3, got %s", what, tostring(c.wgs))
   end
-  if c.pingpong ~= 0 and c.pingpong ~= 1 then
+  if c.pingpong ~= nil and c.pingpong ~= 0 and c.pingpong ~= 1 then
     return nil, string.format("%s: pingpong must be 0 or 1, got %s", what, tostring(c.pingpong))
   end
-  for _, k in ipairs({ "causal", "lse", "approx_math" }) do
-    if type(c[k]) ~= "boolean" then return nil, string.format("%s: %s must be a boolean, got %s", what, k, tostring(c[k])) end
+  for _, k in ipairs({ "causal", "lse", "approx_math", "overlap" }) do
+    if type(c[k]) ~= "boolean" and not (k == "overlap" and c[k] == nil) then
+      return nil, string.format("%s: %s must be a boolean, got %s", what, k, tostring(c[k]))
+    end
   end
   if c.scale ~= nil and (type(c.scale) ~= "number" or c.scale <= 0 or c.scale ~= c.scale or c.scale == math.huge) then
     return nil, string.format("%s: scale must be a positive finite number, got %s", what, tostring(c.scale))
@@ -64,30 +66,42 @@ function M.registers(c)
   return M.MEMORY_REGISTERS, M.COMPUTE_REGISTERS
 end
 
---- c for head_dim D and seq S (a copy; c is not changed): block_kv and wgs
---- as given, else the fastest measured on the H100 (bench/RESULTS.md runs
---- 41-43): three compute warpgroups and 192-row KV blocks for D = 64 (the
---- softmax weighs most there, and a third warpgroup keeps the tensor cores
---- fed during two softmaxes), two and 192 for D = 128, two and 64 for
---- D = 256; the default block is at most S rounded down to 64 (a TMA box
---- is no larger than the array) and shrinks by 64 rows until the Q slabs
---- and the K and V slots fit in SMEM.
+--- c for head_dim D and seq S (a copy; c is not changed) with block_kv,
+--- wgs, overlap and pingpong as given, else the fastest measured on the
+--- H100 (bench/RESULTS.md runs 41-45): for D = 64 three compute warpgroups
+--- and 192-row KV blocks (the softmax weighs most there, and a third
+--- warpgroup keeps the tensor cores fed during two softmaxes); for D = 128
+--- (with `overlap` where the kernel can: can_overlap) two warpgroups
+--- overlapping within themselves, without turns, and 128-row blocks, else
+--- ping-pong and 192-row blocks; two and 64 for D = 256.  The default
+--- block is at most S rounded down to 64 (a TMA box is no larger than the
+--- array) and shrinks by 64 rows until the Q slabs and the K and V slots
+--- fit in SMEM.
 --- Returns nil and a message for what cannot fit: with D = 256, SMEM holds
 --- the Q slabs (64 KiB) and `depth` slots each of K and V (bkv x 512
 --- bytes), so 128-row slots would need 320 KiB of the 227 KiB a block may
---- have, 64-row ones at depth 2 take 192 KiB; and O alone (128 registers a
---- thread) leaves three compute warpgroups' 160 no room.
-function M.for_head_dim(c, D, S)
+--- have, 64-row ones at depth 2 take 192 KiB; O alone (128 registers a
+--- thread) leaves three compute warpgroups' 160 no room; and overlap keeps
+--- S, the previous block's P and O in registers at once.
+function M.for_head_dim(c, D, S, can_overlap)
   local cd = {}
   for k, v in pairs(c) do cd[k] = v end
   cd.wgs = c.wgs or (D == 64 and 3 or 2)
+  if c.overlap == nil then cd.overlap = can_overlap and D == 128 and cd.wgs == 2 end
+  if c.pingpong == nil then cd.pingpong = cd.overlap and 0 or 1 end
   local bkv = c.block_kv
   if not bkv then
-    bkv = math.min(192, S - S % 64)
+    bkv = math.min(cd.overlap and 128 or 192, S - S % 64)
     while bkv > 64 and (cd.wgs * M.BQ + 2 * c.depth * bkv) * D * 2 > 226 * 1024 do bkv = bkv - 64 end
   end
   cd.block_kv = bkv
   if cd.block_kv > S then return nil, string.format("block_kv = %d is larger than seq = %d", cd.block_kv, S) end
+  local _, regs = M.registers(cd)
+  if cd.overlap and 3 * bkv / 4 + D / 2 > regs - 32 then   -- S (bkv / 2), P (bkv / 4) and O (D / 2) a thread
+    return nil, string.format("overlap keeps S, the previous P and O in registers: 3 * block_kv / 4 + head_dim / 2 = %d "
+                              .. "of the %d a thread has leaves too few for the softmax; use block_kv <= %d", 3 * bkv / 4 + D / 2,
+                              regs, math.floor((regs - 32 - D / 2) * 4 / 3 / 16) * 16)
+  end
   if D == 256 and (cd.block_kv ~= 64 or c.depth ~= 2) then
     return nil, string.format("head_dim 256 needs block_kv = 64 and depth = 2 (got %d and %d): Q and the K and V "
                               .. "slots take %d KiB of SMEM, a block has 227 KiB", cd.block_kv, c.depth,
@@ -199,16 +213,8 @@ function M.fwd_step(ctx, kv, k_smem, v_smem, m, l, sync)
     return sacc:load()
   end, mgpu.ACC({ BQ, bkv }, "f32"))
   sync.k_done()
-  -- the row max of the raw scores, scaled once per row (the scale is
-  -- positive), so that each score's scaling and the max's subtraction are
-  -- one fused multiply-add
-  sc = M.mask(ctx.c, ctx.S, sc, { rows0 = ctx.row0, cols0 = kv * bkv })
-  local m_new = mgpu.max(m, sc:max(1) * ctx.scale2)
-  local alpha = mgpu.exp2(m - m_new)
-  local p = mgpu.exp2(sc * ctx.scale2 - m_new:broadcast_in_dim({ BQ, bkv }, { 0 }))
-  local l_new = l * alpha + p:sum(1)
-  ctx.acc:store(ctx.acc:load() * alpha:broadcast_in_dim({ BQ, D }, { 0 }))
-  local p16 = p:astype(ctx.dtype)
+  local m_new, l_new, alpha, p16 = M.softmax_block(ctx, kv, sc, m, l)
+  M.rescale(ctx, alpha)
   ctx.pp.arrive()                 -- this warpgroup's softmax is done
   sync.v_ready()
   ctx.pp.wait()                   -- and the other one's matmuls are issued
@@ -217,6 +223,70 @@ function M.fwd_step(ctx, kv, k_smem, v_smem, m, l, sync)
   mgpu.wgmma_wait(0)
   sync.v_done()
   return m_new, l_new
+end
+
+--- The online softmax of KV block kv's raw scores sc (BQ x bkv, WGMMA
+--- layout, masked here) against the row statistics (m, l): returns the new
+--- (m, l), alpha = exp2(m - m_new) that O must be scaled by, and P in the
+--- input dtype.  The row max is taken over the raw scores and scaled once
+--- per row (the scale is positive), so that each score's scaling and the
+--- max's subtraction are one fused multiply-add.
+function M.softmax_block(ctx, kv, sc, m, l)
+  local BQ, bkv = M.BQ, ctx.bkv
+  sc = M.mask(ctx.c, ctx.S, sc, { rows0 = ctx.row0, cols0 = kv * bkv })
+  local m_new = mgpu.max(m, sc:max(1) * ctx.scale2)
+  local alpha = mgpu.exp2(m - m_new)
+  local p = mgpu.exp2(sc * ctx.scale2 - m_new:broadcast_in_dim({ BQ, bkv }, { 0 }))
+  return m_new, l * alpha + p:sum(1), alpha, p:astype(ctx.dtype)
+end
+
+--- O (ctx.acc) *= alpha, row by row; waits for the wgmmas into O.
+function M.rescale(ctx, alpha)
+  ctx.acc:store(ctx.acc:load() * alpha:broadcast_in_dim({ M.BQ, ctx.D }, { 0 }))
+end
+
+--- The forward's KV loop in a compute warpgroup with intra-warpgroup
+--- overlap (FlashAttention-3's): P V of block j - 1 runs on the tensor cores
+--- while the softmax of block j runs, so S (bkv / 2 registers a thread), P
+--- of the previous block and O are live at once.  ctx as fwd_step's, with
+--- ctx.pp from M.pingpong (turns: S = Q K^T of block j and P V of block
+--- j - 1).  sync: k_ready(j), k_done(j), v_ready(j), v_done(j) around the
+--- slots of block j (k_smem(j), v_smem(j)).  n >= 1 blocks; returns the row
+--- statistics (m, l).
+function M.fwd_overlap(ctx, n, k_smem, v_smem, sync)
+  local BQ, bkv = M.BQ, ctx.bkv
+  local function scores(j, pv)   -- issue S = Q K^T of block j (and pv()), then read S
+    sync.k_ready(j)
+    if pv then sync.v_ready(j - 1) end
+    ctx.pp.wait()
+    return mgpu.run_scoped(function(sacc)
+      mgpu.wgmma(sacc, ctx.q, mgpu.transpose_ref(k_smem(j), { 1, 0 }))
+      if pv then pv() end
+      ctx.pp.meet()
+      return sacc:load()           -- waits for S only: P V may still run
+    end, mgpu.ACC({ BQ, bkv }, "f32"))
+  end
+  local m0, l0 = M.softmax_init()
+  ctx.pp.first()
+  local sc = scores(0)
+  sync.k_done(0)
+  local m, l, _, p16 = M.softmax_block(ctx, 0, sc, m0, l0)
+  m, l, p16 = mgpu.fori(1, n, function(j, m, l, p_prev)
+    sc = scores(j, function() mgpu.wgmma(ctx.acc, p_prev, v_smem(j - 1)) end)
+    sync.k_done(j)
+    local m_new, l_new, alpha, p_new = M.softmax_block(ctx, j, sc, m, l)
+    mgpu.wgmma_wait(0)
+    sync.v_done(j - 1)
+    M.rescale(ctx, alpha)
+    return m_new, l_new, p_new
+  end, m, l, p16)
+  sync.v_ready(n - 1)
+  ctx.pp.wait()
+  mgpu.wgmma(ctx.acc, p16, v_smem(n - 1))
+  ctx.pp.last()
+  mgpu.wgmma_wait(0)
+  sync.v_done(n - 1)
+  return m, l
 end
 
 --- The forward's epilogue in a compute warpgroup: O / l through the Q slab
@@ -274,7 +344,7 @@ end
 
 --- The scratch barriers of M.pingpong for c.
 function M.sched_barrier(c)
-  if c.wgs == 3 then return mgpu.Barrier{ num_barriers = 3 } end
+  if c.wgs == 3 or c.overlap then return mgpu.Barrier{ num_barriers = c.wgs } end
   return mgpu.Barrier{ num_arrivals = 2 }
 end
 
@@ -287,27 +357,27 @@ end
 ---
 --- Two warpgroups (ping-pong) meet at `bar` (two arrivals) twice per KV
 --- block, warpgroup 1 one meeting behind, so that one's S = Q K^T runs on
---- the tensor cores during the other's softmax.  Three pass a token round
---- a ring of barriers (one per warpgroup, as FlashAttention-3's scheduler
---- barriers): a turn is P V of one block and S = Q K^T of the next, and a
---- warpgroup's softmax runs during the other two's turns.  Each barrier
---- gets exactly as many arrivals as its warpgroup waits.
+--- the tensor cores during the other's softmax.  Three (or two with
+--- c.overlap) pass a token round a ring of barriers (one per warpgroup, as
+--- FlashAttention-3's scheduler barriers): wait starts a turn, meet passes
+--- the token on; a turn is P V of one block and S = Q K^T of the next, and
+--- a warpgroup's softmax runs during the others' turns.  The ring's pp also
+--- has first (warpgroup 0 takes the first turn) and last (the token goes
+--- on unless this is the last warpgroup), so that each barrier gets exactly
+--- as many arrivals as its warpgroup waits.
 function M.pingpong(c, bar, wg)
   local on = c.pingpong ~= 0
-  if c.wgs == 3 then
-    local mine, nxt = bar:at(wg), bar:at((wg + 1) % 3)
+  if c.wgs == 3 or c.overlap then
+    local n = c.wgs
+    local mine, nxt = bar:at(wg), bar:at((wg + 1) % n)
     local pp = {
       meet = function() if on then mgpu.barrier_arrive(nxt) end end,   -- this turn is over
       arrive = function() end,
       wait = function() if on then mgpu.barrier_wait(mine) end end,     -- this warpgroup's turn
+      first = function() if on then mgpu.when(mgpu.eq(wg, 0), function() mgpu.barrier_arrive(mine) end) end end,
     }
-    local function offset()
-      if not on then return end
-      mgpu.when(mgpu.eq(wg, 0), function() mgpu.barrier_arrive(mine) end)   -- the first turn is 0's
-      mgpu.barrier_wait(mine)
-    end
-    local function balance() if on then mgpu.when(mgpu.ne(wg, 2), pp.meet) end end
-    return pp, offset, balance
+    function pp.last() if on then mgpu.when(mgpu.ne(wg, n - 1), pp.meet) end end
+    return pp, function() pp.first(); pp.wait() end, pp.last
   end
   local pp = {
     arrive = function() if on then mgpu.barrier_arrive(bar) end end,
@@ -322,12 +392,13 @@ end
 --- attn.call_into(o, q, k, v[, lse]) writes into existing arrays;
 --- attn.kernel(q, k, v) is the kernel (it takes and gives the
 --- (B, S, heads * D) views).  Shape errors point at the caller's line.
-function M.forward(c, kernel_for, what)
+--- can_overlap: the kernel implements c.overlap (M.fwd_overlap).
+function M.forward(c, kernel_for, what, can_overlap)
   local cache = {}
   local function prepare(q, k, v)
     local B, S, H, Hkv, D = M.dims(q, k, v, what, { 64, 128, 256 })
     if not B then error(S, 3) end
-    local cd, err = M.for_head_dim(c, D, S)
+    local cd, err = M.for_head_dim(c, D, S, can_overlap)
     if not cd then error(what .. ": " .. err, 3) end
     if D > 64 and S % 8 ~= 0 then   -- several 64-column tiles per row: TMA clips rows by whole 8-row tiles
       error(string.format("%s: seq = %d must be a multiple of 8 with head_dim %d (TMA boxes of several 64-column "

@@ -70,6 +70,10 @@ end
 function lib.build(cfg)
   local c, err = amath.config(cfg, "attention_pipeline")
   if not c then error(err, 2) end
+  if c.overlap then
+    error("attention_pipeline: overlap issues P V of a block during the next block's step, and a pipeline step sees "
+          .. "only its own slots and barriers; examples/attention.lua has it", 2)
+  end
   return amath.forward(c, kernel_for, "attention_pipeline")
 end
 

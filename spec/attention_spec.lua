@@ -27,7 +27,7 @@ describe("attention examples", function()
       assert.matches("attention: block_kv must be a multiple of 16 from 64 to 256, got " .. b,
                      err_of(function() fwd.build{ block_kv = b } end), 1, true)
     end
-    assert.matches("attention_bwd: block_kv, pingpong, wgs and lse are forward options",
+    assert.matches("attention_bwd: block_kv, pingpong, wgs, overlap and lse are forward options",
                    err_of(function() bwd.build{ lse = true } end), 1, true)
   end)
 
@@ -58,6 +58,19 @@ describe("attention examples", function()
     assert.matches("attention_pipeline: head_dim 256 needs wgs = 2: O alone takes 128 of the 160 registers", err, 1, true)
   end)
 
+  it("refuse overlap where it cannot work", function()
+    local q4 = mgpu.abstract({ 1, 256, 2, 128 }, "bf16")
+    local l = line(); local err = err_of(function() pipe.build{ overlap = true } end)
+    at(err, l); assert.matches("attention_pipeline: overlap issues P V of a block during the next block's step", err, 1, true)
+    l = line(); err = err_of(function() fwd.build{ overlap = true, block_kv = 192 }(q4, q4, q4) end)
+    at(err, l)
+    assert.matches("attention: overlap keeps S, the previous P and O in registers: 3 * block_kv / 4 + head_dim / 2 = 208 "
+                   .. "of the 232 a thread has leaves too few for the softmax; use block_kv <= 176", err, 1, true)
+    local q7 = mgpu.abstract({ 1, 256, 2, 64 }, "bf16")
+    assert.matches("use block_kv <= 128", err_of(function() fwd.build{ overlap = true, wgs = 3, block_kv = 192 }(q7, q7, q7) end), 1, true)
+    assert.matches("overlap must be a boolean, got 1", err_of(function() fwd.build{ overlap = 1 } end), 1, true)
+  end)
+
   it("refuse blocks longer than the sequence", function()
     local q5 = mgpu.abstract({ 1, 100, 2, 64 }, "bf16")
     local l = line(); local err = err_of(function() pipe.build{ block_kv = 128 }(q5, q5, q5) end)
@@ -70,7 +83,7 @@ describe("attention examples", function()
   it("name the SMEM a block_kv too large for head_dim 128 needs", function()
     local q4 = mgpu.abstract({ 1, 256, 1, 128 }, "bf16")
     local flat = mgpu.abstract({ 1, 256, 128 }, "bf16")
-    local kern = fwd.build{ block_kv = 208 }.kernel(q4, q4, q4)
+    local kern = fwd.build{ block_kv = 208, overlap = false }.kernel(q4, q4, q4)
     local err = err_of(function() kern:lower(flat, flat, flat) end)
     assert.matches("kernel 'attention' needs 246784 bytes of SMEM but a block may have 232448", err, 1, true)
   end)

@@ -95,6 +95,36 @@ describe("wgmma PTX", function()
     assert.matches("%.version 8%.4", p)
   end)
 
+  it("reads an accumulator while a later wgmma into another one runs", function()
+    local xf = { transforms = { T.tiling{ 8, 64 }, T.swizzle(128) } }
+    local function two(between)
+      return mgpu.kernel{
+        out_shape = { mgpu.shape({ 64, 64 }, "f32"), mgpu.shape({ 64, 64 }, "f32") }, grid = { 2 },
+        scratch_shapes = { mgpu.SMEM({ 64, 64 }, "bf16", xf), mgpu.SMEM({ 64, 64 }, "bf16", xf) },
+        body = function(x, y, a, b)
+          mgpu.run_scoped(function(s, o)
+            mgpu.wgmma(s, a, mgpu.transpose_ref(b, { 1, 0 }))
+            mgpu.wgmma(o, a, b)
+            if between then between() end
+            x:store(s:load())   -- s's wgmma is done while o's may still run
+            y:store(o:load())
+          end, mgpu.ACC({ 64, 64 }, "f32"), mgpu.ACC({ 64, 64 }, "f32"))
+        end,
+      }:lower().ptx
+    end
+    local p = two()
+    local w = {}
+    for n in p:gmatch("wgmma%.wait_group%.sync%.aligned (%d+);") do w[#w + 1] = tonumber(n) end
+    assert.are.same({ 1, 0 }, w)
+    -- an explicit wait or a nested region between: every group waited for
+    p = two(function() mgpu.wgmma_wait(1) end)
+    w = {}
+    for n in p:gmatch("wgmma%.wait_group%.sync%.aligned (%d+);") do w[#w + 1] = tonumber(n) end
+    assert.are.same({ 1, 0, 0 }, w)
+    p = two(function() mgpu.when(mgpu.eq(mgpu.program_id(0), 0), function() end) end)
+    assert.is_nil(p:find("wgmma%.wait_group%.sync%.aligned [1-9]"))
+  end)
+
   it("emits mixed f8 types and 8-bit A from registers", function()
     assert.matches("m64n64k32%.f32%.e4m3%.e5m2 {", ptx("f8e4m3", "f8e5m2", "f32"))
     assert.matches("m64n64k32%.f16%.e5m2%.e4m3 {", ptx("f8e5m2", "f8e4m3", "f16"))

@@ -5,8 +5,12 @@ wgmma_wait) and register reallocation (set_max_registers).
   mgpu.run_scoped(function(acc)
     mgpu.wgmma(acc, a_smem, b_smem)        -- acc += a @ b, asynchronously
     mgpu.wgmma_wait(0)
-    out:store(acc:load():astype("bf16"))   -- reading the accumulator waits for every wgmma
+    out:store(acc:load():astype("bf16"))   -- reading the accumulator waits for its wgmmas
   end, mgpu.ACC({ 128, 128 }, "f32"))
+
+Reading an accumulator waits for the wgmma groups into it; groups issued
+after its last one (in the same region, with no wait or nested region
+between) into other accumulators stay in flight.
 
 Operands: A is an SMEM ref (M, K) or a 16-bit register array in the WGMMA
 layout; B an SMEM ref (K, N).  SMEM operands are tiled (8, swizzle/bytes)

@@ -90,9 +90,31 @@ static void acc_move(pe *e, uint32_t accv, uint32_t v, bool to_acc) {
     }
 }
 
+/* How many wgmma groups may still be in flight when the accumulator of ref
+** accv is read by op i: those issued after its last wgmma, in the same
+** region, into other accumulators (so S can be read while P V runs); 0
+** when anything between could hide a group or a wait (a nested region, a
+** region's start, an explicit wait). */
+static int acc_pending(const pe *e, uint32_t i, uint32_t accv) {
+  const ir_kernel *k = e->k;
+  uint32_t root = e->refs[accv].root;
+  int n = 0;
+  while (i-- > 0) {
+    const ir_op *op = &k->ops.v[i];
+    if (op->code == IR_wgmma) {
+      if (e->refs[ir_opds(k, op)[0]].root == root) return n < 7 ? n : 7;
+      n++;
+    } else if (op->body[0] || op->body[1] || op->code == IR_yield || op->code == IR_wgmma_wait) {
+      return 0;
+    }
+  }
+  return 0;
+}
+
 void ptx_acc_load(pe *e, const ir_op *op) {
-  pe_ins(e, "wgmma.wait_group.sync.aligned", 1, I(0));
-  acc_move(e, ir_opds(e->k, op)[0], op->res, false);
+  uint32_t accv = ir_opds(e->k, op)[0];
+  pe_ins(e, "wgmma.wait_group.sync.aligned", 1, I(acc_pending(e, (uint32_t)(op - e->k->ops.v), accv)));
+  acc_move(e, accv, op->res, false);
 }
 
 void ptx_acc_store(pe *e, const ir_op *op) {
