@@ -80,6 +80,16 @@ end
 --- The sampled (batch, head) pairs: the first and the last.
 function M.samples(pb) return { { 0, 0 }, { pb.B - 1, pb.H - 1 } } end
 
+--- Times fn twice and prints one line: in batches of 10 back-to-back
+--- launches (mgpu.bench), and one launch after an L2 flush (as
+--- triton.testing.do_bench times the anchors).
+function M.report(name, fn, flops, reps)
+  local ms = mgpu.bench(fn, { reps = reps })
+  local ms1 = mgpu.bench(fn, { reps = reps, inner = 1, before = require("mgpu.bench").l2_flush() })
+  print(string.format("%s: %.4f ms, %.1f TFLOP/s (one launch after an L2 flush, as do_bench: %.4f ms, %.1f TFLOP/s)",
+                      name, ms, flops / ms / 1e9, ms1, flops / ms1 / 1e9))
+end
+
 --- The forward script: run lib.build(cfg) on fresh random inputs, check O
 --- (and the log-sum-exp) against float64, time it on a GPU.
 function M.forward_script(lib, args, name)
@@ -119,9 +129,7 @@ function M.forward_script(lib, args, name)
   assert(err <= 2e-2, name .. ": the output differs from the reference")
   assert(lerr <= 1e-4, name .. ": the log-sum-exp differs from the reference")
   if not mgpu.interpreting() then
-    local ms = mgpu.bench(function() attn.call_into(o, q, k, v, lse) end, { reps = pb.reps })
-    local flops = 4 * B * H * S * S * D / (cfg.causal and 2 or 1)
-    print(string.format("%s: %.4f ms, %.1f TFLOP/s", name, ms, flops / ms / 1e9))
+    M.report(name, function() attn.call_into(o, q, k, v, lse) end, 4 * B * H * S * S * D / (cfg.causal and 2 or 1), pb.reps)
   end
 end
 
@@ -171,9 +179,8 @@ function M.backward_script(bwd_lib, fwd_lib, args)
   print(string.format("attention_bwd %s (%s): relative error dq %.2e dk %.2e dv %.2e", M.title(pb, cfg), mode, eq, ek, ev))
   assert(math.max(eq, ek, ev) <= 2e-2, "attention_bwd: a gradient differs from the reference")
   if not mgpu.interpreting() then
-    local ms = mgpu.bench(function() bwd.call_into(dq, dk, dv, q, k, v, o, lse, dout) end, { reps = pb.reps })
-    local flops = 10 * B * H * S * S * D / (cfg.causal and 2 or 1)
-    print(string.format("attention_bwd: %.4f ms, %.1f TFLOP/s", ms, flops / ms / 1e9))
+    M.report("attention_bwd", function() bwd.call_into(dq, dk, dv, q, k, v, o, lse, dout) end,
+             10 * B * H * S * S * D / (cfg.causal and 2 or 1), pb.reps)
   end
 end
 

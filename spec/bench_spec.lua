@@ -21,6 +21,21 @@ local function fails(pattern, f, ...)
   assert.matches(pattern, tostring(err))
 end
 
+describe("mgpu.bench options", function()
+  it("runs before ahead of every timed batch and refuses a non-function", function()
+    local calls, order = 0, {}
+    local med = bench.compare({ function() order[#order + 1] = "a" end, function() order[#order + 1] = "b" end },
+                              { warmup = 1, reps = 3, inner = 2, before = function() calls = calls + 1; order[#order + 1] = "-" end })
+    assert.are.equal(2, #med)
+    assert.are.equal(6, calls)
+    assert.are.equal("ab" .. string.rep("-aa-bb", 3), table.concat(order))
+    fails("bench: before must be a function %(run before each timed batch, untimed%), got number",
+          bench.bench, function() end, { before = 3 })
+    -- interpreted there is no L2 to flush: the flush is a no-op
+    bench.l2_flush()()
+  end)
+end)
+
 describe("mgpu.bench.cublas_matmul", function()
   local a = mgpu.zeros({ 64, 32 }, "bf16")
   local b = mgpu.zeros({ 32, 16 }, "bf16")

@@ -20,7 +20,9 @@ end
 --- (default 10: back-to-back launches, so that the host's time to launch
 --- is hidden as the anchors' timers hide it; inner = 1 times each launch
 --- from an idle GPU, that time included).  Returns the medians, then each
---- function's sorted times.
+--- function's sorted times.  opts.before, a function, runs before each
+--- timed batch and outside it (M.l2_flush() with inner = 1 times as
+--- triton.testing.do_bench does: each launch after an L2 flush).
 function M.compare(fns, opts)
   opts = opts or {}
   if type(fns) ~= "table" or #fns == 0 then compat.fail("BENCH_COMPARE_NOT_LIST") end
@@ -32,6 +34,8 @@ function M.compare(fns, opts)
   local reps = compat.int(opts.reps or 20, "reps")
   local inner = compat.int(opts.inner or 10, "inner")
   if reps < 1 or inner < 1 then compat.fail("BENCH_REPS") end
+  local before = opts.before
+  if before ~= nil and not callable(before) then compat.fail("BENCH_BEFORE", type(before)) end
   if context.info().mode == "compile" then compat.fail("BENCH_COMPILE_ONLY") end   -- nothing runs: no time to report
   local core, ctx = context.core, context.get()
   for _, fn in ipairs(fns) do for _ = 1, warmup do fn() end end
@@ -40,6 +44,7 @@ function M.compare(fns, opts)
   for i = 1, #fns do times[i] = {} end
   for r = 1, reps do
     for i, fn in ipairs(fns) do
+      if before then before() end
       core.timer_start(ctx)
       for _ = 1, inner do fn() end
       times[i][r] = core.timer_stop(ctx) / inner
@@ -54,12 +59,33 @@ end
 
 --- Median milliseconds of fn() over `reps` timed batches of `inner` calls
 --- after `warmup` calls (bench.compare with one function).  opts: warmup
---- (default 5), reps (default 20), inner (default 10).  Returns the median
---- and the sorted times.
+--- (default 5), reps (default 20), inner (default 10), before.  Returns the
+--- median and the sorted times.
 function M.bench(fn, opts)
   if not callable(fn) then compat.fail("BENCH_NOT_FUNCTION", type(fn)) end
   local medians, times = M.compare({ fn }, opts)
   return medians[1], times[1]
+end
+
+--- A function that overwrites a 256 MiB device buffer (allocated on the
+--- first call), in stream order: as opts.before, each timed batch starts
+--- with a cold L2, as do_bench's do.  Interpreted, it does nothing (there
+--- is no cache to flush).
+function M.l2_flush()
+  local mgpu = require "mgpu"
+  if mgpu.interpreting() then return function() end end
+  local n, blk = 64 * 1024 * 1024, 8192
+  local buf
+  local k = mgpu.kernel{
+    name = "l2_flush", grid = { n / blk }, out_shape = mgpu.shape({ n }, "i32"),
+    body = function(b)
+      b:at(mgpu.ds(mgpu.program_id(0) * blk, blk)):store(mgpu.broadcast(mgpu.program_id(0), { blk }, "i32"))
+    end,
+  }
+  return function()
+    buf = buf or mgpu.empty({ n }, "i32")
+    k:call_into(buf)
+  end
 end
 
 --- cuBLAS on the same device and stream as our kernels (timed the same way

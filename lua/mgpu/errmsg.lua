@@ -355,6 +355,7 @@ return {
   BENCH_COMPARE_NOT_FUNCTION = "bench: the function to time (%d) must be a function, got %s",
   BENCH_OPTIONS = "bench: options must be a table such as { reps = 20 }, got %s",
   BENCH_REPS = "bench: reps and inner must be at least 1",
+  BENCH_BEFORE = "bench: before must be a function (run before each timed batch, untimed), got %s",
   BENCH_COMPILE_ONLY = "bench: nothing runs in compile-only mode (--emit-ptx, MGPU_COMPILE_ONLY), so there is no time to measure",
   BENCH_NOT_FUNCTION = "bench: the first argument must be a function to time, got %s",
   CUBLAS_NOT_ARRAY = "cublas_matmul: %s must be an array, got %s",
