@@ -136,8 +136,29 @@ describe("SMEM", function()
   it("computes swizzled addresses once per thread", function()
     local ptx = through({ 64, 64 }, "bf16", { T.tiling{ 8, 64 }, T.swizzle(128) }, mgpu.Layout.WGMMA)
                 :lower(mgpu.zeros({ 64, 64 }, "bf16")).ptx
-    -- one full swizzle per access (an XOR of two registers), XORs with constants for the other chunks
+    -- one full swizzle per access (an XOR of two registers), XORs with constants for the other chunks:
+    -- the load's 8 16-byte chunks, the store's 4 stmatrix instructions
     assert.are.equal(2, count(ptx, "xor%.b32 %%r%d+, %%r%d+, %%r%d+;"))
-    assert.are.equal(2 * 7, count(ptx, "xor%.b32 %%r%d+, %%r%d+, %d+;"))
+    assert.are.equal(7 + 3, count(ptx, "xor%.b32 %%r%d+, %%r%d+, %d+;"))
+  end)
+
+  it("stores 16-bit WGMMA fragments with stmatrix, other arrays element by element", function()
+    local function store_of(shape, dtype, xf, layout)
+      local ptx = through(shape, dtype, xf, layout):lower(mgpu.zeros(shape, dtype)).ptx
+      return ptx:match("// smem store [^\n]*"), count(ptx, "stmatrix%.sync%.aligned%.m8n8%.x4%.shared%.b16 %[")
+    end
+    local c, n = store_of({ 64, 256 }, "bf16", { T.tiling{ 8, 64 }, T.swizzle(128) }, mgpu.Layout.WGMMA)
+    assert.matches("stmatrix, 16 instructions, bank conflicts: none", c, 1, true)
+    assert.are.equal(16, n)   -- four 8x8 matrices each: 64 x 256 / 128 threads / 2 per register / 4
+    c, n = store_of({ 128, 64 }, "f16", { T.tiling{ 8, 16 }, T.swizzle(32) }, mgpu.Layout.WGMMA)
+    assert.matches("stmatrix, 8 instructions, bank conflicts: none", c, 1, true)
+    assert.are.equal(8, n)
+    -- f32 fragments and 16-bit arrays in a strided layout: plain stores
+    for _, t in ipairs({ { { 64, 64 }, "f32", { T.tiling{ 8, 32 }, T.swizzle(128) }, mgpu.Layout.WGMMA },
+                         { { 64, 64 }, "bf16", { T.tiling{ 8, 64 }, T.swizzle(128) } } }) do
+      c, n = store_of(t[1], t[2], t[3], t[4])
+      assert.are.equal(0, n)
+      assert.matches("byte accesses", c, 1, true)
+    end
   end)
 end)

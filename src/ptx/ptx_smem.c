@@ -12,6 +12,11 @@
 ** vector access every thread's addresses allow.  The plan also counts bank
 ** conflicts and reports them in a PTX comment.
 **
+** A store of 16-bit wgmma-style fragments (every pair of registers one
+** thread's share of an 8x8 matrix, rows of 16 contiguous bytes in SMEM)
+** goes through stmatrix, four matrices an instruction instead of one b32
+** store per pair.
+**
 ** Automatic barriers (unless unsafe_no_auto_barriers): a store is preceded
 ** by a warpgroup barrier when SMEM may have been read since the last one,
 ** and followed by one, so loads and stores act in program order across the
@@ -374,10 +379,10 @@ static int plan_chunk(const smem_access *a, int64_t j, int64_t *k, int64_t *x, b
   return M_FULL;
 }
 
-/* Bank conflicts of one instruction: wavefronts over all warps, and the
+/* Bank conflicts of one instruction whose thread t moves `bytes` bytes at
+** offset tab[t * stride] (< 0: none): wavefronts over all warps, and the
 ** conflict-free count. */
-static void bank_count(const smem_access *a, int64_t j, int w, int64_t *waves, int64_t *ideal) {
-  int bytes = w * a->bytes;
+static void bank_count(const int64_t *tab, int64_t stride, int bytes, int64_t *waves, int64_t *ideal) {
   int per_phase = bytes >= 16 ? 8 : bytes == 8 ? 16 : 32;
   int words = bytes >= 4 ? bytes / 4 : 1;
   for (int wp = 0; wp < 4; wp++)
@@ -386,7 +391,7 @@ static void bank_count(const smem_access *a, int64_t j, int w, int64_t *waves, i
       int nseen[32] = { 0 }, worst = 0;
       bool any = false;
       for (int l = ph * per_phase; l < (ph + 1) * per_phase; l++) {
-        int64_t p = a->addr[(wp * 32 + l) * a->nel + j];
+        int64_t p = tab[(wp * 32 + l) * stride];
         if (p < 0) continue;
         any = true;
         for (int q = 0; q < words; q++) {
@@ -402,6 +407,161 @@ static void bank_count(const smem_access *a, int64_t j, int w, int64_t *waves, i
       *waves += worst;
       *ideal += 1;
     }
+}
+
+/* -- Matrix stores ---------------------------------------------------------------------- */
+
+/* stmatrix.x4 stores four 8x8 matrices of 16-bit elements: each thread
+** gives one b32 per matrix (its row lane / 4, columns 2 (lane % 4) and +1,
+** the fragments of wgmma's accumulator) and lane l the address of row
+** l % 8 of matrix l / 8.  The plan: per instruction, the first register
+** element of each matrix's pair (matrices (R, C), (R + 8, C), (R, C + 8),
+** (R + 8, C + 8) of a 16x16 square, warp w at rows R + 16 w) and the byte
+** offset every thread gives. */
+typedef struct stm_plan {
+  int64_t n;                  /* instructions */
+  int64_t *pair;              /* [n][4] */
+  int64_t *row, *col;         /* [n]: the square's corner for warp 0 */
+  int64_t *addr;              /* [n][128] */
+} stm_plan;
+
+static void stm_coords(const smem_access *a, int t, int64_t j, int64_t *rc) {
+  int64_t v[LAY_MAXRANK];
+  lay_index(&a->f, t / 32, t % 32, j / a->f.vlen, (int)(j % a->f.vlen), v);
+  rc[0] = v[0];
+  rc[1] = v[1];
+}
+
+static int64_t stm_offset(const smem_access *a, int64_t row, int64_t col) {
+  int64_t ridx[XF_MAXRANK];
+  for (int d = 0; d < a->m.rank; d++) ridx[d] = a->r->soff[d];
+  ridx[a->r->dim[0]] += row;
+  ridx[a->r->dim[1]] += col;
+  return xf_offset(&a->m, ridx);
+}
+
+/* Whether register element j of every thread starts a fragment pair with
+** corner (r0, c0) for warp 0. */
+static bool stm_fragment(const smem_access *a, int64_t j, int64_t *r0, int64_t *c0) {
+  int64_t rc[2], rc1[2];
+  stm_coords(a, 0, j, rc);
+  *r0 = rc[0], *c0 = rc[1];
+  if (rc[0] % 8 || rc[1] % 8) return false;
+  for (int t = 0; t < 128; t++) {
+    int w = t / 32, l = t % 32;
+    if (a->addr[t * a->nel + j] < 0) return false;
+    stm_coords(a, t, j, rc);
+    stm_coords(a, t, j + 1, rc1);
+    int64_t row = *r0 + 16 * w + l / 4, col = *c0 + 2 * (l % 4);
+    if (rc[0] != row || rc[1] != col || rc1[0] != row || rc1[1] != col + 1) return false;
+  }
+  return true;
+}
+
+static void stm_free(pe *e, const smem_access *a, stm_plan *s) {
+  int64_t n = a->nel / 8;
+  mem_free(e->k->alloc, s->pair, sizeof(int64_t) * (size_t)(n * (4 + 2 + 128)));
+  s->pair = NULL;
+}
+
+/* The plan for storing a's register array, or false when some register
+** pair is not a fragment or some matrix row is not 16 aligned, contiguous
+** bytes. */
+static bool stm_make(pe *e, const smem_access *a, stm_plan *s) {
+  memset(s, 0, sizeof *s);
+  if (a->bytes != 2 || pe_cls(a->dtype) != PR_H || a->vt->rank != 2 || a->strided || a->dyn_full ||
+      a->f.vlen % 2 || a->nel % 8)
+    return false;
+  int64_t np = a->nel / 2, n = np / 4;
+  s->pair = mem_calloc(e->k->alloc, sizeof(int64_t) * (size_t)(n * (4 + 2 + 128)));
+  if (!s->pair) diag_throw(e->d, ERR_NOMEM, "");
+  s->row = s->pair + 4 * n, s->col = s->row + n, s->addr = s->col + n;
+  int64_t *rows = s->addr, *cols = s->addr + np;   /* scratch until the addresses: corners per pair */
+  for (int64_t p = 0; p < np; p++)
+    if (!stm_fragment(a, 2 * p, &rows[p], &cols[p])) goto no;
+  for (int64_t p = 0; p < np; p++) {
+    if (rows[p] % 16 || cols[p] % 16) continue;
+    if (s->n == n) goto no;
+    int64_t i = s->n++;
+    for (int m = 0; m < 4; m++) {
+      int64_t want_r = rows[p] + 8 * (m & 1), want_c = cols[p] + 8 * (m >> 1), q = 0;
+      while (q < np && (rows[q] != want_r || cols[q] != want_c)) q++;
+      if (q == np) goto no;
+      s->pair[4 * i + m] = 2 * q;
+    }
+    s->row[i] = rows[p], s->col[i] = cols[p];
+  }
+  if (s->n != n) goto no;   /* a pair left out of every square */
+  for (int64_t i = 0; i < n; i++)
+    for (int t = 0; t < 128; t++) {
+      int l = t % 32;
+      int64_t row = s->row[i] + 16 * (t / 32) + 8 * ((l >> 3) & 1) + (l & 7), col = s->col[i] + 8 * (l >> 4);
+      int64_t off = stm_offset(a, row, col);
+      if (off % 16) goto no;
+      for (int k = 1; k < 8; k++)
+        if (stm_offset(a, row, col + k) != off + 2 * k) goto no;
+      s->addr[i * 128 + t] = off;
+    }
+  return true;
+no:
+  stm_free(e, a, s);
+  return false;
+}
+
+/* Emit the plan: the first instruction's addresses computed from the
+** thread index, the others an immediate offset or an XOR away where every
+** thread's moves alike. */
+static void stm_emit(pe *e, const smem_access *a, const stm_plan *s, preg reg, preg base, int64_t *waves,
+                     int64_t *ideal) {
+  preg t = pe_reg(e, PR_R), u = pe_reg(e, PR_R), rr = pe_reg(e, PR_R), cr = pe_reg(e, PR_R);
+  pe_ins(e, "shr.u32", 3, R(t), R(e->lane), I(5));           /* row: 16 warp + 8 (lane / 8 % 2) + lane % 8 */
+  pe_ins(e, "shl.b32", 3, R(rr), R(t), I(4));
+  pe_ins(e, "and.b32", 3, R(u), R(e->lane), I(8));
+  pe_ins(e, "add.u32", 3, R(rr), R(rr), R(u));
+  pe_ins(e, "and.b32", 3, R(u), R(e->lane), I(7));
+  pe_ins(e, "add.u32", 3, R(rr), R(rr), R(u));
+  pe_ins(e, "and.b32", 3, R(cr), R(e->lane), I(16));         /* column: 8 (lane / 16 % 2) */
+  pe_ins(e, "shr.u32", 3, R(cr), R(cr), I(1));
+  preg a0 = 0;
+  for (int64_t i = 0; i < s->n; i++) {
+    const int64_t hi = ~INT64_C(1023);
+    bool add = true, xr = a->dyn_aligned;
+    int64_t dk = s->addr[i * 128] - s->addr[0], dx = (s->addr[i * 128] ^ s->addr[0]) & 1023;
+    int64_t hk = (s->addr[i * 128] & hi) - (s->addr[0] & hi);
+    for (int th = 1; th < 128; th++) {
+      int64_t p = s->addr[i * 128 + th], p0 = s->addr[th];
+      add &= p - p0 == dk;
+      xr &= ((p ^ p0) & 1023) == dx && (p & hi) - (p0 & hi) == hk;
+    }
+    preg addr;
+    int64_t imm = 0;
+    if (i == 0 || !(add || xr)) {
+      preg rreg[XF_MAXRANK] = { 0 };
+      int64_t rc[XF_MAXRANK];
+      for (int d = 0; d < a->m.rank; d++) rc[d] = a->r->soff[d];
+      rc[a->r->dim[0]] += s->row[i];
+      rc[a->r->dim[1]] += s->col[i];
+      rreg[a->r->dim[0]] = rr;
+      rreg[a->r->dim[1]] = cr;
+      preg off = emit_offset(e, &a->m, rreg, rc);
+      addr = pe_reg(e, PR_R);
+      pe_ins(e, "add.u32", 3, R(addr), R(base), R(off));
+      if (i == 0) a0 = addr;
+    } else if (add) {
+      addr = a0, imm = dk;
+    } else {
+      addr = pe_reg(e, PR_R), imm = hk;
+      pe_ins(e, "xor.b32", 3, R(addr), R(a0), I(dx));
+    }
+    preg pk[4];
+    for (int m = 0; m < 4; m++) {
+      preg h[2] = { reg + (uint32_t)s->pair[4 * i + m], reg + (uint32_t)s->pair[4 * i + m] + 1 };
+      pk[m] = pe_reg(e, PR_R);
+      pe_ins(e, "mov.b32", 2, R(pk[m]), RV(h, 2));
+    }
+    pe_ins(e, "stmatrix.sync.aligned.m8n8.x4.shared.b16", 2, ADDR(addr, imm), RV(pk, 4));
+    bank_count(s->addr + i * 128, 1, 16, waves, ideal);   /* lanes give 16-byte rows */
+  }
 }
 
 /* -- Lowering ----------------------------------------------------------------------------- */
@@ -488,7 +648,14 @@ void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store) {
     memset(xreg, 0, sizeof xreg);
     preg own = store && !splat ? pe_owner(e, &a.f) : 0;
     int64_t waves = 0, ideal = 0, ninstr = 0;
-    for (int64_t j = 0; j < a.nel; j += a.w) {
+    stm_plan sp;
+    bool matrix = store && !splat && !own && stm_make(e, &a, &sp);
+    if (matrix) {
+      stm_emit(e, &a, &sp, reg, base, &waves, &ideal);
+      ninstr = sp.n;
+      stm_free(e, &a, &sp);
+    }
+    for (int64_t j = 0; j < (matrix ? 0 : a.nel); j += a.w) {
       int64_t kk = 0, xx = 0;
       bool partial;
       int mode = plan_chunk(&a, j, &kk, &xx, &partial);
@@ -496,7 +663,7 @@ void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store) {
       bool any = false;
       for (int t = 0; t < 128; t++) any |= a.addr[t * a.nel + j] >= 0;
       if (!any) continue;   /* padding for every thread */
-      bank_count(&a, j, a.w, &waves, &ideal);
+      bank_count(a.addr + j, a.nel, a.w * a.bytes, &waves, &ideal);
       ninstr++;
       preg addr;
       int64_t imm = 0;
@@ -534,8 +701,11 @@ void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store) {
       pe_mem(e, "shared", a.dtype, store, splat ? reg : reg + (uint32_t)j, splat, a.w, addr, imm, pred, false);
     }
     char ty[96];
-    pe_comment(e, "smem %s %s: %d-byte accesses, %lld instructions, bank conflicts: %s (%lld wavefronts for %lld)",
-               store ? "store" : "load", ir_type_str(a.vt, ty, sizeof ty), a.w * a.bytes, (long long)ninstr,
+    char how[32];
+    if (matrix) snprintf(how, sizeof how, "stmatrix");
+    else snprintf(how, sizeof how, "%d-byte accesses", a.w * a.bytes);
+    pe_comment(e, "smem %s %s: %s, %lld instructions, bank conflicts: %s (%lld wavefronts for %lld)",
+               store ? "store" : "load", ir_type_str(a.vt, ty, sizeof ty), how, (long long)ninstr,
                waves == ideal ? "none" : "yes", (long long)waves, (long long)ideal);
     mem_free(k->alloc, a.addr, sizeof(int64_t) * (size_t)(128 * a.nel));
   }
