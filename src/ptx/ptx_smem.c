@@ -440,68 +440,51 @@ static int64_t stm_offset(const smem_access *a, int64_t row, int64_t col) {
   return xf_offset(&a->m, ridx);
 }
 
-/* Whether register element j of every thread starts a fragment pair with
-** corner (r0, c0) for warp 0. */
-static bool stm_fragment(const smem_access *a, int64_t j, int64_t *r0, int64_t *c0) {
-  int64_t rc[2], rc1[2];
-  stm_coords(a, 0, j, rc);
-  *r0 = rc[0], *c0 = rc[1];
-  if (rc[0] % 8 || rc[1] % 8) return false;
-  for (int t = 0; t < 128; t++) {
-    int w = t / 32, l = t % 32;
-    if (a->addr[t * a->nel + j] < 0) return false;
-    stm_coords(a, t, j, rc);
-    stm_coords(a, t, j + 1, rc1);
-    int64_t row = *r0 + 16 * w + l / 4, col = *c0 + 2 * (l % 4);
-    if (rc[0] != row || rc[1] != col || rc1[0] != row || rc1[1] != col + 1) return false;
-  }
-  return true;
-}
-
 static void stm_free(pe *e, const smem_access *a, stm_plan *s) {
   int64_t n = a->nel / 8;
   mem_free(e->k->alloc, s->pair, sizeof(int64_t) * (size_t)(n * (4 + 2 + 128)));
   s->pair = NULL;
 }
 
-/* The plan for storing a's register array, or false when some register
-** pair is not a fragment or some matrix row is not 16 aligned, contiguous
-** bytes. */
+/* The plan for storing a's register array, or false when it does not fit
+** stmatrix.  Instruction i takes the register pairs 8 i, 8 i + 2, ...;
+** matrix m's lane address is its row of the square at the corner where
+** pair 8 i lies for warp 0's thread 0 (rows 8 (m % 2) and columns
+** 8 (m / 2) further, warp w 16 w rows down).  The plan holds when every
+** such address is 16-byte aligned and every element lands where stmatrix
+** puts it: (row lane / 4, columns 2 (lane % 4), +1) of its matrix. */
 static bool stm_make(pe *e, const smem_access *a, stm_plan *s) {
   memset(s, 0, sizeof *s);
   if (a->bytes != 2 || pe_cls(a->dtype) != PR_H || a->vt->rank != 2 || a->strided || a->dyn_full ||
       a->f.vlen % 2 || a->nel % 8)
     return false;
-  int64_t np = a->nel / 2, n = np / 4;
+  int64_t n = a->nel / 8;
   s->pair = mem_calloc(e->k->alloc, sizeof(int64_t) * (size_t)(n * (4 + 2 + 128)));
   if (!s->pair) diag_throw(e->d, ERR_NOMEM, "");
   s->row = s->pair + 4 * n, s->col = s->row + n, s->addr = s->col + n;
-  int64_t *rows = s->addr, *cols = s->addr + np;   /* scratch until the addresses: corners per pair */
-  for (int64_t p = 0; p < np; p++)
-    if (!stm_fragment(a, 2 * p, &rows[p], &cols[p])) goto no;
-  for (int64_t p = 0; p < np; p++) {
-    if (rows[p] % 16 || cols[p] % 16) continue;
-    if (s->n == n) goto no;
-    int64_t i = s->n++;
-    for (int m = 0; m < 4; m++) {
-      int64_t want_r = rows[p] + 8 * (m & 1), want_c = cols[p] + 8 * (m >> 1), q = 0;
-      while (q < np && (rows[q] != want_r || cols[q] != want_c)) q++;
-      if (q == np) goto no;
-      s->pair[4 * i + m] = 2 * q;
-    }
-    s->row[i] = rows[p], s->col[i] = cols[p];
-  }
-  if (s->n != n) goto no;   /* a pair left out of every square */
-  for (int64_t i = 0; i < n; i++)
+  s->n = n;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t rc[2];
+    stm_coords(a, 0, 8 * i, rc);
+    s->row[i] = rc[0], s->col[i] = rc[1];
+    for (int m = 0; m < 4; m++) s->pair[4 * i + m] = 8 * i + 2 * m;
+    const int64_t *A = s->addr + i * 128;
     for (int t = 0; t < 128; t++) {
       int l = t % 32;
-      int64_t row = s->row[i] + 16 * (t / 32) + 8 * ((l >> 3) & 1) + (l & 7), col = s->col[i] + 8 * (l >> 4);
-      int64_t off = stm_offset(a, row, col);
-      if (off % 16) goto no;
-      for (int k = 1; k < 8; k++)
-        if (stm_offset(a, row, col + k) != off + 2 * k) goto no;
-      s->addr[i * 128 + t] = off;
+      int64_t row = rc[0] + 16 * (t / 32) + 8 * ((l >> 3) & 1) + (l & 7), col = rc[1] + 8 * (l >> 4);
+      if (row >= a->vt->shape[0] || col + 8 > a->vt->shape[1]) goto no;
+      s->addr[i * 128 + t] = stm_offset(a, row, col);
+      if (A[t] % 16) goto no;
     }
+    for (int t = 0; t < 128; t++) {
+      int w = t / 32, l = t % 32;
+      for (int m = 0; m < 4; m++) {
+        const int64_t *p = &a->addr[t * a->nel + s->pair[4 * i + m]];
+        int64_t want = A[32 * w + 8 * m + l / 4] + 4 * (l % 4);
+        if (p[0] != want || p[1] != want + 2) goto no;
+      }
+    }
+  }
   return true;
 no:
   stm_free(e, a, s);
