@@ -18,6 +18,8 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
 
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
     keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) nobar (0|1) reps
+          mma (the N of each wgmma instruction, dividing tile_n: 128 issues two per K step for
+          tile_n=256, as fast as one of 256 and 15% less JIT time, bench/RESULTS.md run 50)
           epi (0: the epilogue stores each warpgroup's tile whole through one slot; else in column chunks
           of epi through two small SMEM slots, so that depth=4 fits: epi=64 depth=4)
           sched=static|dynamic (tiles dealt round robin, or claimed at run time from a GMEM counter)
@@ -50,7 +52,7 @@ local compat_unpack = table.unpack or unpack
 --- slots with the chunked epilogue, and delay=1 came within 2% of each
 --- other, this one first; earlier runs ranked them differently by as much.
 lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 3, snake = 8, wg_dim = "M", cluster = 1,
-                 delay = 0, nobar = 0, sched = "static", mcast = 1, epi = 0, dtype = "bf16" }
+                 delay = 0, nobar = 0, sched = "static", mcast = 1, epi = 0, mma = 128, dtype = "bf16" }
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
 --- the f32 accumulator tile of one compute warpgroup before the cast.
@@ -62,6 +64,8 @@ function lib.build(cfg)
   assert(c.wg_dim == "M" or c.wg_dim == "N", "wg_dim must be M or N")
   assert(c.cluster == 1 or c.cluster == 2, "cluster must be 1 or 2")
   assert(c.sched == "static" or c.sched == "dynamic", "sched must be static or dynamic")
+  local mma_n = math.min(c.mma, tn)
+  assert(tn % mma_n == 0 and mma_n % 8 == 0, "mma must divide tile_n and be a multiple of 8")
   assert(c.sched == "static" or c.cluster == 1, "sched=dynamic claims tiles per block: use cluster=1")
   local side = c.side_blocks or 0
   assert(side == 0 or (c.sched == "static" and c.cluster == 1), "side blocks need sched=static and cluster=1")
@@ -117,8 +121,12 @@ function lib.build(cfg)
         local function mma(_, a_smem, b_smem, acc)
           local a_part = c.wg_dim == "M" and a_smem:at(mgpu.ds(wg * tm, tm), mgpu.all) or a_smem
           local b_part = c.wg_dim == "N" and b_smem:at(mgpu.all, mgpu.ds(wg * tn, tn)) or b_smem
-          mgpu.wgmma(acc, a_part, b_part)
-          mgpu.wgmma_wait(c.delay)
+          for j = 0, tn / mma_n - 1 do   -- one wgmma (one group) per mma_n columns
+            local cols = mgpu.ds(j * mma_n, mma_n)
+            mgpu.wgmma(mma_n < tn and acc:at(mgpu.all, cols) or acc, a_part,
+                       mma_n < tn and b_part:at(mgpu.all, cols) or b_part)
+          end
+          mgpu.wgmma_wait(c.delay * (tn / mma_n))
           return acc
         end
         local function epilogue(run)
