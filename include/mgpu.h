@@ -274,9 +274,12 @@ void mgpu_buffer_retain(mgpu_buffer *buf);     /* another reference; release eac
 ** Import takes a DLManagedTensor* on the context's device (CUDA on a GPU,
 ** CPU when interpreting), C-contiguous, one lane, and returns a buffer over
 ** its memory plus its dtype and shape (kind REF); releasing the buffer
-** calls the tensor's deleter. */
+** calls the tensor's deleter.  Free runs the deleter of a tensor no
+** consumer took (an export kept back would hold its buffer forever); a
+** tensor an mgpu import holds is refused (releasing that buffer runs it). */
 mgpu_status mgpu_dlpack_export(mgpu_buffer *buf, int32_t dtype, const int64_t *shape, int32_t rank, void **out_tensor);
 mgpu_status mgpu_dlpack_import(mgpu_ctx *ctx, void *tensor, mgpu_buffer **out, mgpu_value_info *info);
+mgpu_status mgpu_dlpack_free(mgpu_ctx *ctx, void *tensor);
 
 mgpu_status mgpu_builder_create(mgpu_ctx *ctx, const mgpu_kernel_options *opts, mgpu_builder **out);
 void mgpu_builder_release(mgpu_builder *b);

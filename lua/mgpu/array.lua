@@ -349,7 +349,8 @@ function Array:reshape(shape)
 end
 
 --- A DLPack tensor (DLManagedTensor*, as a light userdata or FFI pointer)
---- viewing this array's memory; the consumer calls its deleter.
+--- viewing this array's memory; the consumer calls its deleter (one kept
+--- back is freed with mgpu.dlpack_free, or keeps the memory alive).
 function Array:to_dlpack()
   no_data(self, "to_dlpack")
   return core().dlpack_export(self.buf, self.dtype, self.shape)
@@ -363,12 +364,25 @@ function M.from_dlpack(tensor)
   local mt = type(tensor) == "userdata" and getmetatable(tensor)
   if (type(tensor) ~= "userdata" and type(tensor) ~= "cdata") or mt then
     local what = mt and type(mt) == "table" and rawget(mt, "__name") or type(tensor)
-    compat.fail("NOT_DLPACK", tostring(what))
+    compat.fail("NOT_DLPACK", "from_dlpack", tostring(what))
   end
   local ok, buf, dtype, shape = pcall(core().dlpack_import, context.get(), tensor)
   if not ok then compat.rethrow(buf) end
   local n = compat.numel(shape)
   return setmetatable({ shape = shape, dtype = dtype, size = n, nbytes = n * core().dtype_size(dtype), buf = buf }, Array)
+end
+
+--- Run the deleter of a DLPack tensor that no consumer took (a:to_dlpack()
+--- kept back).  A tensor that mgpu.from_dlpack imported is refused: its
+--- array's collection runs the deleter.
+function M.dlpack_free(tensor)
+  local mt = type(tensor) == "userdata" and getmetatable(tensor)
+  if (type(tensor) ~= "userdata" and type(tensor) ~= "cdata") or mt then
+    local what = mt and type(mt) == "table" and rawget(mt, "__name") or type(tensor)
+    compat.fail("NOT_DLPACK", "dlpack_free", tostring(what))
+  end
+  local ok, err = pcall(core().dlpack_free, context.get(), tensor)
+  if not ok then compat.rethrow(err) end
 end
 
 -- Arrays hold data; arithmetic and comparisons on them are traced inside a

@@ -74,7 +74,7 @@ return {
   FLAT_INDEX_OUT_OF_RANGE = "index %d is out of range 1..%d",
   GET_ARITY = "get: expected 1 or %d indices, got %d",
   RESHAPE_SIZE = "reshape: %s does not have %d elements",
-  NOT_DLPACK = "from_dlpack: expected a DLPack tensor (a DLManagedTensor pointer), got %s",
+  NOT_DLPACK = "%s: expected a DLPack tensor (a DLManagedTensor pointer), got %s",
   HOST_ARITHMETIC = "arithmetic on mgpu arrays runs inside a kernel body (x:load() + y:load()); " ..
     "on the host read them with a:to_table() or use mgpu.host",
 

@@ -379,6 +379,11 @@ function M.dlpack_import(ctx, tensor)
   return wrap(out[0], c, lib.mgpu_buffer_release), ffi.string(lib.mgpu_dtype_name(vi.dtype)), shape
 end
 
+function M.dlpack_free(ctx, tensor)
+  local c = live(ctx, "context")
+  check(lib.mgpu_dlpack_free(c, tensor), c)
+end
+
 -- -- Host arrays -------------------------------------------------------------------------
 
 local host_ops = { add = 0, sub = 1, mul = 2, div = 3, max = 4, min = 5, neg = 6, abs = 7, exp = 8, log = 9,

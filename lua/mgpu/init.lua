@@ -42,7 +42,7 @@ local mgpu = {
   array = array.array, from_table = array.from_table, empty = array.empty, zeros = array.zeros,
   full = array.full, iota = array.iota, random = array.random, is_array = array.is_array,
   abstract = array.abstract, is_abstract = array.is_abstract,
-  from_dlpack = array.from_dlpack,
+  from_dlpack = array.from_dlpack, dlpack_free = array.dlpack_free,
   -- configuration and device
   configure = context.configure,
   bench = bench.bench, autotune = autotune.autotune,

@@ -93,5 +93,20 @@ void test_dlpack(void) {
   ((DLManagedTensor *)t)->deleter(t);
   CHECK(deleted == 2);
   mgpu_buffer_release(b2);
+
+  /* free: the deleter of a tensor no consumer took; not of one an import holds */
+  DLManagedTensor kept = { { data, { kDLCPU, 0 }, 1, { kDLInt, 16, 1 }, s1, NULL, 0 }, NULL, count_deleter };
+  CHECK(mgpu_dlpack_free(c, &kept) == MGPU_OK && deleted == 3);
+  CHECK(mgpu_dlpack_free(c, NULL) == MGPU_ERR_ARG);
+  CHECK(mgpu_dlpack_import(c, &kept, &back, &vi) == MGPU_OK);
+  CHECK(mgpu_dlpack_free(c, &kept) == MGPU_ERR_ARG && deleted == 3);
+  CHECK_CONTAINS(mgpu_errmsg(c), "an import holds this tensor");
+  mgpu_buffer_release(back);
+  CHECK(deleted == 4);
+  mgpu_buffer *b3 = NULL;            /* an export kept back and freed: its buffer goes with it */
+  CHECK(mgpu_buffer_alloc(c, 16, &b3) == MGPU_OK);
+  CHECK(mgpu_dlpack_export(b3, MGPU_F32, s1, 1, &t) == MGPU_OK);
+  mgpu_buffer_release(b3);
+  CHECK(mgpu_dlpack_free(c, t) == MGPU_OK);
   mgpu_ctx_release(c);
 }

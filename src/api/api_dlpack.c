@@ -120,6 +120,25 @@ static void live_remove(DLManagedTensor *t) {
   pthread_mutex_unlock(&live.mu);
 }
 
+static bool live_has(DLManagedTensor *t) {
+  bool has = false;
+  pthread_mutex_lock(&live.mu);
+  for (size_t i = 0; i < live.n && !has; i++) has = live.t[i] == t;
+  pthread_mutex_unlock(&live.mu);
+  return has;
+}
+
+mgpu_status mgpu_dlpack_free(mgpu_ctx *ctx, void *tensor) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (!tensor) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_dlpack_free(tensor)");
+  DLManagedTensor *t = tensor;
+  if (live_has(t))
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", "mgpu_dlpack_free: an import holds this tensor (releasing its array "
+                    "runs the deleter)");
+  if (t->deleter) t->deleter(t);
+  return MGPU_OK;
+}
+
 static void import_release(void *arg) {
   DLManagedTensor *t = arg;
   live_remove(t);

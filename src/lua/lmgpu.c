@@ -269,6 +269,14 @@ static int l_dlpack_import(lua_State *L) {
   return 3;
 }
 
+static int l_dlpack_free(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  if (!lua_islightuserdata(L, 2))
+    return luaL_error(L, "dlpack_free: expected a DLPack tensor (a DLManagedTensor pointer), got %s", luaL_typename(L, 2));
+  CHECK(L, u->ctx, mgpu_dlpack_free(u->ctx, lua_touserdata(L, 2)));
+  return 0;
+}
+
 static int l_sync(lua_State *L) {
   handle *u = geth(L, 1, T_CTX);
   CHECK(L, u->ctx, mgpu_synchronize(u->ctx));
@@ -714,7 +722,7 @@ static const luaL_Reg core_funcs[] = {
   { "host_map", l_host_map }, { "host_reduce", l_host_reduce }, { "host_slice", l_host_slice },
   { "host_matmul", l_host_matmul }, { "host_relerr", l_host_relerr }, { "host_shape", l_host_shape },
   { "host_get", l_host_get }, { "host_set", l_host_set },
-  { "dlpack_export", l_dlpack_export }, { "dlpack_import", l_dlpack_import },
+  { "dlpack_export", l_dlpack_export }, { "dlpack_import", l_dlpack_import }, { "dlpack_free", l_dlpack_free },
   { "world_join", l_world_join }, { "world_leave", l_world_leave }, { "dist_uid", l_dist_uid }, { "dist_init", l_dist_init },
   { "dist_info", l_dist_info }, { "dist_barrier", l_dist_barrier }, { "symmetric", l_symmetric },
   { "buffer_symmetric", l_buffer_symmetric }, { "dist_table", l_dist_table },
