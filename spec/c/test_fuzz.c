@@ -130,6 +130,33 @@ static void work_limit(mgpu_ctx *c) {
   mgpu_builder_release(b);
 }
 
+/* Stores count the elements they write: a kernel that only stores a
+** scalar into a large output (no op results to count) is bounded too. */
+static void work_limit_stores(mgpu_ctx *c) {
+  mgpu_kernel_options o = { "k", 1, { 64 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0 };
+  mgpu_builder *b = builder(c, &o);
+  int64_t shape[1] = { INT64_C(1) << 20 }, f32[1] = { MGPU_F32 };
+  int32_t out, v, res[4], n;
+  CHECK(mgpu_builder_param(b, MGPU_PARAM_OUTPUT, MGPU_F32, shape, 1, &out) == MGPU_OK);
+  mgpu_op_args cv = { NULL, 0, f32, 1, 2.5, NULL };
+  CHECK(mgpu_builder_op(b, "const", &cv, &v, 1, &n) == MGPU_OK);
+  mgpu_op_args sa = { (int32_t[]){ out, v }, 2, NULL, 0, 0, NULL };
+  CHECK(mgpu_builder_op(b, "store", &sa, res, 4, &n) == MGPU_OK);
+  mgpu_kernel *k = NULL;
+  CHECK(mgpu_builder_finish(b, &k) == MGPU_OK);
+  mgpu_buffer *buf = NULL;
+  CHECK(mgpu_buffer_alloc(c, 4 << 20, &buf) == MGPU_OK);
+  mgpu_arg arg = { buf, 0 };
+  mgpu_launch_args la = { &arg, 1, 0 };
+  interp_set_work_limit(100000);
+  CHECK(mgpu_kernel_launch(k, &la) == MGPU_ERR_RUNTIME);
+  CHECK_CONTAINS(mgpu_errmsg(c), "work limit (100000) is used up");
+  interp_set_work_limit(0);
+  mgpu_buffer_release(buf);
+  mgpu_kernel_release(k);
+  mgpu_builder_release(b);
+}
+
 void test_fuzz_regressions(void) {
   mgpu_ctx *c = ctx_new();
   no_operands(c);
@@ -138,5 +165,6 @@ void test_fuzz_regressions(void) {
   barrier_load(c);
   huge_shapes(c);
   work_limit(c);
+  work_limit_stores(c);
   mgpu_ctx_release(c);
 }

@@ -526,6 +526,20 @@ static void charge(interp *I, const ir_op *op, int64_t units) {
   diag_throw(I->d, ERR_INTERP, "", "the interpreter's work limit is used up");
 }
 
+/* The work of an op without results (a store, a copy, a wgmma, a print):
+** the elements of its largest operand. */
+static int64_t operand_work(const ir_kernel *k, const ir_op *op) {
+  int64_t most = 1;
+  const uint32_t *o = ir_opds(k, op);
+  for (uint32_t i = 0; i < op->nopd; i++) {
+    const ir_type *t = ir_vtype(k, o[i]);
+    if (t->kind == MGPU_VALUE_SCALAR) continue;
+    int64_t m = ir_numel(t);
+    if (m > most) most = m;
+  }
+  return most;
+}
+
 static void eval(interp *I, iagent *a, const ir_op *op) {
   const ir_kernel *k = I->k;
   I->steps++;
@@ -533,7 +547,7 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   const int64_t *at = ir_ints(k, op);
   ival *out = op->nres ? val(a, op->res) : NULL;
   int64_t n = op->nres ? vnumel(k, op->res) : 0;
-  charge(I, op, n);
+  charge(I, op, n ? n : operand_work(k, op));
   switch (ir_optab[op->code].cls) {
   case IRC_CONST: out[0] = interp_const((int)at[0], op->num); break;
   case IRC_GRIDIDX:
