@@ -18,8 +18,9 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
 
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
     keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) nobar (0|1) reps
-          mma (the N of each wgmma instruction, dividing tile_n: 128 issues two per K step for
-          tile_n=256, as fast as one of 256 and 15% less JIT time, bench/RESULTS.md run 50)
+          mma (the N of each wgmma instruction, dividing tile_n: mma=128 issues two per K step for
+          tile_n=256, which takes the driver's JIT 15-20% less time and runs 0.5-1% slower,
+          bench/RESULTS.md runs 50 and 53)
           epi (0: the epilogue stores each warpgroup's tile whole through one slot; else in column chunks
           of epi through two small SMEM slots, so that depth=4 fits: epi=64 depth=4)
           sched=static|dynamic (tiles dealt round robin, or claimed at run time from a GMEM counter)
@@ -52,7 +53,7 @@ local compat_unpack = table.unpack or unpack
 --- slots with the chunked epilogue, and delay=1 came within 2% of each
 --- other, this one first; earlier runs ranked them differently by as much.
 lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 3, snake = 8, wg_dim = "M", cluster = 1,
-                 delay = 0, nobar = 0, sched = "static", mcast = 1, epi = 0, mma = 128, dtype = "bf16" }
+                 delay = 0, nobar = 0, sched = "static", mcast = 1, epi = 0, mma = 256, dtype = "bf16" }
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
 --- the f32 accumulator tile of one compute warpgroup before the cast.
