@@ -11,7 +11,8 @@ for the backward pass (examples/attention_bwd.lua).
   with wgs=3, the default for head_dim 64) own 64 query rows each; the
   memory warpgroup (set_max_registers 40; the compute ones take 232, or 32
   and 160 with three) streams K and V in blocks of block_kv rows (default
-  192; 64 for head_dim 256) through `depth` SMEM slots with TMA.  K and V have their own ready and consumed barriers: a K slot is
+  192, 128 with overlap, 64 for head_dim 256) through `depth` SMEM slots
+  with TMA.  K and V have their own ready and consumed barriers: a K slot is
   refilled as soon as both compute warpgroups have S = Q K^T, while P V
   may still read V;
 - each compute warpgroup loads its Q slab once, then per KV block:

@@ -360,12 +360,18 @@ end
 --- runs when the array is collected.
 --- A DLManagedTensor pointer comes as a light userdata or an FFI pointer; a
 --- full userdata (one with a metatable, such as io.stdout) is not one.
-function M.from_dlpack(tensor)
+-- tensor, or an error naming `what` when it is not a DLManagedTensor pointer.
+local function dlpack_arg(tensor, what)
   local mt = type(tensor) == "userdata" and getmetatable(tensor)
   if (type(tensor) ~= "userdata" and type(tensor) ~= "cdata") or mt then
-    local what = mt and type(mt) == "table" and rawget(mt, "__name") or type(tensor)
-    compat.fail("NOT_DLPACK", "from_dlpack", tostring(what))
+    local kind = mt and type(mt) == "table" and rawget(mt, "__name") or type(tensor)
+    compat.fail("NOT_DLPACK", what, tostring(kind))
   end
+  return tensor
+end
+
+function M.from_dlpack(tensor)
+  dlpack_arg(tensor, "from_dlpack")
   local ok, buf, dtype, shape = pcall(core().dlpack_import, context.get(), tensor)
   if not ok then compat.rethrow(buf) end
   local n = compat.numel(shape)
@@ -376,12 +382,7 @@ end
 --- kept back).  A tensor that mgpu.from_dlpack imported is refused: its
 --- array's collection runs the deleter.
 function M.dlpack_free(tensor)
-  local mt = type(tensor) == "userdata" and getmetatable(tensor)
-  if (type(tensor) ~= "userdata" and type(tensor) ~= "cdata") or mt then
-    local what = mt and type(mt) == "table" and rawget(mt, "__name") or type(tensor)
-    compat.fail("NOT_DLPACK", "dlpack_free", tostring(what))
-  end
-  local ok, err = pcall(core().dlpack_free, context.get(), tensor)
+  local ok, err = pcall(core().dlpack_free, context.get(), dlpack_arg(tensor, "dlpack_free"))
   if not ok then compat.rethrow(err) end
 end
 

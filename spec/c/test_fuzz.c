@@ -106,6 +106,14 @@ static void huge_shapes(mgpu_ctx *c) {
   mgpu_builder_release(b);
 }
 
+/* Launching k under a work limit of 100000 ends it with the limit's error. */
+static void expect_work_limit(mgpu_ctx *c, mgpu_kernel *k, const mgpu_launch_args *la) {
+  interp_set_work_limit(100000);
+  CHECK(mgpu_kernel_launch(k, la) == MGPU_ERR_RUNTIME);
+  CHECK_CONTAINS(mgpu_errmsg(c), "work limit (100000) is used up");
+  interp_set_work_limit(0);
+}
+
 /* The interpreter's work limit ends a kernel that would run for hours. */
 static void work_limit(mgpu_ctx *c) {
   mgpu_kernel_options o = { "k", 1, { 1 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0 };
@@ -122,10 +130,7 @@ static void work_limit(mgpu_ctx *c) {
   mgpu_kernel *k = NULL;
   CHECK(mgpu_builder_finish(b, &k) == MGPU_OK);
   mgpu_launch_args la = { NULL, 0, 0 };
-  interp_set_work_limit(100000);
-  CHECK(mgpu_kernel_launch(k, &la) == MGPU_ERR_RUNTIME);
-  CHECK_CONTAINS(mgpu_errmsg(c), "work limit (100000) is used up");
-  interp_set_work_limit(0);
+  expect_work_limit(c, k, &la);
   mgpu_kernel_release(k);
   mgpu_builder_release(b);
 }
@@ -148,10 +153,7 @@ static void work_limit_stores(mgpu_ctx *c) {
   CHECK(mgpu_buffer_alloc(c, 4 << 20, &buf) == MGPU_OK);
   mgpu_arg arg = { buf, 0 };
   mgpu_launch_args la = { &arg, 1, 0 };
-  interp_set_work_limit(100000);
-  CHECK(mgpu_kernel_launch(k, &la) == MGPU_ERR_RUNTIME);
-  CHECK_CONTAINS(mgpu_errmsg(c), "work limit (100000) is used up");
-  interp_set_work_limit(0);
+  expect_work_limit(c, k, &la);
   mgpu_buffer_release(buf);
   mgpu_kernel_release(k);
   mgpu_builder_release(b);

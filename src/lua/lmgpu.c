@@ -255,13 +255,19 @@ static int l_dlpack_export(lua_State *L) {
   return 1;
 }
 
+/* Argument i: a DLManagedTensor pointer (a light userdata), else an error naming `what`. */
+static void *dlpack_arg(lua_State *L, int i, const char *what) {
+  if (!lua_islightuserdata(L, i))
+    luaL_error(L, "%s: expected a DLPack tensor (a DLManagedTensor pointer), got %s", what, luaL_typename(L, i));
+  return lua_touserdata(L, i);
+}
+
 static int l_dlpack_import(lua_State *L) {
   handle *u = geth(L, 1, T_CTX);
-  if (!lua_islightuserdata(L, 2))
-    return luaL_error(L, "from_dlpack: expected a DLPack tensor (a DLManagedTensor pointer), got %s", luaL_typename(L, 2));
+  void *t = dlpack_arg(L, 2, "from_dlpack");
   mgpu_buffer *b = NULL;
   mgpu_value_info vi;
-  CHECK(L, u->ctx, mgpu_dlpack_import(u->ctx, lua_touserdata(L, 2), &b, &vi));
+  CHECK(L, u->ctx, mgpu_dlpack_import(u->ctx, t, &b, &vi));
   newh(L, T_BUF, b, u->ctx);
   lua_pushstring(L, mgpu_dtype_name(vi.dtype));
   lua_createtable(L, vi.rank, 0);
@@ -271,9 +277,8 @@ static int l_dlpack_import(lua_State *L) {
 
 static int l_dlpack_free(lua_State *L) {
   handle *u = geth(L, 1, T_CTX);
-  if (!lua_islightuserdata(L, 2))
-    return luaL_error(L, "dlpack_free: expected a DLPack tensor (a DLManagedTensor pointer), got %s", luaL_typename(L, 2));
-  CHECK(L, u->ctx, mgpu_dlpack_free(u->ctx, lua_touserdata(L, 2)));
+  void *t = dlpack_arg(L, 2, "dlpack_free");
+  CHECK(L, u->ctx, mgpu_dlpack_free(u->ctx, t));
   return 0;
 }
 

@@ -356,16 +356,20 @@ static int plan_width(const smem_access *a) {
   return 1;
 }
 
-/* How chunk j is addressed relative to element 0: addr = a0 + k (M_ADD),
-** addr = (a0 ^ x) + k with x below the 1024-byte swizzle period and k a
-** multiple of it (M_XOR), or in full.  *partial: some thread skips it. */
-static int plan_chunk(const smem_access *a, int64_t j, int64_t *k, int64_t *x, bool *partial) {
+/* How an access whose thread t uses offset tab[t * stride] is addressed
+** relative to the first, whose thread t uses tab0[t * stride]: addr =
+** a0 + k (M_ADD), addr = (a0 ^ x) + k with x below the 1024-byte swizzle
+** period and k a multiple of it (M_XOR, only when dynamic offsets keep
+** that period: xor_ok), or in full.  *partial: some thread skips it
+** (offset < 0). */
+static int plan_relative(const int64_t *tab0, const int64_t *tab, int64_t stride, bool xor_ok, int64_t *k, int64_t *x,
+                         bool *partial) {
   const int64_t hi = ~INT64_C(1023);
   bool add = true, xr = true, first = true;
   int64_t k_add = 0, k_xor = 0, x_xor = 0;
   *partial = false;
   for (int t = 0; t < 128; t++) {
-    int64_t p = a->addr[t * a->nel + j], p0 = a->addr[t * a->nel];
+    int64_t p = tab[t * stride], p0 = tab0[t * stride];
     if (p < 0) { *partial = true; continue; }
     int64_t dk = p - p0, dx = (p ^ p0) & 1023, hk = (p & hi) - (p0 & hi);
     if (first) { k_add = dk; x_xor = dx; k_xor = hk; first = false; }
@@ -375,7 +379,7 @@ static int plan_chunk(const smem_access *a, int64_t j, int64_t *k, int64_t *x, b
   *k = 0;
   *x = 0;
   if (add) { *k = k_add; return M_ADD; }
-  if (xr && a->dyn_aligned) { *k = k_xor; *x = x_xor; return M_XOR; }
+  if (xr && xor_ok) { *k = k_xor; *x = x_xor; return M_XOR; }
   return M_FULL;
 }
 
@@ -414,20 +418,16 @@ static void bank_count(const int64_t *tab, int64_t stride, int bytes, int64_t *w
 /* stmatrix.x4 stores four 8x8 matrices of 16-bit elements: each thread
 ** gives one b32 per matrix (its row lane / 4, columns 2 (lane % 4) and +1,
 ** the fragments of wgmma's accumulator) and lane l the address of row
-** l % 8 of matrix l / 8.  The plan: per instruction, the first register
-** element of each matrix's pair (matrices (R, C), (R + 8, C), (R, C + 8),
-** (R + 8, C + 8) of a 16x16 square, warp w at rows R + 16 w) and the byte
-** offset every thread gives. */
-typedef struct stm_plan {
-  int64_t n;                  /* instructions */
-  int64_t *pair;              /* [n][4] */
-  int64_t *row, *col;         /* [n]: the square's corner for warp 0 */
-  int64_t *addr;              /* [n][128] */
-} stm_plan;
+** l % 8 of matrix l / 8.  Instruction i stores the register pairs starting
+** at elements 8 i + 2 m (m = 0..3): matrices (R, C), (R + 8, C), (R, C + 8),
+** (R + 8, C + 8) of the 16x16 square whose corner (R, C) is where element
+** 8 i of warp 0's thread 0 lies, warp w 16 w rows down.  The plan is the
+** byte offset every thread gives, per instruction: [n][128]. */
 
-static void stm_coords(const smem_access *a, int t, int64_t j, int64_t *rc) {
+/* The view coordinates (row, column) of register element j of thread 0. */
+static void stm_corner(const smem_access *a, int64_t j, int64_t *rc) {
   int64_t v[LAY_MAXRANK];
-  lay_index(&a->f, t / 32, t % 32, j / a->f.vlen, (int)(j % a->f.vlen), v);
+  lay_index(&a->f, 0, 0, j / a->f.vlen, (int)(j % a->f.vlen), v);
   rc[0] = v[0];
   rc[1] = v[1];
 }
@@ -440,61 +440,50 @@ static int64_t stm_offset(const smem_access *a, int64_t row, int64_t col) {
   return xf_offset(&a->m, ridx);
 }
 
-static void stm_free(pe *e, const smem_access *a, stm_plan *s) {
-  int64_t n = a->nel / 8;
-  mem_free(e->k->alloc, s->pair, sizeof(int64_t) * (size_t)(n * (4 + 2 + 128)));
-  s->pair = NULL;
-}
-
-/* The plan for storing a's register array, or false when it does not fit
-** stmatrix.  Instruction i takes the register pairs 8 i, 8 i + 2, ...;
-** matrix m's lane address is its row of the square at the corner where
-** pair 8 i lies for warp 0's thread 0 (rows 8 (m % 2) and columns
-** 8 (m / 2) further, warp w 16 w rows down).  The plan holds when every
-** such address is 16-byte aligned and every element lands where stmatrix
-** puts it: (row lane / 4, columns 2 (lane % 4), +1) of its matrix. */
-static bool stm_make(pe *e, const smem_access *a, stm_plan *s) {
-  memset(s, 0, sizeof *s);
+/* The plan for storing a's register array (a->nel / 8 instructions), or
+** NULL when it does not fit stmatrix: the plan holds when every lane's
+** address is 16-byte aligned and every element lands where stmatrix puts
+** it.  The caller frees it (stm_free). */
+static int64_t *stm_make(pe *e, const smem_access *a) {
   if (a->bytes != 2 || pe_cls(a->dtype) != PR_H || a->vt->rank != 2 || a->strided || a->dyn_full ||
       a->f.vlen % 2 || a->nel % 8)
-    return false;
+    return NULL;
   int64_t n = a->nel / 8;
-  s->pair = mem_calloc(e->k->alloc, sizeof(int64_t) * (size_t)(n * (4 + 2 + 128)));
-  if (!s->pair) diag_throw(e->d, ERR_NOMEM, "");
-  s->row = s->pair + 4 * n, s->col = s->row + n, s->addr = s->col + n;
-  s->n = n;
+  int64_t *plan = mem_calloc(e->k->alloc, sizeof(int64_t) * (size_t)(n * 128));
+  if (!plan) diag_throw(e->d, ERR_NOMEM, "");
   for (int64_t i = 0; i < n; i++) {
-    int64_t rc[2];
-    stm_coords(a, 0, 8 * i, rc);
-    s->row[i] = rc[0], s->col[i] = rc[1];
-    for (int m = 0; m < 4; m++) s->pair[4 * i + m] = 8 * i + 2 * m;
-    const int64_t *A = s->addr + i * 128;
+    int64_t rc[2], *A = plan + i * 128;
+    stm_corner(a, 8 * i, rc);
     for (int t = 0; t < 128; t++) {
       int l = t % 32;
       int64_t row = rc[0] + 16 * (t / 32) + 8 * ((l >> 3) & 1) + (l & 7), col = rc[1] + 8 * (l >> 4);
       if (row >= a->vt->shape[0] || col + 8 > a->vt->shape[1]) goto no;
-      s->addr[i * 128 + t] = stm_offset(a, row, col);
+      A[t] = stm_offset(a, row, col);
       if (A[t] % 16) goto no;
     }
     for (int t = 0; t < 128; t++) {
       int w = t / 32, l = t % 32;
       for (int m = 0; m < 4; m++) {
-        const int64_t *p = &a->addr[t * a->nel + s->pair[4 * i + m]];
+        const int64_t *p = &a->addr[t * a->nel + 8 * i + 2 * m];
         int64_t want = A[32 * w + 8 * m + l / 4] + 4 * (l % 4);
         if (p[0] != want || p[1] != want + 2) goto no;
       }
     }
   }
-  return true;
+  return plan;
 no:
-  stm_free(e, a, s);
-  return false;
+  mem_free(e->k->alloc, plan, sizeof(int64_t) * (size_t)(n * 128));
+  return NULL;
+}
+
+static void stm_free(pe *e, const smem_access *a, int64_t *plan) {
+  mem_free(e->k->alloc, plan, sizeof(int64_t) * (size_t)(a->nel / 8 * 128));
 }
 
 /* Emit the plan: the first instruction's addresses computed from the
 ** thread index, the others an immediate offset or an XOR away where every
 ** thread's moves alike. */
-static void stm_emit(pe *e, const smem_access *a, const stm_plan *s, preg reg, preg base, int64_t *waves,
+static void stm_emit(pe *e, const smem_access *a, const int64_t *plan, preg reg, preg base, int64_t *waves,
                      int64_t *ideal) {
   preg t = pe_reg(e, PR_R), u = pe_reg(e, PR_R), rr = pe_reg(e, PR_R), cr = pe_reg(e, PR_R);
   pe_ins(e, "shr.u32", 3, R(t), R(e->lane), I(5));           /* row: 16 warp + 8 (lane / 8 % 2) + lane % 8 */
@@ -506,44 +495,39 @@ static void stm_emit(pe *e, const smem_access *a, const stm_plan *s, preg reg, p
   pe_ins(e, "and.b32", 3, R(cr), R(e->lane), I(16));         /* column: 8 (lane / 16 % 2) */
   pe_ins(e, "shr.u32", 3, R(cr), R(cr), I(1));
   preg a0 = 0;
-  for (int64_t i = 0; i < s->n; i++) {
-    const int64_t hi = ~INT64_C(1023);
-    bool add = true, xr = a->dyn_aligned;
-    int64_t dk = s->addr[i * 128] - s->addr[0], dx = (s->addr[i * 128] ^ s->addr[0]) & 1023;
-    int64_t hk = (s->addr[i * 128] & hi) - (s->addr[0] & hi);
-    for (int th = 1; th < 128; th++) {
-      int64_t p = s->addr[i * 128 + th], p0 = s->addr[th];
-      add &= p - p0 == dk;
-      xr &= ((p ^ p0) & 1023) == dx && (p & hi) - (p0 & hi) == hk;
-    }
+  for (int64_t i = 0; i < a->nel / 8; i++) {
+    int64_t kk, xx;
+    bool partial;
+    int mode = i == 0 ? M_FULL : plan_relative(plan, plan + i * 128, 1, a->dyn_aligned, &kk, &xx, &partial);
     preg addr;
     int64_t imm = 0;
-    if (i == 0 || !(add || xr)) {
+    if (mode == M_FULL) {
       preg rreg[XF_MAXRANK] = { 0 };
-      int64_t rc[XF_MAXRANK];
+      int64_t rc[XF_MAXRANK], corner[2];
+      stm_corner(a, 8 * i, corner);
       for (int d = 0; d < a->m.rank; d++) rc[d] = a->r->soff[d];
-      rc[a->r->dim[0]] += s->row[i];
-      rc[a->r->dim[1]] += s->col[i];
+      rc[a->r->dim[0]] += corner[0];
+      rc[a->r->dim[1]] += corner[1];
       rreg[a->r->dim[0]] = rr;
       rreg[a->r->dim[1]] = cr;
       preg off = emit_offset(e, &a->m, rreg, rc);
       addr = pe_reg(e, PR_R);
       pe_ins(e, "add.u32", 3, R(addr), R(base), R(off));
       if (i == 0) a0 = addr;
-    } else if (add) {
-      addr = a0, imm = dk;
+    } else if (mode == M_ADD) {
+      addr = a0, imm = kk;
     } else {
-      addr = pe_reg(e, PR_R), imm = hk;
-      pe_ins(e, "xor.b32", 3, R(addr), R(a0), I(dx));
+      addr = pe_reg(e, PR_R), imm = kk;
+      pe_ins(e, "xor.b32", 3, R(addr), R(a0), I(xx));
     }
     preg pk[4];
     for (int m = 0; m < 4; m++) {
-      preg h[2] = { reg + (uint32_t)s->pair[4 * i + m], reg + (uint32_t)s->pair[4 * i + m] + 1 };
+      preg h[2] = { reg + (uint32_t)(8 * i + 2 * m), reg + (uint32_t)(8 * i + 2 * m + 1) };
       pk[m] = pe_reg(e, PR_R);
       pe_ins(e, "mov.b32", 2, R(pk[m]), RV(h, 2));
     }
     pe_ins(e, "stmatrix.sync.aligned.m8n8.x4.shared.b16", 2, ADDR(addr, imm), RV(pk, 4));
-    bank_count(s->addr + i * 128, 1, 16, waves, ideal);   /* lanes give 16-byte rows */
+    bank_count(plan + i * 128, 1, 16, waves, ideal);   /* lanes give 16-byte rows */
   }
 }
 
@@ -631,17 +615,17 @@ void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store) {
     memset(xreg, 0, sizeof xreg);
     preg own = store && !splat ? pe_owner(e, &a.f) : 0;
     int64_t waves = 0, ideal = 0, ninstr = 0;
-    stm_plan sp;
-    bool matrix = store && !splat && !own && stm_make(e, &a, &sp);
+    int64_t *plan = store && !splat && !own ? stm_make(e, &a) : NULL;
+    bool matrix = plan != NULL;
     if (matrix) {
-      stm_emit(e, &a, &sp, reg, base, &waves, &ideal);
-      ninstr = sp.n;
-      stm_free(e, &a, &sp);
+      stm_emit(e, &a, plan, reg, base, &waves, &ideal);
+      ninstr = a.nel / 8;
+      stm_free(e, &a, plan);
     }
     for (int64_t j = 0; j < (matrix ? 0 : a.nel); j += a.w) {
       int64_t kk = 0, xx = 0;
       bool partial;
-      int mode = plan_chunk(&a, j, &kk, &xx, &partial);
+      int mode = plan_relative(a.addr, a.addr + j, a.nel, a.dyn_aligned, &kk, &xx, &partial);
       if (a.dyn_full) mode = M_FULL;
       bool any = false;
       for (int t = 0; t < 128; t++) any |= a.addr[t * a.nel + j] >= 0;
