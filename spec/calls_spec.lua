@@ -80,3 +80,39 @@ describe("kernel call argument types", function()
     assert.matches("argument 1 must be an mgpu array or a number, got a kernel", err_of(add, add, x))
   end)
 end)
+
+describe("repeated calls", function()
+  local calls = 0
+  local k = mgpu.kernel{ name = "twice",
+    grid = function(a) calls = calls + 1; return { 1 } end,
+    out_shape = function(a) return mgpu.shape(a.shape, a.dtype) end,
+    body = function(a, o) o:store(a:load() * 2) end }
+
+  it("run the grid and out_shape functions once for the same arrays, again for others", function()
+    local x, y = mgpu.random.normal(64), mgpu.random.normal(64)
+    local out = mgpu.empty(64)
+    calls = 0
+    for _ = 1, 3 do k:call_into(out, x) end
+    assert.are.equal(1, calls)
+    local hx, ho = x:to_table(), out:to_table()
+    for i = 1, 64 do assert.are.equal(hx[i] * 2, ho[i]) end
+    k:call_into(out, y)                 -- other arrays of the same shape: the same kernel, the new data
+    assert.are.equal(2, calls)
+    local hy = y:to_table()
+    ho = out:to_table()
+    for i = 1, 64 do assert.are.equal(hy[i] * 2, ho[i]) end
+    assert.are.equal(128, #k(mgpu.random.normal(128)):to_table())   -- another shape: another kernel
+    assert.are.equal(3, calls)
+  end)
+
+  it("do not keep the last call's arrays alive", function()
+    local seen = setmetatable({}, { __mode = "k" })
+    do
+      local x = mgpu.random.normal(64)
+      seen[x] = true
+      k(x)
+    end
+    collectgarbage(); collectgarbage()
+    assert.is_nil(next(seen))
+  end)
+end)

@@ -174,6 +174,15 @@ function M.numel(shape)
   return n
 end
 
+--- True when two shapes have the same dims.
+function M.same_shape(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do
+    if a[i] ~= b[i] then return false end
+  end
+  return true
+end
+
 function M.shape_str(shape)
   local parts = {}
   for i = 1, #shape do parts[i] = string.format("%d", shape[i]) end

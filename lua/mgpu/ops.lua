@@ -413,7 +413,7 @@ local function step_now(fn, iv, carry, what)
   local nxt = values_of(r, #carry, carry, what)
   for j = 1, #carry do
     local a, b = nxt[j], carry[j]
-    if a.kind ~= b.kind or a.dtype ~= b.dtype or compat.shape_str(a.shape or {}) ~= compat.shape_str(b.shape or {}) then
+    if a.kind ~= b.kind or a.dtype ~= b.dtype or not compat.same_shape(a.shape or {}, b.shape or {}) then
       fail("CARRY_TYPE", what, type_str(a), j, type_str(b))
     end
   end

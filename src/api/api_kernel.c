@@ -575,22 +575,24 @@ static mgpu_status check_launch(mgpu_kernel *k, const mgpu_launch_args *a, uint6
   for (uint32_t i = 0; i < ir->params.n; i++) {
     const ir_type *t = ir_vtype(ir, ir->params.v[i].value);
     char ts[160];
-    ir_type_str(t, ts, sizeof ts);
     if (ir->params.v[i].role == MGPU_PARAM_SCALAR) {
       if (scalar_bits(t->dtype, a->args[i].scalar, &scalars[i])) continue;
+      ir_type_str(t, ts, sizeof ts);
       snprintf(msg, sizeof msg, "argument %u (%s) must be an integer in range, got %.17g", i + 1, ts, a->args[i].scalar);
       return diag_set(&ctx->d, ERR_LAUNCH_ARG, "", ir->name, msg);
     }
     const mgpu_buffer *b = a->args[i].buffer;
     uint64_t need = (uint64_t)ir_numel(t) * dt_bytes(t->dtype);
+    bool ok = b && b->magic == MAGIC_BUF && b->ctx == ctx && b->size >= need && b->addr % 16 == 0;
+    if (ok) continue;
+    ir_type_str(t, ts, sizeof ts);     /* only for the message */
     if (!b || b->magic != MAGIC_BUF) snprintf(msg, sizeof msg, "argument %u (%s) is not a valid buffer handle", i + 1, ts + 1);
     else if (b->ctx != ctx) snprintf(msg, sizeof msg, "argument %u belongs to another context", i + 1);
     else if (b->size < need)
       snprintf(msg, sizeof msg, "argument %u holds %llu bytes but parameter %u (%s) needs %llu", i + 1,
                (unsigned long long)b->size, i + 1, ts + 1, (unsigned long long)need);
-    else if (b->addr % 16)
+    else
       snprintf(msg, sizeof msg, "argument %u is not 16-byte aligned (address 0x%llx)", i + 1, (unsigned long long)b->addr);
-    else continue;
     return diag_set(&ctx->d, ERR_LAUNCH_ARG, "", ir->name, msg);
   }
   return MGPU_OK;
