@@ -410,11 +410,28 @@ function M.forward(c, kernel_for, what, can_overlap)
     return cache[key], d
   end
   local function flat(x) return x:reshape({ x.shape[1], x.shape[2], x.shape[3] * x.shape[4] }) end
+  -- the last call_into's arrays, kernel and flat views, all held weakly (a collected one makes the
+  -- next call build them again): a loop over the same arrays launches the kernel on the same views,
+  -- which the kernel's own fast path then recognises
+  local last = setmetatable({}, { __mode = "v" })
+  local function views(o, q, k, v, lse)
+    local kern, outs, fq, fk, fv = last.kern, last.outs, last.fq, last.fk, last.fv   -- strong from here
+    if kern and outs and fq and fk and fv and rawequal(last.o, o) and rawequal(last.q, q) and rawequal(last.k, k)
+       and rawequal(last.v, v) and rawequal(last.lse, lse) then
+      return kern, outs, fq, fk, fv
+    end
+    local d
+    kern, d = prepare(q, k, v)
+    fq, fk, fv = flat(q), flat(k), flat(v)
+    outs = c.lse and { flat(o), lse:reshape({ d.B * d.H, d.S }) } or flat(o)
+    last.o, last.q, last.k, last.v, last.lse = o, q, k, v, lse
+    last.kern, last.outs, last.fq, last.fk, last.fv = kern, outs, fq, fk, fv
+    return kern, outs, fq, fk, fv
+  end
   local attn = {}
   function attn.call_into(o, q, k, v, lse)
-    local kern, d = prepare(q, k, v)
-    if c.lse then kern:call_into({ flat(o), lse:reshape({ d.B * d.H, d.S }) }, flat(q), flat(k), flat(v))
-    else kern:call_into(flat(o), flat(q), flat(k), flat(v)) end
+    local kern, outs, fq, fk, fv = views(o, q, k, v, lse)
+    kern:call_into(outs, fq, fk, fv)
     return o, lse
   end
   function attn.kernel(q, k, v) return (prepare(q, k, v)) end
