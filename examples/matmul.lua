@@ -18,6 +18,8 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
 
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
     keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) nobar (0|1) reps
+          cdim=M|N|wg (with cluster=2: the blocks of a cluster are neighbours along M, sharing B, or
+          along N, sharing A; wg, the default, takes wg_dim)
           mma (the N of each wgmma instruction, dividing tile_n: mma=128 issues two per K step for
           tile_n=256, which takes the driver's JIT 15-20% less time and runs 0.5-1% slower,
           bench/RESULTS.md runs 50 and 53)
@@ -52,7 +54,7 @@ local compat_unpack = table.unpack or unpack
 --- (bench/RESULTS.md run 26) it, clusters of two without multicast, four
 --- slots with the chunked epilogue, and delay=1 came within 2% of each
 --- other, this one first; earlier runs ranked them differently by as much.
-lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 3, snake = 8, wg_dim = "M", cluster = 1,
+lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 3, snake = 8, wg_dim = "M", cluster = 1, cdim = "wg",
                  delay = 0, nobar = 0, sched = "static", mcast = 1, epi = 0, mma = 256, dtype = "bf16" }
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
@@ -64,6 +66,8 @@ function lib.build(cfg)
   local tm, tn, tk, depth = c.tile_m, c.tile_n, c.tile_k, c.depth
   assert(c.wg_dim == "M" or c.wg_dim == "N", "wg_dim must be M or N")
   assert(c.cluster == 1 or c.cluster == 2, "cluster must be 1 or 2")
+  assert(c.cdim == "wg" or c.cdim == "M" or c.cdim == "N", "cdim must be M, N or wg")
+  local cdim = c.cdim == "wg" and c.wg_dim or c.cdim
   assert(c.sched == "static" or c.sched == "dynamic", "sched must be static or dynamic")
   local mma_n = math.min(c.mma, tn)
   assert(tn % mma_n == 0 and mma_n % 8 == 0, "mma must divide tile_n and be a multiple of 8")
@@ -111,9 +115,9 @@ function lib.build(cfg)
       local M, K, N = a.shape[1], a.shape[2], b.shape[2]
       if b.shape[1] ~= K then error(string.format("matmul: A is %dx%d but B is %dx%d", M, K, b.shape[1], N), 0) end
       local m_iters, n_iters, k_iters = mgpu.cdiv(M, cta_m), mgpu.cdiv(N, cta_n), mgpu.cdiv(K, tk)
-      -- with a cluster, its two blocks take neighbouring tiles along wg_dim and share the other operand
-      local cm = (c.cluster == 2 and c.wg_dim == "M") and 2 or 1
-      local cn = (c.cluster == 2 and c.wg_dim == "N") and 2 or 1
+      -- with a cluster, its two blocks take neighbouring tiles along cdim and share the other operand
+      local cm = (c.cluster == 2 and cdim == "M") and 2 or 1
+      local cn = (c.cluster == 2 and cdim == "N") and 2 or 1
       local pm, pn = mgpu.cdiv(m_iters, cm), mgpu.cdiv(n_iters, cn)
       local cidx = mgpu.axis_index("c")
       local wg = mgpu.axis_index("wg")
