@@ -322,9 +322,7 @@ mgpu_status mgpu_kernel_resources_get(mgpu_kernel *k, mgpu_kernel_resources *out
 /* Extra driver JIT (ptxas) options for loading k's PTX on a GPU, before its
 ** first launch: max_registers (--maxrregcount, 16..255; 0 = the JIT's
 ** choice; also written into the PTX as .maxnreg unless the kernel uses
-** setmaxnreg) and opt_level (0..4; -1 = mgpu's default, 3: the driver's own
-** default, 4, gave the same SASS for the matmul and attention kernels in
-** up to 1.4x the JIT time, bench/RESULTS.md runs 59-60).  The interpreter
+** setmaxnreg) and opt_level (0..4; -1 = the default).  The interpreter
 ** ignores both. */
 mgpu_status mgpu_kernel_set_jit_options(mgpu_kernel *k, int32_t max_registers, int32_t opt_level);
 mgpu_status mgpu_kernel_launch(mgpu_kernel *k, const mgpu_launch_args *args);

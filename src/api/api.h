@@ -75,7 +75,7 @@ struct mgpu_kernel {
   uint32_t mod_gen;         /* ctx->run.gen when mod was loaded */
   mgpu_kernel_resources res;
   int32_t jit_maxreg;       /* mgpu_kernel_set_jit_options: 0 = default */
-  int32_t jit_opt;          /* optimization level + 1; 0 = mgpu's default (3) */
+  int32_t jit_opt;          /* optimization level + 1; 0 = default */
   struct {                  /* what the kernel does with other devices (api_dist.c), found at the first launch */
     bool known, collective, multimem;
     uint8_t remote[256 / 8];  /* parameters viewed on other devices (remote, multimem), a bit each */

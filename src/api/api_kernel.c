@@ -424,10 +424,10 @@ static mgpu_status compile(mgpu_kernel *k) {
     keys[nopt] = CU_JIT_MAX_REGISTERS;
     vals[nopt++] = (void *)(uintptr_t)(unsigned)k->jit_maxreg;
   }
-  /* level 3 unless set: the driver's default, 4, produced the same SASS for
-  ** the matmul and attention kernels and took up to 1.4x as long (runs 59-60) */
-  keys[nopt] = CU_JIT_OPTIMIZATION_LEVEL;
-  vals[nopt++] = (void *)(uintptr_t)(unsigned)(k->jit_opt > 0 ? k->jit_opt - 1 : 3);
+  if (k->jit_opt > 0) {
+    keys[nopt] = CU_JIT_OPTIMIZATION_LEVEL;
+    vals[nopt++] = (void *)(uintptr_t)(unsigned)(k->jit_opt - 1);
+  }
   double t0 = time_ms(), ptx0 = k->res.compile_ms;
   CUresult r = load_cached(k, keys, vals, nopt);
   if (r) {   /* no cache, or it failed */
