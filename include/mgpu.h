@@ -230,6 +230,14 @@ mgpu_status mgpu_ctx_fail(mgpu_ctx *ctx, mgpu_status status, const char *msg);
 const char *mgpu_errmsg(const mgpu_ctx *ctx);
 mgpu_status mgpu_device_query(mgpu_ctx *ctx, mgpu_device_info *out);
 mgpu_status mgpu_synchronize(mgpu_ctx *ctx);
+/* Device memory of released buffers goes back to the driver's stream-ordered
+** pool (when the device has one and MGPU_POOL is not "off"), in order on the
+** legacy default stream, so the next allocation reuses it without the
+** device-wide wait of cuMemFree.  Work on a non-blocking stream of your own
+** must be synchronized before the buffers it uses are released.  This waits
+** for all work and hands the pool's idle memory back to the device (as for
+** other libraries in the process); a no-op without a GPU or a pool. */
+mgpu_status mgpu_empty_cache(mgpu_ctx *ctx);
 /* GPU faults.  A kernel that faults (illegal address, trap, ...) makes the
 ** CUDA context unusable: the call that sees it returns MGPU_ERR_LOST naming
 ** the kernel, and every later call that needs the GPU returns MGPU_ERR_LOST

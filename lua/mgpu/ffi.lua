@@ -124,6 +124,7 @@ function M.device(ctx)
 end
 
 function M.sync(ctx) local c = live(ctx, "context"); check(lib.mgpu_synchronize(c), c) end
+function M.empty_cache(ctx) local c = live(ctx, "context"); check(lib.mgpu_empty_cache(c), c) end
 function M.ctx_set_timeout(ctx, ms) local c = live(ctx, "context"); check(lib.mgpu_ctx_set_timeout(c, ms), c) end
 function M.ctx_lost(ctx) return lib.mgpu_ctx_lost(live(ctx, "context")) ~= 0 end
 function M.ctx_recover(ctx) local c = live(ctx, "context"); check(lib.mgpu_ctx_recover(c), c) end

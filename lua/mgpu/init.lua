@@ -115,5 +115,9 @@ function mgpu.script_args(...)
 end
 --- Wait for all launched work.
 function mgpu.sync() context.core.sync(context.get()) end
+--- Wait for all launched work and hand the memory that freed arrays left in
+--- the driver's stream-ordered pool back to the device (for other libraries
+--- in the process, such as torch after a DLPack exchange).
+function mgpu.empty_cache() context.core.empty_cache(context.get()) end
 
 return mgpu

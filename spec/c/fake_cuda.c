@@ -110,6 +110,7 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
   case 75: *v = 9; break;                   /* compute capability */
   case 76: *v = 0; break;
   case 97: *v = 232448; break;              /* SMEM opt-in */
+  case 115: *v = !getenv("FAKE_CUDA_NO_POOLS"); break;   /* stream-ordered pools */
   default: *v = 0;
   }
   return OK;
@@ -167,6 +168,25 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   dev.mem[i] = NULL;
   return OK;
 }
+
+/* The stream-ordered pool: blocks as cuMemAlloc's, counted so that tests can
+** tell which allocator the engine used (FAKE_CUDA_POOL_REPORT prints the
+** counts at exit). */
+static int pool_allocs, pool_frees, pool_trims;
+static void pool_report(void) {
+  fprintf(stderr, "fake_cuda pool: %d allocs, %d frees, %d trims\n", pool_allocs, pool_frees, pool_trims);
+}
+CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, void *stream) {
+  (void)stream;
+  static int reg;
+  if (!reg++ && getenv("FAKE_CUDA_POOL_REPORT")) atexit(pool_report);
+  pool_allocs++;
+  return cuMemAlloc_v2(p, n);
+}
+CUresult cuMemFreeAsync(CUdeviceptr p, void *stream) { (void)stream; pool_frees++; return cuMemFree_v2(p); }
+CUresult cuDeviceGetDefaultMemPool(void **pool, int d) { (void)d; *pool = &dev; return OK; }
+CUresult cuMemPoolSetAttribute(void *pool, int attr, void *v) { (void)pool; (void)attr; (void)v; return OK; }
+CUresult cuMemPoolTrimTo(void *pool, size_t keep) { (void)pool; (void)keep; pool_trims++; return OK; }
 
 static CUresult blocking(void) {
   STICKY();

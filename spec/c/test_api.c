@@ -28,6 +28,8 @@ void test_api_errors(void) {
   CHECK(mgpu_buffer_read(NULL, 0, NULL, 0) == MGPU_ERR_ARG);
   CHECK(mgpu_kernel_launch(NULL, NULL) == MGPU_ERR_ARG);
   CHECK(mgpu_builder_op(NULL, "add", NULL, NULL, 0, NULL) == MGPU_ERR_ARG);
+  CHECK(mgpu_empty_cache(NULL) == MGPU_ERR_ARG);
+  CHECK(mgpu_empty_cache(c) == MGPU_OK);     /* no GPU: nothing to hand back */
   /* a released handle is recognised as invalid */
   mgpu_buffer *b = NULL;
   CHECK(mgpu_buffer_alloc(c, UINT64_C(1) << 62, &b) == MGPU_ERR_NOMEM && !b);   /* says what was free */

@@ -102,7 +102,7 @@ mgpu_status mgpu_buffer_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out)
   if (nbytes) {
     if (api_gpu(ctx)) {
       CUdeviceptr p = 0;
-      CUresult r = (s = api_usable(ctx)) ? CUDA_SUCCESS : ctx->drv->MemAlloc(&p, nbytes);
+      CUresult r = (s = api_usable(ctx)) ? CUDA_SUCCESS : drv_alloc(ctx->drv, &p, nbytes);
       if (r == CUDA_ERROR_OUT_OF_MEMORY) s = nomem(ctx, nbytes);
       else if (r) s = api_drv_fail(ctx, "cuMemAlloc", r);
       addr = p;
@@ -117,7 +117,7 @@ mgpu_status mgpu_buffer_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out)
   if (!s) {
     s = api_buffer_new(ctx, nbytes, addr, true, out);
     if (s && addr) {
-      if (api_gpu(ctx)) ctx->drv->MemFree(addr);
+      if (api_gpu(ctx)) drv_free(ctx->drv, addr);
       else mem_free(&ctx->alloc, (void *)(uintptr_t)addr, (size_t)nbytes);
     }
   }
@@ -145,7 +145,7 @@ void mgpu_buffer_release(mgpu_buffer *b) {
   mgpu_ctx *ctx = b->ctx;
   if (b->owned && b->addr) {
     if (api_gpu(ctx)) {
-      if (b->gen == ctx->run.gen && !ctx->run.lost) { drv_bind(ctx->drv); ctx->drv->MemFree(b->addr); }
+      if (b->gen == ctx->run.gen && !ctx->run.lost) { drv_bind(ctx->drv); drv_free(ctx->drv, b->addr); }
     }
     else mem_free(&ctx->alloc, (void *)(uintptr_t)b->addr, (size_t)b->size);
   }

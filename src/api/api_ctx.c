@@ -260,6 +260,18 @@ mgpu_status mgpu_synchronize(mgpu_ctx *ctx) {
   return s;
 }
 
+mgpu_status mgpu_empty_cache(mgpu_ctx *ctx) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (!api_enter(ctx)) return MGPU_ERR_THREAD;
+  mgpu_status s = MGPU_OK;
+  if (ctx->drv && api_gpu(ctx) && !(s = api_ready(ctx))) {
+    CUresult r = drv_trim(ctx->drv);
+    if (r) s = api_drv_fail(ctx, "cuMemPoolTrimTo", r);
+  }
+  api_leave(ctx);
+  return s;
+}
+
 mgpu_status mgpu_timer_start(mgpu_ctx *ctx) {
   API_CHECK(ctx, MAGIC_CTX);
   if (!api_enter(ctx)) return MGPU_ERR_THREAD;

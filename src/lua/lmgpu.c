@@ -288,6 +288,12 @@ static int l_sync(lua_State *L) {
   return 0;
 }
 
+static int l_empty_cache(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  CHECK(L, u->ctx, mgpu_empty_cache(u->ctx));
+  return 0;
+}
+
 static int l_timer_start(lua_State *L) {
   handle *u = geth(L, 1, T_CTX);
   CHECK(L, u->ctx, mgpu_timer_start(u->ctx));
@@ -713,7 +719,7 @@ static int l_host_set(lua_State *L) {
 
 static const luaL_Reg core_funcs[] = {
   { "version", l_version }, { "abi", l_abi }, { "dtype_size", l_dtype_size },
-  { "ctx_new", l_ctx_new }, { "device", l_device }, { "sync", l_sync },
+  { "ctx_new", l_ctx_new }, { "device", l_device }, { "sync", l_sync }, { "empty_cache", l_empty_cache },
   { "ctx_set_timeout", l_ctx_set_timeout }, { "ctx_lost", l_ctx_lost }, { "ctx_recover", l_ctx_recover },
   { "timer_start", l_timer_start }, { "timer_stop", l_timer_stop }, { "blas_matmul", l_blas_matmul },
   { "buffer", l_buffer }, { "buffer_size", l_buffer_size }, { "buffer_address", l_buffer_address },

@@ -12,7 +12,50 @@ static const struct { const char *sym; size_t off; } drv_syms[] = {
 #define DRV_SYM(f, sym, args) { sym, offsetof(drv, f) },
   DRV_FUNCS(DRV_SYM)
 #undef DRV_SYM
+}, drv_pool_syms[] = {
+#define DRV_SYM(f, sym, args) { sym, offsetof(drv, f) },
+  DRV_POOL_FUNCS(DRV_SYM)
+#undef DRV_SYM
 };
+
+/* The pool functions if the driver has them all, the device supports pools
+** and MGPU_POOL is not "off" or "0"; its release threshold raised so that a
+** synchronise does not hand freed memory back to the device. */
+static void pool_setup(drv *dr) {
+  dr->pool = NULL;
+  const char *env = getenv("MGPU_POOL");
+  if (env && (!strcmp(env, "off") || !strcmp(env, "0"))) return;
+  for (size_t i = 0; i < MGPU_COUNTOF(drv_pool_syms); i++) {
+    void *f = NULL;
+    memcpy(&f, (char *)dr + drv_pool_syms[i].off, sizeof f);
+    if (!f) return;
+  }
+  int ok = 0;
+  CUmemoryPool pool = NULL;
+  uint64_t keep = UINT64_MAX;
+  if (dr->DeviceGetAttribute(&ok, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, dr->dev) != CUDA_SUCCESS || !ok) return;
+  if (dr->DeviceGetDefaultMemPool(&pool, dr->dev) != CUDA_SUCCESS || !pool) return;
+  if (dr->MemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep) != CUDA_SUCCESS) return;
+  dr->pool = pool;
+}
+
+CUresult drv_alloc(drv *dr, CUdeviceptr *p, size_t n) {
+  if (!dr->pool) return dr->MemAlloc(p, n);
+  CUresult r = dr->MemAllocAsync(p, n, NULL);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY && drv_trim(dr) == CUDA_SUCCESS) r = dr->MemAllocAsync(p, n, NULL);
+  return r;
+}
+
+void drv_free(drv *dr, CUdeviceptr p) {
+  if (dr->pool) dr->MemFreeAsync(p, NULL);
+  else dr->MemFree(p);
+}
+
+CUresult drv_trim(drv *dr) {
+  if (!dr->pool) return CUDA_SUCCESS;
+  CUresult r = dr->CtxSynchronize();
+  return r ? r : dr->MemPoolTrimTo(dr->pool, 0);
+}
 
 const char *drv_errstr(const drv *dr, CUresult r) {
   const char *s = NULL;
@@ -39,6 +82,7 @@ CUresult drv_reset(drv *dr, const char **step) {
   else if ((r = dr->PrimaryCtxRetain(&dr->ctx, dr->dev)) != CUDA_SUCCESS) *step = "cuDevicePrimaryCtxRetain";
   else if ((r = dr->CtxSetCurrent(dr->ctx)) != CUDA_SUCCESS) *step = "cuCtxSetCurrent";
   if (r != CUDA_SUCCESS && dr->ctx) { dr->PrimaryCtxRelease(dr->dev); dr->ctx = NULL; }
+  if (r == CUDA_SUCCESS) pool_setup(dr);
   return r;
 }
 
@@ -72,6 +116,10 @@ drv *drv_open(const mem_alloc *a, int ordinal, char *reason, size_t n) {
     }
     memcpy((char *)dr + drv_syms[i].off, &f, sizeof f);
   }
+  for (size_t i = 0; i < MGPU_COUNTOF(drv_pool_syms); i++) {   /* optional: NULL when missing */
+    void *f = dlsym(dr->lib, drv_pool_syms[i].sym);
+    memcpy((char *)dr + drv_pool_syms[i].off, &f, sizeof f);
+  }
   CUresult r;
   int count = 0;
   if ((r = dr->Init(0)) != CUDA_SUCCESS) {
@@ -85,7 +133,10 @@ drv *drv_open(const mem_alloc *a, int ordinal, char *reason, size_t n) {
     snprintf(reason, n, "could not open GPU %d: %s (CUDA error %d)", ordinal, drv_errstr(dr, r), r);
   } else {
     dr->DriverGetVersion(&dr->driver_version);
-    if (drv_bind(dr)) return dr;
+    if (drv_bind(dr)) {
+      pool_setup(dr);
+      return dr;
+    }
     snprintf(reason, n, "could not make the GPU context current");
     dr->PrimaryCtxRelease(dr->dev);
   }

@@ -16,6 +16,7 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
 
 enum {
   CUDA_SUCCESS = 0,
@@ -29,6 +30,8 @@ enum {
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+  CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
+  CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4,
   CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
   CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
@@ -107,13 +110,23 @@ typedef struct CUlaunchConfig {
                                                             const uint64_t *, const unsigned *, const unsigned *, \
                                                             int, int, int, int))
 
+/* the stream-ordered allocator (CUDA 11.2 drivers on): used when all are there */
+#define DRV_POOL_FUNCS(_) \
+  _(MemAllocAsync,        "cuMemAllocAsync",               (CUdeviceptr *, size_t, CUstream)) \
+  _(MemFreeAsync,         "cuMemFreeAsync",                (CUdeviceptr, CUstream)) \
+  _(DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool",  (CUmemoryPool *, CUdevice)) \
+  _(MemPoolSetAttribute,  "cuMemPoolSetAttribute",         (CUmemoryPool, int, void *)) \
+  _(MemPoolTrimTo,        "cuMemPoolTrimTo",               (CUmemoryPool, size_t))
+
 typedef struct drv {
   void *lib;
 #define DRV_FIELD(f, sym, args) CUresult (*f) args;
   DRV_FUNCS(DRV_FIELD)
+  DRV_POOL_FUNCS(DRV_FIELD)
 #undef DRV_FIELD
   CUdevice dev;
   CUcontext ctx;
+  CUmemoryPool pool;   /* the device's default pool, or NULL: plain cuMemAlloc / cuMemFree */
   int driver_version;
 } drv;
 
@@ -136,5 +149,14 @@ bool drv_fatal(CUresult r);
 ** *step, and no context. */
 CUresult drv_reset(drv *dr, const char **step);
 void drv_query(const drv *dr, mgpu_device_info *info);
+/* Device memory.  With the driver's stream-ordered pool (unless MGPU_POOL=off),
+** a free returns the block to the pool in stream order on the legacy default
+** stream and the next allocation reuses it without a device-wide sync, as
+** cuMemFree would; an allocation that finds the device full synchronises,
+** hands the pool's idle memory back and tries once more. */
+CUresult drv_alloc(drv *dr, CUdeviceptr *p, size_t n);
+void drv_free(drv *dr, CUdeviceptr p);
+/* Hand the pool's idle memory back to the device (after a synchronise). */
+CUresult drv_trim(drv *dr);
 
 #endif
