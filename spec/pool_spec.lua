@@ -35,3 +35,13 @@ describe_fake("device memory (a stand-in driver)", function()
     end
   end)
 end)
+
+describe_fake("an allocation that finds the device full", function()
+  it("collects unreachable arrays and tries again", function()
+    local cmd = string.format("env -u MGPU_INTERPRET MGPU_LIBCUDA=%s MGPU_CACHE=off timeout 60 %s spec/faults/many.lua 2>&1; " ..
+                              "echo \"exit=$?\"", fake, util.bin)
+    local out = util.output(cmd)
+    assert.is_not_nil(out:find("done", 1, true), out)
+    assert.is_not_nil(out:find("exit=0", 1, true), out)
+  end)
+end)

@@ -65,6 +65,10 @@ local function new(shape, dtype, what, alloc)
   if fbytes < 2 ^ 53 then
     context.track(bytes)
     ok, buf = pcall(alloc or context.core.buffer, context.get(), bytes)   -- the raw core: its message is wrapped below
+    if not ok and tostring(buf):match("^out of memory") then   -- unreachable arrays may hold it: collect, try again
+      collectgarbage(); collectgarbage()
+      ok, buf = pcall(alloc or context.core.buffer, context.get(), bytes)
+    end
   else
     bytes = fbytes
   end

@@ -104,8 +104,11 @@ end
 -- Memory held outside the Lua heap (device buffers, host arrays) is freed by
 -- the collector, which sees only the small Lua objects holding it.  After
 -- every `external_step` bytes of such allocations a full collection runs,
--- so unreachable buffers cannot pile up between collections.
-local external, external_step = 0, 16 * 2 ^ 20
+-- so unreachable buffers cannot pile up for long; an allocation that fails
+-- collects and tries again (array.lua), so the step only bounds how much
+-- waits for the collector.  A full collection takes about 50 us, so the step
+-- is large enough that a loop making 4 MiB outputs pays it every 64 calls.
+local external, external_step = 0, 256 * 2 ^ 20
 
 --- Note `bytes` newly allocated outside the Lua heap.
 function M.track(bytes)
