@@ -63,7 +63,7 @@ local function new(shape, dtype, what, alloc)
   for i = 1, #shape do fbytes = fbytes * shape[i] end
   local ok, buf = false, "more than any memory holds"
   if fbytes < 2 ^ 53 then
-    context.track(bytes)
+    context.track(bytes, not alloc and context.info().mode == "gpu")
     ok, buf = pcall(alloc or context.core.buffer, context.get(), bytes)   -- the raw core: its message is wrapped below
     if not ok and tostring(buf):match("^out of memory") then   -- unreachable arrays may hold it: collect, try again
       collectgarbage(); collectgarbage()

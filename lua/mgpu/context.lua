@@ -103,18 +103,23 @@ end
 
 -- Memory held outside the Lua heap (device buffers, host arrays) is freed by
 -- the collector, which sees only the small Lua objects holding it.  After
--- every `external_step` bytes of such allocations a full collection runs,
--- so unreachable buffers cannot pile up for long; an allocation that fails
--- collects and tries again (array.lua), so the step only bounds how much
--- waits for the collector.  A full collection takes about 50 us, so the step
--- is large enough that a loop making 4 MiB outputs pays it every 64 calls.
-local external, external_step = 0, 256 * 2 ^ 20
+-- every step of such allocations a full collection runs, so unreachable
+-- buffers cannot pile up for long; an allocation that fails collects and
+-- tries again (array.lua), so the step only bounds how much waits for the
+-- collector.  A full collection takes about 50 us: GPU memory has a step of
+-- 256 MiB, so a loop making 4 MiB outputs pays it every 64 calls; host
+-- memory (host arrays, and arrays in the interpreter) keeps 16 MiB, so the
+-- process's resident set stays close to what it uses.
+local pending = { gpu = 0, host = 0 }
+local step = { gpu = 256 * 2 ^ 20, host = 16 * 2 ^ 20 }
 
---- Note `bytes` newly allocated outside the Lua heap.
-function M.track(bytes)
-  external = external + bytes
-  if external >= external_step then
-    external = 0
+--- Note `bytes` newly allocated outside the Lua heap, on the GPU when
+--- `gpu` is true (a device array with a GPU), else in host memory.
+function M.track(bytes, gpu)
+  local kind = gpu and "gpu" or "host"
+  pending[kind] = pending[kind] + bytes
+  if pending[kind] >= step[kind] then
+    pending.gpu, pending.host = 0, 0
     collectgarbage()
   end
 end
