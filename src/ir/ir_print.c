@@ -21,13 +21,21 @@ static void print_opds(strbuf *sb, const ir_kernel *k, const ir_op *op, uint32_t
   for (uint32_t i = from; i < op->nopd; i++) sb_printf(sb, i > from ? ", %%%u" : "%%%u", o[i]);
 }
 
+/* An integer constant: in range of long long, else of unsigned long long (u64
+** values from 2^63), else as a double (the converts would be undefined). */
+static void print_int_const(strbuf *sb, double x) {
+  if (x >= -9223372036854775808.0 && x < 9223372036854775808.0) sb_printf(sb, " %lld", (long long)x);
+  else if (x >= 0 && x < 18446744073709551616.0) sb_printf(sb, " %llu", (unsigned long long)x);
+  else sb_printf(sb, " %.17g", x);
+}
+
 /* Attributes in a per-class readable form. */
 static void print_attrs(strbuf *sb, const ir_kernel *k, const ir_op *op) {
   const int64_t *a = ir_ints(k, op);
   switch (ir_optab[op->code].cls) {
   case IRC_CONST:
     if (dt_isfloat(a[0])) sb_printf(sb, " %.17g", op->num);
-    else sb_printf(sb, " %lld", (long long)op->num);
+    else print_int_const(sb, op->num);
     return;
   case IRC_GRIDIDX:
     sb_printf(sb, " %lld", (long long)a[0]);
