@@ -18,13 +18,14 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
 
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
     keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) nobar (0|1) reps
+          (defaults: 64 256 64 4 8 M 2 1 0; cluster 1 with sched=dynamic)
           cdim=M|N|wg (with cluster=2: the blocks of a cluster are neighbours along M, sharing B, or
           along N, sharing A; wg, the default, takes wg_dim)
           mma (the N of each wgmma instruction, dividing tile_n: mma=128 issues two per K step for
           tile_n=256, which takes the driver's JIT 15-20% less time and runs 0.5-1% slower,
           bench/RESULTS.md runs 50 and 53)
-          epi (0: the epilogue stores each warpgroup's tile whole through one slot; else in column chunks
-          of epi through two small SMEM slots, so that depth=4 fits: epi=64 depth=4)
+          epi (0: the epilogue stores each warpgroup's tile whole through one slot; else, as by default
+          (64), in column chunks of epi through two small SMEM slots, so that depth=4 fits)
           sched=static|dynamic (tiles dealt round robin, or claimed at run time from a GMEM counter)
           mcast=1|0 (with cluster=2: multicast the shared operand, or let each block load it; the
           cluster's blocks still take neighbouring tiles, which then meet in L2)
@@ -50,12 +51,18 @@ local T = mgpu.transforms
 local lib = {}
 local compat_unpack = table.unpack or unpack
 
---- The default configuration (Pallas' TuningConfig fields).  In one run
---- (bench/RESULTS.md run 26) it, clusters of two without multicast, four
---- slots with the chunked epilogue, and delay=1 came within 2% of each
---- other, this one first; earlier runs ranked them differently by as much.
-lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 3, snake = 8, wg_dim = "M", cluster = 1, cdim = "wg",
-                 delay = 0, nobar = 0, sched = "static", mcast = 1, epi = 0, mma = 256, dtype = "bf16" }
+--- The default configuration (Pallas' TuningConfig fields): clusters of two
+--- sharing B by multicast, four slots with the epilogue in 64-column chunks,
+--- and one wgmma group kept in flight (delay=1).  Against one slot less, no
+--- cluster and the whole-tile epilogue it was faster in 18 of 24 interleaved
+--- comparisons over the three benchmark shapes (2 equal), by 0.8 / 0.2 /
+--- 0.6% on average at 4096³ / 4096x8192x4096 / 8192³ (bench/RESULTS.md runs
+--- 54 and 67-70): the multicast cuts the L2 traffic by an eighth, and the
+--- card, at its power limit, clocks higher.
+--- sched=dynamic and side blocks claim or take tiles per block, so there the
+--- cluster defaults to 1.
+lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 4, snake = 8, wg_dim = "M", cluster = 2, cdim = "wg",
+                 delay = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, dtype = "bf16" }
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
 --- the f32 accumulator tile of one compute warpgroup before the cast.
@@ -63,6 +70,7 @@ function lib.build(cfg)
   local c = {}
   for k, v in pairs(lib.defaults) do c[k] = v end
   for k, v in pairs(cfg or {}) do c[k] = v end
+  if (cfg or {}).cluster == nil and (c.sched == "dynamic" or c.side_blocks) then c.cluster = 1 end
   local tm, tn, tk, depth = c.tile_m, c.tile_n, c.tile_k, c.depth
   assert(c.wg_dim == "M" or c.wg_dim == "N", "wg_dim must be M or N")
   assert(c.cluster == 1 or c.cluster == 2, "cluster must be 1 or 2")
@@ -114,7 +122,12 @@ function lib.build(cfg)
       ext.a, ext.b = a, b
       local M, K, N = a.shape[1], a.shape[2], b.shape[2]
       if b.shape[1] ~= K then error(string.format("matmul: A is %dx%d but B is %dx%d", M, K, b.shape[1], N), 0) end
+      if N % 64 ~= 0 then
+        error(string.format("matmul: N = %d must be a multiple of 64 (the output's column tiles)", N), 0)
+      end
       local m_iters, n_iters, k_iters = mgpu.cdiv(M, cta_m), mgpu.cdiv(N, cta_n), mgpu.cdiv(K, tk)
+      -- a group kept in flight needs a slot beside it: none when the pipeline has a single step
+      local delay = math.min(c.delay, math.max(0, math.min(depth, k_iters) - 1))
       -- with a cluster, its two blocks take neighbouring tiles along cdim and share the other operand
       local cm = (c.cluster == 2 and cdim == "M") and 2 or 1
       local cn = (c.cluster == 2 and cdim == "N") and 2 or 1
@@ -131,7 +144,7 @@ function lib.build(cfg)
             mgpu.wgmma(mma_n < tn and acc:at(mgpu.all, cols) or acc, a_part,
                        mma_n < tn and b_part:at(mgpu.all, cols) or b_part)
           end
-          mgpu.wgmma_wait(c.delay * (tn / mma_n))
+          mgpu.wgmma_wait(delay * (tn / mma_n))
           return acc
         end
         local function epilogue(run)
@@ -155,9 +168,9 @@ function lib.build(cfg)
           grid = { k_iters }, memory_registers = 40, num_compute_wgs = 2, wg_axis = "wg",
           max_concurrent_steps = depth, compute_context = epilogue, pipeline_state = state, step_offset = offset,
           in_specs = {
-            mgpu.BlockSpec{ { cta_m, tk }, function(k) return mi, k end, transforms = xf, delay_release = c.delay,
+            mgpu.BlockSpec{ { cta_m, tk }, function(k) return mi, k end, transforms = xf, delay_release = delay,
                             collective_axes = (cn == 2 and c.mcast ~= 0) and "c" or nil },
-            mgpu.BlockSpec{ { tk, cta_n }, function(k) return k, ni end, transforms = xf, delay_release = c.delay,
+            mgpu.BlockSpec{ { tk, cta_n }, function(k) return k, ni end, transforms = xf, delay_release = delay,
                             collective_axes = (cm == 2 and c.mcast ~= 0) and "c" or nil },
           },
         })
