@@ -64,10 +64,11 @@ local function new(shape, dtype, what, alloc)
   local ok, buf = false, "more than any memory holds"
   if fbytes < 2 ^ 53 then
     context.track(bytes, not alloc and context.info().mode == "gpu")
-    ok, buf = pcall(alloc or context.core.buffer, context.get(), bytes)   -- the raw core: its message is wrapped below
+    local make_buf = alloc or context.core.buffer   -- the raw core: its message is wrapped below
+    ok, buf = pcall(make_buf, context.get(), bytes)
     if not ok and tostring(buf):match("^out of memory") then   -- unreachable arrays may hold it: collect, try again
       collectgarbage(); collectgarbage()
-      ok, buf = pcall(alloc or context.core.buffer, context.get(), bytes)
+      ok, buf = pcall(make_buf, context.get(), bytes)
     end
   else
     bytes = fbytes

@@ -8,12 +8,13 @@
 
 #include "drv.h"
 
-static const struct { const char *sym; size_t off; } drv_syms[] = {
-#define DRV_SYM(f, sym, args) { sym, offsetof(drv, f) },
+/* Every entry point: symbol ("a|b": the first one the driver has), field,
+** and whether a driver without it still works (the pool's: NULL then). */
+static const struct { const char *sym; size_t off; bool optional; } drv_syms[] = {
+#define DRV_SYM(f, sym, args) { sym, offsetof(drv, f), false },
   DRV_FUNCS(DRV_SYM)
 #undef DRV_SYM
-}, drv_pool_syms[] = {
-#define DRV_SYM(f, sym, args) { sym, offsetof(drv, f) },
+#define DRV_SYM(f, sym, args) { sym, offsetof(drv, f), true },
   DRV_POOL_FUNCS(DRV_SYM)
 #undef DRV_SYM
 };
@@ -25,10 +26,10 @@ static void pool_setup(drv *dr) {
   dr->pool = NULL;
   const char *env = getenv("MGPU_POOL");
   if (env && (!strcmp(env, "off") || !strcmp(env, "0"))) return;
-  for (size_t i = 0; i < MGPU_COUNTOF(drv_pool_syms); i++) {
+  for (size_t i = 0; i < MGPU_COUNTOF(drv_syms); i++) {
     void *f = NULL;
-    memcpy(&f, (char *)dr + drv_pool_syms[i].off, sizeof f);
-    if (!f) return;
+    memcpy(&f, (char *)dr + drv_syms[i].off, sizeof f);
+    if (!f) return;   /* only optional ones can be missing */
   }
   int ok = 0;
   CUmemoryPool pool = NULL;
@@ -108,17 +109,13 @@ drv *drv_open(const mem_alloc *a, int ordinal, char *reason, size_t n) {
       f = dlsym(dr->lib, name);
       s = bar ? bar + 1 : NULL;
     }
-    if (!f) {
+    if (!f && !drv_syms[i].optional) {
       snprintf(reason, n, "the CUDA driver lacks %s (driver too old?)", drv_syms[i].sym);
       dlclose(dr->lib);
       mem_free(a, dr, sizeof *dr);
       return NULL;
     }
     memcpy((char *)dr + drv_syms[i].off, &f, sizeof f);
-  }
-  for (size_t i = 0; i < MGPU_COUNTOF(drv_pool_syms); i++) {   /* optional: NULL when missing */
-    void *f = dlsym(dr->lib, drv_pool_syms[i].sym);
-    memcpy((char *)dr + drv_pool_syms[i].off, &f, sizeof f);
   }
   CUresult r;
   int count = 0;

@@ -110,7 +110,7 @@ typedef struct CUlaunchConfig {
                                                             const uint64_t *, const unsigned *, const unsigned *, \
                                                             int, int, int, int))
 
-/* the stream-ordered allocator (CUDA 11.2 drivers on): used when all are there */
+/* the stream-ordered allocator (CUDA 11.2 drivers on): optional, used when all are there */
 #define DRV_POOL_FUNCS(_) \
   _(MemAllocAsync,        "cuMemAllocAsync",               (CUdeviceptr *, size_t, CUstream)) \
   _(MemFreeAsync,         "cuMemFreeAsync",                (CUdeviceptr, CUstream)) \
@@ -151,9 +151,9 @@ CUresult drv_reset(drv *dr, const char **step);
 void drv_query(const drv *dr, mgpu_device_info *info);
 /* Device memory.  With the driver's stream-ordered pool (unless MGPU_POOL=off),
 ** a free returns the block to the pool in stream order on the legacy default
-** stream and the next allocation reuses it without a device-wide sync, as
-** cuMemFree would; an allocation that finds the device full synchronises,
-** hands the pool's idle memory back and tries once more. */
+** stream, without cuMemFree's wait for the whole device, and the next
+** allocation reuses it; an allocation that finds the device full
+** synchronises, hands the pool's idle memory back and tries once more. */
 CUresult drv_alloc(drv *dr, CUdeviceptr *p, size_t n);
 void drv_free(drv *dr, CUdeviceptr p);
 /* Hand the pool's idle memory back to the device (after a synchronise). */
