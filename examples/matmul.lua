@@ -29,6 +29,8 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
           sched=static|dynamic (tiles dealt round robin, or claimed at run time from a GMEM counter)
           mcast=1|0 (with cluster=2: multicast the shared operand, or let each block load it; the
           cluster's blocks still take neighbouring tiles, which then meet in L2)
+          sms=N (the persistent grid: at most N blocks, default the device's SMs; a small N gives every
+          block several tiles at interpreter sizes)
           tune=1 (or --tune): mgpu.autotune picks tile_n, snake, wg_dim and sched; the winner is kept per shape
           act=relu|gelu (a fused epilogue, GELU in its tanh form: C = act(A @ B) before the cast)
   (4096^3 bf16 on a GPU; 256x384x320 interpreted)
@@ -62,7 +64,7 @@ local compat_unpack = table.unpack or unpack
 --- sched=dynamic and side blocks claim or take tiles per block, so there the
 --- cluster defaults to 1.
 lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 4, snake = 8, wg_dim = "M", cluster = 2, cdim = "wg",
-                 delay = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, overlap = 0, store = "smem", dtype = "bf16" }
+                 delay = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, dtype = "bf16" }
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
 --- the f32 accumulator tile of one compute warpgroup before the cast.
@@ -83,11 +85,6 @@ function lib.build(cfg)
   local side = c.side_blocks or 0
   assert(side == 0 or (c.sched == "static" and c.cluster == 1), "side blocks need sched=static and cluster=1")
   local dynamic = c.sched == "dynamic"
-  assert(c.overlap == 0 or c.overlap == 1, "overlap must be 0 or 1")
-  local overlap = c.overlap == 1
-  assert(c.store == "smem" or c.store == "direct", "store must be smem or direct")
-  assert(not overlap or (c.sched == "static" and side == 0 and not c.tile_of and not c.before_tile),
-         "overlap=1 walks the tiles in one pipeline: it takes sched=static and no hooks")
   local cta_m = c.wg_dim == "M" and 2 * tm or tm          -- the block's tile: two warpgroups' tiles
   local cta_n = c.wg_dim == "N" and 2 * tn or tn
   local bits = c.dtype == "f32" and 32 or 16
@@ -102,9 +99,6 @@ function lib.build(cfg)
   -- the output tile's column tiles outermost: its rows then form one TMA dim, which the copy engine
   -- clips at any M (tiles of 8 rows next to other tiles would need M to be a multiple of 8)
   local oxf = { T.tiling{ 8, oswz * 8 / bits }, T.transpose{ 0, 1, 3, 2, 4, 5 }, T.swizzle(oswz) }
-  -- (store=smem) the epilogue's slots, then the hooks' scratch
-  local scratch = { compat_unpack(c.scratch or {}) }
-  if c.store == "smem" then table.insert(scratch, 1, mgpu.SMEM({ 2, nslot, tm, epi }, c.dtype, { transforms = oxf })) end
   local sms = c.sms or mgpu.device().sm_count
   assert(sms == math.floor(sms) and sms >= c.cluster, "sms must be a whole number of clusters")
 
@@ -121,14 +115,13 @@ function lib.build(cfg)
     -- wait_smem_to_gmem, commit_smem and wgmma_wait, which synchronise the warpgroup themselves)
     compiler_params = mgpu.CompilerParams{ unsafe_no_auto_barriers = c.nobar == 1 },
     num_threads = 3, thread_name = "wg",
-    scratch_shapes = scratch,
+    scratch_shapes = { mgpu.SMEM({ 2, nslot, tm, epi }, c.dtype, { transforms = oxf }), compat_unpack(c.scratch or {}) },
     -- sched=dynamic takes a third input: the work counter (i32[2], zero; left zero)
     body = function(a, b, ...)
       local rest = { ... }
       local counter = dynamic and table.remove(rest, 1) or nil
-      local out = rest[1]
-      local out_smem = c.store == "smem" and rest[2] or nil
-      local ext = { select(out_smem and 3 or 2, compat_unpack(rest)) }      -- the hooks' scratch, and the operands
+      local out, out_smem = rest[1], rest[2]
+      local ext = { select(3, compat_unpack(rest)) }      -- the hooks' scratch, and the operands
       ext.a, ext.b = a, b
       local M, K, N = a.shape[1], a.shape[2], b.shape[2]
       if b.shape[1] ~= K then error(string.format("matmul: A is %dx%d but B is %dx%d", M, K, b.shape[1], N), 0) end
@@ -146,15 +139,13 @@ function lib.build(cfg)
       local wg = mgpu.axis_index("wg")
 
       local groups = tn / mma_n
-      -- one K step: one wgmma (one group) per mma_n columns; where accumulate is false they
-      -- overwrite the accumulator
-      local function mma_step(a_smem, b_smem, acc, accumulate)
+      local function mma_step(a_smem, b_smem, acc)   -- one K step: one wgmma (one group) per mma_n columns
         local a_part = c.wg_dim == "M" and a_smem:at(mgpu.ds(wg * tm, tm), mgpu.all) or a_smem
         local b_part = c.wg_dim == "N" and b_smem:at(mgpu.all, mgpu.ds(wg * tn, tn)) or b_smem
         for j = 0, groups - 1 do
           local cols = mgpu.ds(j * mma_n, mma_n)
           mgpu.wgmma(mma_n < tn and acc:at(mgpu.all, cols) or acc, a_part,
-                     mma_n < tn and b_part:at(mgpu.all, cols) or b_part, { accumulate = accumulate })
+                     mma_n < tn and b_part:at(mgpu.all, cols) or b_part)
         end
       end
       -- the output tile (mi, ni): chunk j of the warpgroup's part, through its slots in turn
@@ -166,10 +157,6 @@ function lib.build(cfg)
       local function store_chunk(tile, j, mi, ni)
         local r0 = mi * cta_m + (c.wg_dim == "M" and wg * tm or 0)
         local c0 = ni * cta_n + (c.wg_dim == "N" and wg * tn or 0)
-        if c.store == "direct" then   -- from registers (masked past the array's end)
-          out:at(mgpu.ds(r0, tm), mgpu.ds(c0 + j * epi, epi)):store(tile)
-          return
-        end
         mgpu.wait_smem_to_gmem(nslot - 1, { wait_read_only = true })   -- the store that used the slot has read it
         local slot = out_smem:at(wg, j % nslot)
         slot:store(tile)
@@ -188,50 +175,6 @@ function lib.build(cfg)
           mgpu.BlockSpec{ { tk, cta_n }, b_block, transforms = xf, delay_release = delay,
                           collective_axes = (cm == 2 and c.mcast ~= 0) and "c" or nil },
         }
-      end
-
-      if overlap then
-        -- one pipeline over the block's every (tile, K step): the loads run on across tiles, and a
-        -- tile's epilogue (its chunks kept in registers, cast) is stored during the next tile's first
-        -- step, while that step's wgmmas run
-        local w, nw = mgpu.program_id(0), mgpu.num_programs(0)
-        local steps = mgpu.cdiv(pm * pn - w, nw)
-        local function tile_of_step(t) return tile_at(w + t * nw) end
-        local nchunks, acc_ref = tn / epi, nil
-        local function store_tile(chunks, t)
-          local mi, ni = tile_of_step(t)
-          for j = 0, nchunks - 1 do store_chunk(chunks[j + 1], j, mi, ni) end
-        end
-        local function mma(idx, a_smem, b_smem, chunks)
-          local t, k = idx[1], idx[2]
-          mma_step(a_smem, b_smem, acc_ref, mgpu.ne(k, 0))   -- each tile starts afresh
-          mgpu.when(mgpu.eq(k, 0), function()
-            mgpu.when(mgpu.lt(0, t), function() store_tile(chunks, t - 1) end)
-          end)
-          mgpu.wgmma_wait(delay * groups)
-          return { mgpu.cond(mgpu.eq(k, k_iters - 1), function()
-            local out_chunks = {}
-            for j = 0, nchunks - 1 do out_chunks[j + 1] = chunk_of(acc_ref, j) end
-            return compat_unpack(out_chunks)
-          end, function() return compat_unpack(chunks) end) }
-        end
-        local function context(run)
-          mgpu.run_scoped(function(acc)
-            acc_ref = acc
-            local init = {}
-            for j = 1, nchunks do init[j] = mgpu.broadcast(0, { tm, epi }, c.dtype) end
-            local final = run(init)
-            mgpu.when(mgpu.lt(0, steps), function() store_tile(final, steps - 1) end)
-          end, mgpu.ACC({ tm, tn }, "f32"))
-        end
-        mgpu.emit_pipeline_warp_specialized(mma, {
-          grid = { steps, k_iters }, memory_registers = 40, num_compute_wgs = 2, wg_axis = "wg",
-          max_concurrent_steps = depth, compute_context = context,
-          in_specs = in_specs(function(t, k) local mi = tile_of_step(t); return mi, k end,
-                              function(t, k) local _, ni = tile_of_step(t); return k, ni end),
-        })(a, b)
-        mgpu.when(mgpu.lt(wg, 2), function() mgpu.wait_smem_to_gmem(0) end)
-        return
       end
 
       local function pipe_for(mi, ni, state, offset)

@@ -215,8 +215,6 @@ return {
   WGMMA_NOT_ACC = "wgmma: the accumulator must come from mgpu.ACC",
   WGMMA_BAD_A = "wgmma: a must be an SMEM ref or an array",
   WGMMA_BAD_B = "wgmma: b must be an SMEM ref",
-  WGMMA_OPTIONS = "wgmma: the options must be a table { accumulate = ... }, got a %s",
-  WGMMA_ACCUMULATE = "wgmma: accumulate must be a boolean or a traced pred (a comparison's result), got %s",
   MAX_REGISTERS_OPTIONS = "set_max_registers: options must be a table such as { action = \"increase\" }",
   MAX_REGISTERS_ACTION = "set_max_registers: action must be \"increase\" or \"decrease\"",
 

@@ -60,25 +60,12 @@ function M.ACC.init(x)
   return s
 end
 
---- acc += a @ b, asynchronously (one wgmma group).  opts.accumulate (an
---- mgpu extension): a pred, traced or not; where it is false the group
---- overwrites the accumulator (acc = a @ b), so a loop over several tiles
---- restarts it without writing zeros into it.
-function M.wgmma(acc, a, b, opts)
+--- acc += a @ b, asynchronously (one wgmma group).
+function M.wgmma(acc, a, b)
   if not trace.is_ref(acc) then fail("WGMMA_NOT_ACC") end
   if not trace.is_ref(a) and not trace.is_value(a) then fail("WGMMA_BAD_A") end
   if not trace.is_ref(b) then fail("WGMMA_BAD_B") end
-  if opts ~= nil and type(opts) ~= "table" then fail("WGMMA_OPTIONS", type(opts)) end
-  compat.check_keys(opts or {}, { accumulate = true }, "wgmma")
-  local accumulate = (opts or {}).accumulate
-  if accumulate == nil or accumulate == true then
-    trace.op("wgmma", { acc, a, b })
-  else
-    if accumulate ~= false and not (trace.is_value(accumulate) and accumulate.dtype == "pred") then
-      fail("WGMMA_ACCUMULATE", trace.is_value(accumulate) and tostring(accumulate) or type(accumulate))
-    end
-    trace.op("wgmma", { acc, a, b, trace.lift(accumulate) })
-  end
+  trace.op("wgmma", { acc, a, b })
 end
 
 --- Wait until at most n wgmma groups of this warpgroup are in flight.

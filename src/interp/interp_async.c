@@ -433,7 +433,6 @@ void interp_wgmma(interp *I, iagent *a, const ir_op *op) {
   }
   c.b = *a->slots[o[2]].ref;
   async_reads(I, a, op, &c.b, ir_vtype(k, o[2]));
-  c.overwrite = op->nopd == 4 && !ival_of(a, o[3])->i;
   push_async(I, &c);
 }
 
@@ -468,8 +467,8 @@ static void run_wgmma(interp *I, const iasync *c) {
         sum += x * y;
       }
       ival *d = &c->acc[i * c->acc_ld + j];
-      if (acct->dtype == MGPU_I32) d->i = (int32_t)(uint32_t)(uint64_t)((c->overwrite ? 0 : d->i) + (int64_t)sum);   /* s32 wraps */
-      else d->f = dt_round(acct->dtype, (c->overwrite ? 0 : d->f) + sum);
+      if (acct->dtype == MGPU_I32) d->i = (int32_t)(uint32_t)(uint64_t)(d->i + (int64_t)sum);   /* s32 wraps */
+      else d->f = dt_round(acct->dtype, d->f + sum);
     }
 }
 

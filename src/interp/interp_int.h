@@ -102,7 +102,6 @@ typedef struct iasync {
   int64_t acc_ld;                /* wgmma: its row stride (the whole accumulator's N) */
   iref a, b;                     /* wgmma operands (a unused when areg) */
   ival *areg;                    /* wgmma: A from registers (a copy) */
-  bool overwrite;                /* wgmma: acc = a @ b (its accumulate operand was false) */
 } iasync;
 
 typedef struct interp {

@@ -81,8 +81,7 @@
   _(commit_group, SYNC, M)       /* () close the current group of SMEM->GMEM copies */ \
   _(wait_group, SYNC, M)         /* ints=n, read_only: at most n groups of this warpgroup's copies in flight */ \
   _(acc_alloc, ACCALLOC, M)      /* () ints=dtype, M, N -> wgmma accumulator ref (registers), zeros */ \
-  _(wgmma, WGMMA, M)             /* (acc ref, a: smem ref or array, b: smem ref[, accumulate: pred]): acc += a @ b \
-                                    (acc = a @ b when accumulate is false), asynchronously */ \
+  _(wgmma, WGMMA, M)             /* (acc ref, a: smem ref or array, b: smem ref): acc += a @ b, asynchronously */ \
   _(wgmma_wait, SYNC, M)         /* ints=n: at most n wgmma groups in flight */ \
   _(set_max_registers, SYNC, M)  /* ints=n, increase (1) or decrease (0): setmaxnreg */ \
   _(atomic, ATOMIC, M)           /* (one-element GMEM ref, value[, new]) ints=op, sem, scope -> the old value; once per warpgroup */ \

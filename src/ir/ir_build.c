@@ -682,14 +682,12 @@ static mgpu_status profile_check(ir_builder *b, const uint32_t *opds, uint32_t n
   return MGPU_OK;
 }
 
-/* wgmma (acc, a, b[, accumulate]): acc (M, N) += a (M, K) @ b (K, N), or
-** acc = a @ b where the scalar pred accumulate is false. */
-static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds, uint32_t nopd) {
+/* wgmma (acc, a, b): acc (M, N) += a (M, K) @ b (K, N). */
+static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
   const char *op = "wgmma";
   mgpu_status s;
   char x[96], y[96], z[96];
   if ((s = want_space(b, op, opds, 0, MGPU_SPACE_REGS, "an accumulator (mgpu.ACC)"))) return s;
-  if (nopd == 4 && (s = want_pred(b, op, opds, 3))) return s;
   const ir_type *acc = ir_vtype(b->k, opds[0]), *a = ir_vtype(b->k, opds[1]), *bt = ir_vtype(b->k, opds[2]);
   bool areg = a->kind == MGPU_VALUE_ARRAY;
   if (!areg && (a->kind != MGPU_VALUE_REF || a->space != MGPU_SPACE_SMEM))
@@ -1016,8 +1014,8 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     if ((s = acc_type(b, ints, nints, &rt[0]))) return s;
     break;
   case IRC_WGMMA:
-    if ((s = want_count(b, name, nopd, 3, 4))) return s;
-    if ((s = wgmma_check(b, opds, nopd))) return s;
+    if ((s = want_count(b, name, nopd, 3, 3))) return s;
+    if ((s = wgmma_check(b, opds))) return s;
     nrt = 0;
     break;
   case IRC_PRINT:

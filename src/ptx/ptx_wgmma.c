@@ -253,9 +253,6 @@ void ptx_wgmma(pe *e, const ir_op *op) {
   if (areg) pe_fit(e, o[1], &af);
   preg scale = pe_reg(e, PR_P);
   pe_ins(e, "setp.ne.u32", 3, R(scale), R(e->lane), I(-1));   /* always true: accumulate */
-  /* the accumulate operand: the first instruction of each 64-row block adds to the accumulator or
-  ** (false) overwrites it; the later ones add to what it wrote */
-  preg first_scale = op->nopd == 4 ? pe_vreg(e, o[3]) : scale;
 
   /* A fragments from registers: 4 packed pairs per block and k-step */
   preg apack = 0;
@@ -301,12 +298,12 @@ void ptx_wgmma(pe *e, const ir_op *op) {
       if (areg) {
         preg q = apack + (uint32_t)(4 * (b * ns + s));
         sb_printf(&e->body, "}, {%s, %s, %s, %s}, %s, %s", R(q).s, R(q + 1).s, R(q + 2).s, R(q + 3).s, R(dbi).s,
-                  R(s ? scale : first_scale).s);
+                  R(scale).s);
         if (!integer) sb_puts(&e->body, ", 1, 1");
         if (sixteen) sb_printf(&e->body, ", %d", B.kmajor ? 0 : 1);
         sb_puts(&e->body, ";\n");
       } else {
-        sb_printf(&e->body, "}, %s, %s, %s", R(dai).s, R(dbi).s, R(s ? scale : first_scale).s);
+        sb_printf(&e->body, "}, %s, %s, %s", R(dai).s, R(dbi).s, R(scale).s);
         if (!integer) sb_puts(&e->body, ", 1, 1");   /* s32 takes no scale immediates */
         if (sixteen) sb_printf(&e->body, ", %d, %d", A.kmajor ? 0 : 1, B.kmajor ? 0 : 1);
         sb_puts(&e->body, ";\n");
