@@ -100,7 +100,7 @@ function lib.build(cfg)
   -- clips at any M (tiles of 8 rows next to other tiles would need M to be a multiple of 8)
   local oxf = { T.tiling{ 8, oswz * 8 / bits }, T.transpose{ 0, 1, 3, 2, 4, 5 }, T.swizzle(oswz) }
   local sms = c.sms or mgpu.device().sm_count
-  assert(sms == math.floor(sms) and sms >= c.cluster, "sms must be a whole number of clusters")
+  assert(sms == math.floor(sms) and sms >= c.cluster, "sms must be a whole number, at least the cluster size")
 
   return mgpu.kernel{
     name = "matmul",
@@ -138,61 +138,44 @@ function lib.build(cfg)
       local cidx = mgpu.axis_index("c")
       local wg = mgpu.axis_index("wg")
 
-      local groups = tn / mma_n
-      local function mma_step(a_smem, b_smem, acc)   -- one K step: one wgmma (one group) per mma_n columns
-        local a_part = c.wg_dim == "M" and a_smem:at(mgpu.ds(wg * tm, tm), mgpu.all) or a_smem
-        local b_part = c.wg_dim == "N" and b_smem:at(mgpu.all, mgpu.ds(wg * tn, tn)) or b_smem
-        for j = 0, groups - 1 do
-          local cols = mgpu.ds(j * mma_n, mma_n)
-          mgpu.wgmma(mma_n < tn and acc:at(mgpu.all, cols) or acc, a_part,
-                     mma_n < tn and b_part:at(mgpu.all, cols) or b_part)
-        end
-      end
-      -- the output tile (mi, ni): chunk j of the warpgroup's part, through its slots in turn
-      local function chunk_of(acc, j)   -- chunk j of the accumulator, mapped and cast
-        local tile = (epi < tn and acc:at(mgpu.all, mgpu.ds(j * epi, epi)) or acc):load()
-        if c.epilogue then tile = c.epilogue(tile) end
-        return tile:astype(c.dtype)
-      end
-      local function store_chunk(tile, j, mi, ni)
-        local r0 = mi * cta_m + (c.wg_dim == "M" and wg * tm or 0)
-        local c0 = ni * cta_n + (c.wg_dim == "N" and wg * tn or 0)
-        mgpu.wait_smem_to_gmem(nslot - 1, { wait_read_only = true })   -- the store that used the slot has read it
-        local slot = out_smem:at(wg, j % nslot)
-        slot:store(tile)
-        mgpu.commit_smem()
-        mgpu.copy_smem_to_gmem(slot, out:at(mgpu.ds(r0, tm), mgpu.ds(c0 + j * epi, epi)))
-      end
-      -- the output tile of the pipeline's linear index lin (planar snake over the clusters' tiles)
-      local function tile_at(lin)
-        local lm, ln = mgpu.planar_snake(lin, { pm, pn }, 1, c.snake)
-        return lm * cm + (cm == 2 and cidx or 0), ln * cn + (cn == 2 and cidx or 0)
-      end
-      local function in_specs(a_block, b_block)
-        return {
-          mgpu.BlockSpec{ { cta_m, tk }, a_block, transforms = xf, delay_release = delay,
-                          collective_axes = (cn == 2 and c.mcast ~= 0) and "c" or nil },
-          mgpu.BlockSpec{ { tk, cta_n }, b_block, transforms = xf, delay_release = delay,
-                          collective_axes = (cm == 2 and c.mcast ~= 0) and "c" or nil },
-        }
-      end
-
       local function pipe_for(mi, ni, state, offset)
         local function mma(_, a_smem, b_smem, acc)
-          mma_step(a_smem, b_smem, acc)
-          mgpu.wgmma_wait(delay * groups)
+          local a_part = c.wg_dim == "M" and a_smem:at(mgpu.ds(wg * tm, tm), mgpu.all) or a_smem
+          local b_part = c.wg_dim == "N" and b_smem:at(mgpu.all, mgpu.ds(wg * tn, tn)) or b_smem
+          for j = 0, tn / mma_n - 1 do   -- one wgmma (one group) per mma_n columns
+            local cols = mgpu.ds(j * mma_n, mma_n)
+            mgpu.wgmma(mma_n < tn and acc:at(mgpu.all, cols) or acc, a_part,
+                       mma_n < tn and b_part:at(mgpu.all, cols) or b_part)
+          end
+          mgpu.wgmma_wait(delay * (tn / mma_n))
           return acc
         end
         local function epilogue(run)
           mgpu.run_scoped(function(acc)
             run(acc)
-            for j = 0, tn / epi - 1 do store_chunk(chunk_of(acc, j), j, mi, ni) end
+            local r0 = mi * cta_m + (c.wg_dim == "M" and wg * tm or 0)
+            local c0 = ni * cta_n + (c.wg_dim == "N" and wg * tn or 0)
+            for j = 0, tn / epi - 1 do   -- column chunks, through the warpgroup's slots in turn
+              local tile = (epi < tn and acc:at(mgpu.all, mgpu.ds(j * epi, epi)) or acc):load()
+              if c.epilogue then tile = c.epilogue(tile) end
+              tile = tile:astype(c.dtype)
+              mgpu.wait_smem_to_gmem(nslot - 1, { wait_read_only = true })   -- the store that used the slot has read it
+              local slot = out_smem:at(wg, j % nslot)
+              slot:store(tile)
+              mgpu.commit_smem()
+              mgpu.copy_smem_to_gmem(slot, out:at(mgpu.ds(r0, tm), mgpu.ds(c0 + j * epi, epi)))
+            end
           end, mgpu.ACC({ tm, tn }, "f32"))
         end
         return mgpu.emit_pipeline_warp_specialized(mma, {
           grid = { k_iters }, memory_registers = 40, num_compute_wgs = 2, wg_axis = "wg",
           max_concurrent_steps = depth, compute_context = epilogue, pipeline_state = state, step_offset = offset,
-          in_specs = in_specs(function(k) return mi, k end, function(k) return k, ni end),
+          in_specs = {
+            mgpu.BlockSpec{ { cta_m, tk }, function(k) return mi, k end, transforms = xf, delay_release = delay,
+                            collective_axes = (cn == 2 and c.mcast ~= 0) and "c" or nil },
+            mgpu.BlockSpec{ { tk, cta_n }, function(k) return k, ni end, transforms = xf, delay_release = delay,
+                            collective_axes = (cm == 2 and c.mcast ~= 0) and "c" or nil },
+          },
         })
       end
 
@@ -205,7 +188,8 @@ function lib.build(cfg)
           if c.tile_of then
             mi, ni = c.tile_of(info.index[1], ext)
           else
-            mi, ni = tile_at(info.index[1])
+            local lm, ln = mgpu.planar_snake(info.index[1], { pm, pn }, 1, c.snake)
+            mi, ni = lm * cm + (cm == 2 and cidx or 0), ln * cn + (cn == 2 and cidx or 0)
           end
           if c.before_tile then c.before_tile(mi, ni, wg, ext) end
           local state, offset
