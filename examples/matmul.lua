@@ -100,7 +100,7 @@ function lib.build(cfg)
   -- clips at any M (tiles of 8 rows next to other tiles would need M to be a multiple of 8)
   local oxf = { T.tiling{ 8, oswz * 8 / bits }, T.transpose{ 0, 1, 3, 2, 4, 5 }, T.swizzle(oswz) }
   local sms = c.sms or mgpu.device().sm_count
-  assert(sms == math.floor(sms) and sms >= c.cluster, "sms must be a whole number, at least the cluster size")
+  assert(type(sms) == "number" and sms == math.floor(sms) and sms >= c.cluster, "sms must be a whole number, at least the cluster size")
 
   return mgpu.kernel{
     name = "matmul",
