@@ -333,6 +333,12 @@ mgpu_status mgpu_kernel_resources_get(mgpu_kernel *k, mgpu_kernel_resources *out
 ** setmaxnreg) and opt_level (0..4; -1 = the default).  The interpreter
 ** ignores both. */
 mgpu_status mgpu_kernel_set_jit_options(mgpu_kernel *k, int32_t max_registers, int32_t opt_level);
+/* Load ptx instead of the PTX mgpu writes for k, on a GPU, before its first
+** launch: for experiments with hand-edited PTX.  Its entry, parameters and
+** tensor-map arguments must stay those of mgpu_kernel_text(k, MGPU_TEXT_PTX);
+** nothing checks that.  k bypasses the kernel cache; NULL goes back to the
+** written PTX.  The interpreter ignores it. */
+mgpu_status mgpu_kernel_set_ptx(mgpu_kernel *k, const char *ptx);
 mgpu_status mgpu_kernel_launch(mgpu_kernel *k, const mgpu_launch_args *args);
 
 /* Several devices.  A context is one device of a job of `count` devices:

@@ -15,6 +15,7 @@ M.core = jit and require "mgpu.ffi" or require "mgpu.core"
 M.config = {
   mode = nil,                               -- "auto", "gpu", "interpret" or "compile"
   emit_ptx = os.getenv("MGPU_EMIT_PTX"),    -- directory for compiled kernels' PTX
+  ptx_override = os.getenv("MGPU_PTX_OVERRIDE"),  -- directory of hand-edited PTX kernels load instead
   poison_outputs = nil,                     -- fill outputs with 0xFF before launch (default: in interpret mode)
   quiet = false,                            -- no interpret-mode notice
   abstract_arrays = nil,                    -- false: compile-only mode still allocates arrays
@@ -23,8 +24,8 @@ M.config = {
 }
 
 local ctx, info
-local options = { mode = true, emit_ptx = true, poison_outputs = true, quiet = true, abstract_arrays = true,
-                  device = true, timeout_ms = true }
+local options = { mode = true, emit_ptx = true, ptx_override = true, poison_outputs = true, quiet = true,
+                  abstract_arrays = true, device = true, timeout_ms = true }
 
 local function set_timeout(ms)
   local ok, err = pcall(M.core.ctx_set_timeout, ctx, ms)

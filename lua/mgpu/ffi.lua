@@ -345,6 +345,8 @@ function M.jit_options(k, max_registers, opt_level)
   check(lib.mgpu_kernel_set_jit_options(live(k, "kernel"), max_registers, opt_level), k.ctx)
 end
 
+function M.set_ptx(k, text) check(lib.mgpu_kernel_set_ptx(live(k, "kernel"), text), k.ctx) end
+
 function M.launch(k, args, stream)
   local h = live(k, "kernel")
   local n = #args

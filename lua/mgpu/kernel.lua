@@ -443,20 +443,40 @@ local function dump(k, entry, set, key)
   end
 end
 
+-- DIR/<name>.ptx for a process's first kernel called `name`, then
+-- DIR/<name>.2.ptx, ... (counts: the names seen so far).
+local function ptx_path(dir, name, counts)
+  local n = (counts[name] or 0) + 1
+  counts[name] = n
+  return dir .. "/" .. (n == 1 and name or (name .. "." .. n)) .. ".ptx"
+end
+
 local function write_ptx(k, entry)
   local dir = context.config.emit_ptx
   if not dir then return end
-  local core = context.core
-  local name = k.name
-  local n = (M.emitted[name] or 0) + 1
-  M.emitted[name] = n
-  local path = dir .. "/" .. (n == 1 and name or (name .. "." .. n)) .. ".ptx"
-  local f, err = io.open(path, "w")
+  local f, err = io.open(ptx_path(dir, k.name, M.emitted), "w")
   if not f then fail("PTX_WRITE", err) end
-  f:write(core.text(entry.kernel, "ptx"))
+  f:write(context.core.text(entry.kernel, "ptx"))
   f:close()
 end
 M.emitted = {}
+
+-- MGPU_PTX_OVERRIDE=DIR: a kernel loads DIR/<name>.ptx (named as --emit-ptx
+-- names them) instead of the PTX mgpu writes, when that file exists.
+local function override_ptx(k, entry)
+  local dir = context.config.ptx_override
+  if not dir then return end
+  local path = ptx_path(dir, k.name, M.overridden)
+  local f = io.open(path, "r")
+  if not f then return end
+  local text = f:read("a")
+  f:close()
+  context.core.set_ptx(entry.kernel, text)
+  if not context.config.quiet then
+    io.stderr:write(string.format("mgpu: kernel '%s' loads its PTX from %s (MGPU_PTX_OVERRIDE)\n", k.name, path))
+  end
+end
+M.overridden = {}
 
 -- mgpu.shape(...) values stand for abstract arrays of that shape and dtype.
 local function abstract_args(args)
@@ -587,6 +607,8 @@ local function prepare(self, args, running, nargs)
     if context.info().mode == "compile" then
       context.core.compile(entry.kernel)
       write_ptx(self, entry)
+    else
+      override_ptx(self, entry)
     end
   end
   return entry, outs, single

@@ -115,6 +115,13 @@ void test_api_errors(void) {
   CHECK(mgpu_kernel_text(k, MGPU_TEXT_PTX, &text) == MGPU_OK);
   CHECK_CONTAINS(text, ".target sm_90a");
   CHECK(mgpu_kernel_text(k, 7, &text) == MGPU_ERR_ARG);
+  /* a replaced PTX: the interpreter runs the IR; the written PTX stays what mgpu_kernel_text gives */
+  CHECK(mgpu_kernel_set_ptx(NULL, "x") == MGPU_ERR_ARG);
+  CHECK(mgpu_kernel_set_ptx(k, "// not PTX") == MGPU_OK && mgpu_kernel_set_ptx(k, "// again") == MGPU_OK);
+  CHECK(mgpu_kernel_launch(k, &ok) == MGPU_OK);
+  CHECK(mgpu_kernel_text(k, MGPU_TEXT_PTX, &text) == MGPU_OK);
+  CHECK_CONTAINS(text, ".target sm_90a");
+  CHECK(mgpu_kernel_set_ptx(k, NULL) == MGPU_OK);
   /* faults and the watchdog: an interpreting context is never lost; a timeout bounds launches */
   CHECK(!mgpu_ctx_lost(c) && mgpu_ctx_recover(c) == MGPU_OK);
   CHECK(mgpu_ctx_set_timeout(c, -1) == MGPU_ERR_ARG);

@@ -76,6 +76,8 @@ struct mgpu_kernel {
   mgpu_kernel_resources res;
   int32_t jit_maxreg;       /* mgpu_kernel_set_jit_options: 0 = default */
   int32_t jit_opt;          /* optimization level + 1; 0 = default */
+  char *ptx_override;       /* mgpu_kernel_set_ptx: the PTX loaded instead of k->ptx (no cache), or NULL */
+  size_t ptx_override_len;
   struct {                  /* what the kernel does with other devices (api_dist.c), found at the first launch */
     bool known, collective, multimem;
     uint8_t remote[256 / 8];  /* parameters viewed on other devices (remote, multimem), a bit each */

@@ -205,6 +205,7 @@ static void kernel_free(mgpu_kernel *k) {
   }
   if (k->ir_text) mem_free(&ctx->alloc, k->ir_text, k->ir_len + 1);
   if (k->ptx) mem_free(&ctx->alloc, k->ptx, k->ptx_len + 1);
+  if (k->ptx_override) mem_free(&ctx->alloc, k->ptx_override, k->ptx_override_len + 1);
   vec_free(&ctx->alloc, &k->tmaps);
   k->magic = 0;
   mem_free(&ctx->alloc, k, sizeof *k);
@@ -429,11 +430,11 @@ static mgpu_status compile(mgpu_kernel *k) {
     vals[nopt++] = (void *)(uintptr_t)(unsigned)(k->jit_opt - 1);
   }
   double t0 = time_ms(), ptx0 = k->res.compile_ms;
-  CUresult r = load_cached(k, keys, vals, nopt);
-  if (r) {   /* no cache, or it failed */
+  CUresult r = k->ptx_override ? CUDA_ERROR_NO_DEVICE : load_cached(k, keys, vals, nopt);
+  if (r) {   /* no cache, or it failed, or a replaced PTX (the written one still gives the tensor maps) */
     mgpu_status s = emit_ptx(k);
     if (s) return s;
-    r = ctx->drv->ModuleLoadDataEx(&k->mod, k->ptx, nopt, keys, vals);
+    r = ctx->drv->ModuleLoadDataEx(&k->mod, k->ptx_override ? k->ptx_override : k->ptx, nopt, keys, vals);
   }
   if (r) {
     k->mod = NULL;
@@ -495,6 +496,28 @@ mgpu_status mgpu_kernel_set_jit_options(mgpu_kernel *k, int32_t max_registers, i
     }
     k->jit_maxreg = max_registers;
     k->jit_opt = opt_level + 1;
+  }
+  api_leave(ctx);
+  return s;
+}
+
+mgpu_status mgpu_kernel_set_ptx(mgpu_kernel *k, const char *ptx) {
+  KER_ENTER(k);
+  mgpu_ctx *ctx = k->ctx;
+  mgpu_status s = MGPU_OK;
+  if (k->mod) {
+    s = diag_set(&ctx->d, ERR_STATE, "", "mgpu_kernel_set_ptx: the kernel is already loaded");
+  } else {
+    char *copy = NULL;
+    size_t n = ptx ? strlen(ptx) : 0;
+    if (ptx && !(copy = mem_realloc(&ctx->alloc, NULL, 0, n + 1))) {
+      s = diag_set(&ctx->d, ERR_NOMEM, "");
+    } else {
+      if (copy) memcpy(copy, ptx, n + 1);
+      if (k->ptx_override) mem_free(&ctx->alloc, k->ptx_override, k->ptx_override_len + 1);
+      k->ptx_override = copy;
+      k->ptx_override_len = n;
+    }
   }
   api_leave(ctx);
   return s;

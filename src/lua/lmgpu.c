@@ -583,6 +583,12 @@ static int l_jit_options(lua_State *L) {
   return 0;
 }
 
+static int l_set_ptx(lua_State *L) {
+  handle *u = geth(L, 1, T_KER);
+  CHECK(L, u->ctx, mgpu_kernel_set_ptx(u->h, luaL_optstring(L, 2, NULL)));
+  return 0;
+}
+
 static int l_launch(lua_State *L) {
   lua_settop(L, 3);
   handle *u = geth(L, 1, T_KER);
@@ -727,7 +733,8 @@ static const luaL_Reg core_funcs[] = {
   { "buffer_copy", l_buffer_copy },
   { "builder", l_builder }, { "loc", l_loc }, { "param", l_param }, { "op", l_op }, { "value", l_value },
   { "finish", l_finish }, { "release", l_release },
-  { "compile", l_compile }, { "text", l_text }, { "resources", l_resources }, { "jit_options", l_jit_options }, { "launch", l_launch },
+  { "compile", l_compile }, { "text", l_text }, { "resources", l_resources }, { "jit_options", l_jit_options }, { "set_ptx", l_set_ptx },
+  { "launch", l_launch },
   { "layout", l_layout },
   { "host_new", l_host_new }, { "host_download", l_host_download }, { "host_upload", l_host_upload },
   { "host_map", l_host_map }, { "host_reduce", l_host_reduce }, { "host_slice", l_host_slice },
