@@ -72,6 +72,6 @@ end
 
 local out, what = edits[edit]()
 f = io.open(outp, "w") or die("cannot write " .. outp)
-f:write(table.concat(out, "\n"), "\n")
+f:write("// ptx_edit ", edit, " of ", inp, "\n", table.concat(out, "\n"), "\n")
 f:close()
 print("ptx_edit: " .. what .. " -> " .. outp)
