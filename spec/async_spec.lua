@@ -416,10 +416,15 @@ describe("PTX for the async machinery", function()
     -- B (64, 128) through tiling (8, 64): two tiles along N -> a 4-d box; A (64, 64), one column tile -> 2-d
     assert.matches("cp%.async%.bulk%.tensor%.2d%.shared::cluster%.global%.mbarrier::complete_tx::bytes", ptx)
     assert.matches("cp%.async%.bulk%.tensor%.4d%.shared::cluster%.global%.mbarrier::complete_tx::bytes", ptx)
-    -- descriptors: 128-byte swizzle (1 << 62); A K-major: SBO 1024 (64 << 32);
-    -- B N-major: LBO 1024 (next 64 columns, 64 << 16), SBO 2048 (next 8 rows, 128 << 32)
-    assert.matches("or%.b64 %%rd%d+, %%rd%d+, " .. string.format("%.0f", 2 ^ 62 + 64 * 2 ^ 32) .. ";", ptx)
-    assert.matches("or%.b64 %%rd%d+, %%rd%d+, " .. string.format("%.0f", 2 ^ 62 + 128 * 2 ^ 32 + 64 * 2 ^ 16) .. ";", ptx)
+    -- descriptors, as a low word (address >> 4, LBO >> 4 << 16) and a constant high word (SBO >> 4,
+    -- swizzle mode << 30): 128-byte swizzle (mode 1); A K-major: SBO 1024 (64), no LBO;
+    -- B N-major: LBO 1024 (next 64 columns, 64 << 16), SBO 2048 (next 8 rows, 128)
+    -- (4194304 = 64 << 16, 1073741888 = 1 << 30 | 64, 1073741952 = 1 << 30 | 128)
+    assert.matches("bfe%.u32 %%r%d+, %%r%d+, 4, 14;", ptx)
+    assert.matches("or%.b32 %%r%d+, %%r%d+, 4194304;", ptx)
+    assert.matches("mov%.b32 %%r%d+, 1073741888;", ptx)
+    assert.matches("mov%.b32 %%r%d+, 1073741952;", ptx)
+    assert.matches("mov%.b64 %%rd%d+, {%%r%d+, %%r%d+};", ptx)
     assert.matches("wgmma%.mma_async%.sync%.aligned%.m64n128k16%.f32%.bf16%.bf16 {", ptx)
     assert.matches("p%d+, 1, 1, 0, 1;", ptx)   -- trans-a 0 (K-major), trans-b 1 (N-major)
   end)

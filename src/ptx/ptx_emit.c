@@ -470,6 +470,11 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, pt
   pe_ins(&e, "and.b32", 3, R(e.lane), R(tid), I(127));
   pe_ins(&e, "shr.u32", 3, R(e.wg), R(tid), I(7));
   pe_ins(&e, "shr.u32", 3, R(e.warp), R(e.lane), I(5));
+  /* Broadcast from lane 0: ptxas then knows both are warp-uniform, so the
+  ** warpgroup branches are uniform and the values computed under them can
+  ** live in uniform registers (bench/RESULTS.md run 81). */
+  pe_ins(&e, "shfl.sync.idx.b32", 5, R(e.wg), R(e.wg), I(0), I(31), I(-1));
+  pe_ins(&e, "shfl.sync.idx.b32", 5, R(e.warp), R(e.warp), I(0), I(31), I(-1));
   pe_ins(&e, "and.b32", 3, R(e.lane32), R(tid), I(31));
   if (ki->smem_bytes) {
     e.smem = pe_reg(&e, PR_R);

@@ -199,18 +199,32 @@ static void plan_operand(pe *e, operand *o, int64_t MN, int64_t K, int64_t rows,
           (long long)o->lbo, (long long)o->sbo);
 }
 
-/* u64 register: the descriptor of the operand's allocation (address part
-** and the constant fields); instructions add start >> 4. */
-static preg descriptor(pe *e, const operand *o) {
+/* A descriptor as two parts: the low word (address field and leading
+** byte offset) in a u32 register, and the high word (stride byte offset and
+** swizzle mode), a constant.  Instructions add start >> 4 to the low word
+** alone: the address field is 14 bits of an address under 256 KB, so the sum
+** never carries out of it, and 32-bit arithmetic keeps ptxas from spending
+** 64-bit adds and moves per wgmma (bench/RESULTS.md run 81). */
+typedef struct { preg lo; uint32_t hi; } desc;
+
+static desc descriptor(pe *e, const operand *o) {
   preg addr = pe_smem_origin(e, o->r, &o->m, 1024, "wgmma");
-  preg d = pe_reg(e, PR_RD);
+  desc d = { pe_reg(e, PR_R), 0 };
   int code = o->m.swizzle == 128 ? 1 : o->m.swizzle == 64 ? 2 : 3;
-  uint64_t fixed = ((uint64_t)(o->lbo >> 4) << 16) | ((uint64_t)(o->sbo >> 4) << 32) | ((uint64_t)code << 62);
-  pe_ins(e, "cvt.u64.u32", 2, R(d), R(addr));
-  pe_ins(e, "shr.u64", 3, R(d), R(d), I(4));
-  pe_ins(e, "and.b64", 3, R(d), R(d), I(0x3fff));
-  pe_ins(e, "or.b64", 3, R(d), R(d), U(fixed));
+  uint32_t lbo = (uint32_t)(o->lbo >> 4) << 16;
+  d.hi = (uint32_t)(o->sbo >> 4) | ((uint32_t)code << 30);
+  pe_ins(e, "bfe.u32", 4, R(d.lo), R(addr), I(4), I(14));   /* (addr >> 4) & 0x3fff */
+  if (lbo) pe_ins(e, "or.b32", 3, R(d.lo), R(d.lo), U(lbo));
   return d;
+}
+
+/* The u64 descriptor of one instruction: d's low word plus start bytes. */
+static preg descriptor_at(pe *e, desc d, int64_t start) {
+  preg lo = pe_reg(e, PR_R), hi = pe_reg(e, PR_R), r = pe_reg(e, PR_RD);
+  pe_ins(e, "add.u32", 3, R(lo), R(d.lo), I(start >> 4));
+  pe_ins(e, "mov.b32", 2, R(hi), U(d.hi));
+  pe_ins(e, "mov.b64", 2, R(r), RV((preg[]){ lo, hi }, 2));
+  return r;
 }
 
 static const char *mma_type(int dt) {
@@ -248,7 +262,8 @@ void ptx_wgmma(pe *e, const ir_op *op) {
     if (A.m.swizzle != B.m.swizzle)
       pe_failf(e, "wgmma: A and B must use the same swizzle (A has %d bytes, B %d)", A.m.swizzle, B.m.swizzle);
   }
-  preg db = descriptor(e, &B), da = areg ? 0 : descriptor(e, &A);
+  desc db = descriptor(e, &B), da = { 0, 0 };
+  if (!areg) da = descriptor(e, &A);
   lay_fit af;
   if (areg) pe_fit(e, o[1], &af);
   preg scale = pe_reg(e, PR_P);
@@ -286,12 +301,7 @@ void ptx_wgmma(pe *e, const ir_op *op) {
   preg acc = acc_first(e, o[0], &ld);
   for (int b = 0; b < nb; b++)
     for (int s = 0; s < ns; s++) {
-      preg dbi = pe_reg(e, PR_RD), dai = 0;
-      pe_ins(e, "add.s64", 3, R(dbi), R(db), I(B.start[s] >> 4));
-      if (!areg) {
-        dai = pe_reg(e, PR_RD);
-        pe_ins(e, "add.s64", 3, R(dai), R(da), I(A.start[b * ns + s] >> 4));
-      }
+      preg dbi = descriptor_at(e, db, B.start[s]), dai = areg ? 0 : descriptor_at(e, da, A.start[b * ns + s]);
       sb_printf(&e->body, "\twgmma.mma_async.sync.aligned.m64n%lldk%d.%s.%s.%s {", (long long)N, kin,
                 half ? "f16" : integer ? "s32" : "f32", mma_type(at->dtype), mma_type(bt->dtype));
       for (int i = 0; i < per; i++) sb_printf(&e->body, "%s%s", i ? ", " : "", R(acc + (uint32_t)(b * ld + i)).s);
