@@ -31,6 +31,8 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
           cluster's blocks still take neighbouring tiles, which then meet in L2)
           sms=N (the persistent grid: at most N blocks, default the device's SMs; a small N gives every
           block several tiles at interpreter sizes)
+          mwarps=4|1 (the memory warpgroup's warps that run the load loop: all four, or the first one,
+          as cuBLAS's producer; bench/RESULTS.md runs 80-81)
           tune=1 (or --tune): mgpu.autotune picks tile_n, snake, wg_dim and sched; the winner is kept per shape
           act=relu|gelu (a fused epilogue, GELU in its tanh form: C = act(A @ B) before the cast)
   (4096^3 bf16 on a GPU; 256x384x320 interpreted)
@@ -64,7 +66,7 @@ local compat_unpack = table.unpack or unpack
 --- sched=dynamic and side blocks claim or take tiles per block, so there the
 --- cluster defaults to 1.
 lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 4, snake = 8, wg_dim = "M", cluster = 2, cdim = "wg",
-                 delay = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, dtype = "bf16" }
+                 delay = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, mwarps = 4, dtype = "bf16" }
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
 --- the f32 accumulator tile of one compute warpgroup before the cast.
@@ -170,6 +172,7 @@ function lib.build(cfg)
         return mgpu.emit_pipeline_warp_specialized(mma, {
           grid = { k_iters }, memory_registers = 40, num_compute_wgs = 2, wg_axis = "wg",
           max_concurrent_steps = depth, compute_context = epilogue, pipeline_state = state, step_offset = offset,
+          memory_warps = c.mwarps,
           in_specs = {
             mgpu.BlockSpec{ { cta_m, tk }, function(k) return mi, k end, transforms = xf, delay_release = delay,
                             collective_axes = (cn == 2 and c.mcast ~= 0) and "c" or nil },

@@ -164,7 +164,7 @@ local function ws_sum(ncomp, opts)
       mgpu.emit_pipeline_warp_specialized(body, {
         grid = { steps }, memory_registers = 40, num_compute_wgs = ncomp, wg_axis = "wg",
         max_concurrent_steps = opts.depth or 2, manual_ready_barriers = opts.manual_ready,
-        manual_consumed_barriers = opts.manual_consumed,
+        manual_consumed_barriers = opts.manual_consumed, memory_warps = opts.memory_warps,
         in_specs = { mgpu.BlockSpec{ { rows, cols }, function(s) return s, 0 end } },
         compute_context = function(run)
           local total = run(mgpu.broadcast(0.0, { 64, cols }))
@@ -191,6 +191,10 @@ describe("emit_pipeline_warp_specialized", function()
   end)
   it("hands manual ready and consumed barriers to the body", function()
     assert.is_true(ws_sum(1, { manual_ready = true, manual_consumed = true }) < 1e-4)
+  end)
+  it("runs the loads on the memory warpgroup's first warp with memory_warps = 1", function()
+    assert.is_true(ws_sum(2, { depth = 3, memory_warps = 1 }) < 1e-4)
+    assert.is_true(ws_sum(1, { manual_consumed = true, memory_warps = 1 }) < 1e-4)
   end)
 
   it("stores outputs from its one compute warpgroup", function()
@@ -399,6 +403,10 @@ describe("pipeline errors", function()
   it("refuses num_threads other than num_compute_wgs + 1", function()
     assert.matches(here .. "emit_pipeline_warp_specialized: the kernel has num_threads = 3 but the pipeline needs num_compute_wgs %+ 1 = 2",
       ws({}, 3, true))
+  end)
+  it("refuses memory_warps other than 1 and 4", function()
+    assert.matches(here .. "emit_pipeline_warp_specialized: memory_warps must be 4 %(the whole memory warpgroup loads%) or 1 %(its first warp%), got 2",
+      ws({ memory_warps = 2 }, 2, false))
   end)
   it("refuses pipeline_state without allocations", function()
     assert.matches(here .. "emit_pipeline_warp_specialized: pipeline_state needs allocations",

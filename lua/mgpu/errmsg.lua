@@ -126,6 +126,7 @@ return {
   -- -- Control flow and loops: when, cond, fori, while_loop, carried values -----------------------
   BAD_CONDITION = "%s: the condition must be a traced comparison or a Lua boolean, got %s",
   WHEN_NOT_FUNCTION = "when: second argument must be a function",
+  SINGLE_WARP_NOT_FUNCTION = "single_warp: the argument must be a function",
   RESULT_COUNT = "%s returned %d values, expected %d",
   CARRY_COUNT = "%s returned %d values but carries %d",
   CARRY_TYPE = "%s: returned %s as value %d, which must match %s",
@@ -237,6 +238,7 @@ return {
   DELAY_NOT_BELOW_DEPTH = "%s: delay_release = %d must be less than max_concurrent_steps = %d",
   MEMORY_REGISTERS_REQUIRED = "%s: memory_registers is required (40 is typical on the H100)",
   MEMORY_REGISTERS_BAD = "%s: memory_registers must be a multiple of 8 from 24 to 256, got %d",
+  MEMORY_WARPS_BAD = "%s: memory_warps must be 4 (the whole memory warpgroup loads) or 1 (its first warp), got %s",
   WG_AXIS_NOT_NAME = "%s: wg_axis must name the warpgroup axis (the kernel's thread_name)",
   PIPELINE_NO_INPUT = "%s: needs at least one input (the memory warpgroup has nothing to do)",
   DELAY_DIFFERS = "%s: every input must have the same delay_release (input %d differs)",

@@ -362,6 +362,21 @@ M.atomic_xor = atomic("xor", 7, 1)
 
 -- -- Control flow -------------------------------------------------------------
 
+--- Run fn() on the first warp of the warpgroup only; warps 1-3 skip it and
+--- wait for it at a warpgroup barrier at the end, so afterwards all four
+--- have seen what it did.  For scalar work, barrier waits and TMA copies (a
+--- producer loop, as CUTLASS and cuBLAS run it): an array, wgmma,
+--- setmaxnreg, an SMEM store, commit, arrival, atomic or copy wait inside
+--- is an error at its line, and so is waiting on one barrier both inside
+--- and outside single_warp (each thread follows the phases it waited for).
+--- The interpreter runs it as the warpgroup (one agent).
+function M.single_warp(fn)
+  if type(fn) ~= "function" then fail("SINGLE_WARP_NOT_FUNCTION") end
+  op("single_warp", {})
+  fn()
+  op("yield", {})
+end
+
 --- Run fn() on the device only where the scalar `cond` is true.  A Lua
 --- boolean decides at trace time instead.
 function M.when(cond, fn)

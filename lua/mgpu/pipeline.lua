@@ -218,7 +218,7 @@ end
 local known_ws = { grid = true, memory_registers = true, in_specs = true, out_specs = true, max_concurrent_steps = true,
                    wg_axis = true, num_compute_wgs = true, pipeline_state = true, manual_ready_barriers = true,
                    manual_consumed_barriers = true, compute_context = true, memory_thread_idx = true,
-                   step_offset = true }
+                   step_offset = true, memory_warps = true }
 
 local WS = {}
 WS.__index = WS
@@ -244,6 +244,9 @@ end
 --- earlier pipelines sharing the allocations ran, so that slots keep
 --- rotating across them and the next tile's first fetch never waits on
 --- the slot its predecessor released last.
+--- memory_warps (an mgpu extension): 4 (the default) runs the memory
+--- warpgroup's load loop on all its warps, 1 on its first warp only
+--- (mgpu.single_warp), as CUTLASS's and cuBLAS's producers run.
 function M.emit_pipeline_warp_specialized(body, opts)
   opts = opts or {}
   local what = "emit_pipeline_warp_specialized"
@@ -265,6 +268,8 @@ function M.emit_pipeline_warp_specialized(body, opts)
   end
   p.compute_context = opts.compute_context
   p.memory_thread_idx = opts.memory_thread_idx
+  p.memory_warps = int_opt(opts.memory_warps, 4, what .. ": memory_warps", 1)
+  if p.memory_warps ~= 1 and p.memory_warps ~= 4 then fail("MEMORY_WARPS_BAD", what, p.memory_warps) end
   if #p.in_specs == 0 then fail("PIPELINE_NO_INPUT", what) end
   p.delay = delay_of(p.in_specs[1])
   for i, s in ipairs(p.in_specs) do
@@ -359,23 +364,26 @@ function WS:memory(ins, a)
   local function wait_slot(c, slot, step)     -- the slot's previous use is over
     ops.when(L.either(L.lt(depth - 1, step), not_start), function() barrier.barrier_wait(c:at(slot)) end)
   end
-  L.fori(0, nsteps, { s = self:slot(0) }, function(step, carry)
-    local slot = carry.s
-    local idx = L.unravel(step, grid)
-    for i, pl in ipairs(ins) do
-      if i == 1 or self.manual_consumed then wait_slot(consumed(i), slot, step) end
-      copy.copy_gmem_to_smem(pl:view(pl:indices(idx)), a.ins[i]:at(slot), ready(i):at(slot),
-                             { collective_axes = pl.spec.collective_axes })
-    end
-    return { s = self:slot_add(slot, 1) }
-  end, self.what)
-  local function drain()   -- wait out the last uses so every completion is awaited
-    L.fori(L.max(L.sub(nsteps, depth), 0), nsteps, {}, function(step, carry)
-      for i = 1, #a.consumed do barrier.barrier_wait(a.consumed[i]:at(self:slot(step))) end
-      return carry
+  local function loads()
+    L.fori(0, nsteps, { s = self:slot(0) }, function(step, carry)
+      local slot = carry.s
+      local idx = L.unravel(step, grid)
+      for i, pl in ipairs(ins) do
+        if i == 1 or self.manual_consumed then wait_slot(consumed(i), slot, step) end
+        copy.copy_gmem_to_smem(pl:view(pl:indices(idx)), a.ins[i]:at(slot), ready(i):at(slot),
+                               { collective_axes = pl.spec.collective_axes })
+      end
+      return { s = self:slot_add(slot, 1) }
     end, self.what)
+    local function drain()   -- wait out the last uses so every completion is awaited
+      L.fori(L.max(L.sub(nsteps, depth), 0), nsteps, {}, function(step, carry)
+        for i = 1, #a.consumed do barrier.barrier_wait(a.consumed[i]:at(self:slot(step))) end
+        return carry
+      end, self.what)
+    end
+    ops.when(drains, drain)
   end
-  ops.when(drains, drain)
+  if self.memory_warps == 1 then ops.single_warp(loads) else loads() end
 end
 
 -- The code of a compute warpgroup: wait for a slot, run the body, release it.

@@ -691,6 +691,7 @@ static bool run_agent(interp *I, iagent *a) {
       a->pc = pc + 1;
       break;
     case IR_scoped:
+    case IR_single_warp:   /* the interpreter runs a warpgroup as one agent: its first warp is all of it */
       push(I, a, (iframe){ pc, 0, 0, 0, 0 });
       a->pc = pc + 1;
       break;

@@ -97,6 +97,7 @@
   _(if,    IF,    R)             /* (cond) -> results; regions: then, else */ \
   _(while, WHILE, R)             /* (inits...) -> final carried; regions: cond (yields a pred), body (yields the next carried); both see the carried values as args */ \
   _(scoped, SCOPED, R)           /* () -> results; one region whose SMEM allocations end with it (run_scoped) */ \
+  _(single_warp, SCOPED, R)      /* () one region that only the warpgroup's first warp runs, the others skip it: scalars, barrier waits, TMA copies (irb_op refuses the rest) */ \
   _(yield, YIELD, T)             /* (values...) ends a region */
 
 typedef enum ir_opcode {
@@ -311,6 +312,7 @@ typedef struct ir_builder {
   VEC(uint32_t) val_scope;   /* per value */
   VEC(uint8_t) scope_open;   /* per scope id */
   VEC(uint32_t) scope_loc;   /* per scope id: location that opened it */
+  VEC(uint32_t) bar_waits;   /* barrier_alloc results waited on: value << 2 | 1 inside single_warp, | 2 outside */
   bool finished;
 } ir_builder;
 

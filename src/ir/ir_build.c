@@ -48,6 +48,7 @@ void irb_free(ir_builder *b) {
   vec_free(a, &b->val_scope);
   vec_free(a, &b->scope_open);
   vec_free(a, &b->scope_loc);
+  vec_free(a, &b->bar_waits);
   ir_kernel_free(b->k);
   mem_free(a, b, sizeof *b);
 }
@@ -343,6 +344,8 @@ static mgpu_status do_yield(ir_builder *b, const uint32_t *opds, uint32_t nopd, 
       want[i] = *ir_vtype(k, opds[i]);
     }
     nwant = nopd;
+  } else if (op->code == IR_single_warp) {
+    if (nopd) return failf(b, "single_warp cannot return values (its region runs on one warp only)");
   } else if (f.region == 0) {
     if (nopd) return diag_set(b->d, ERR_REGION, LOC(b), "a branch without an else cannot produce values");
   } else {
@@ -725,6 +728,55 @@ static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
 
 /* -- The op entry point --------------------------------------------------------------- */
 
+/* Inside a single_warp region only the warpgroup's first warp runs: refuse
+** what needs all four warps -- register arrays (spread over the
+** warpgroup), wgmma, setmaxnreg, and what the lowering synchronises with
+** a warpgroup barrier (SMEM stores and commits, arrivals, atomics, copy
+** waits) -- and SMEM or barrier allocations. */
+static mgpu_status single_warp_check(ir_builder *b, int code, const uint32_t *opds, uint32_t nopd,
+                                     const ir_type *rt, uint32_t nrt) {
+  bool inside = false;
+  for (uint32_t f = 0; f < b->frames.n && !inside; f++) inside = b->k->ops.v[b->frames.v[f].op].code == IR_single_warp;
+  if (code == IR_barrier_wait) {   /* each thread tracks the phases it waited for: one kind of region per barrier */
+    uint32_t root = opds[0];
+    for (;;) {
+      int32_t d = b->k->vals.v[root].def;
+      if (d < 0 || (b->k->vals.v[root].flags & IRV_ARG) || b->k->ops.v[d].code != IR_view) break;
+      root = ir_opds(b->k, &b->k->ops.v[d])[0];
+    }
+    uint32_t i = 0, bit = inside ? 1 : 2;
+    while (i < b->bar_waits.n && b->bar_waits.v[i] >> 2 != root) i++;
+    if (i == b->bar_waits.n) {
+      if (!vec_reserve(b->alloc, &b->bar_waits, 1)) return diag_set(b->d, ERR_NOMEM, "");
+      b->bar_waits.v[b->bar_waits.n++] = root << 2;
+    }
+    b->bar_waits.v[i] |= bit;
+    if ((b->bar_waits.v[i] & 3) == 3)
+      return failf(b, "barrier_wait: this barrier is waited on both inside and outside single_warp; only the "
+                      "first warp follows its phases inside, so wait on each barrier in one kind of region");
+  }
+  if (!inside) return MGPU_OK;
+  const char *name = ir_optab[code].name, *why = NULL;
+  for (uint32_t i = 0; i < nopd && !why; i++)
+    if (ir_vtype(b->k, opds[i])->kind == MGPU_VALUE_ARRAY) why = "an array operand (arrays live in all four warps)";
+  for (uint32_t r = 0; r < nrt && !why; r++)
+    if (rt[r].kind == MGPU_VALUE_ARRAY) why = "an array result (arrays live in all four warps)";
+  switch (code) {
+  case IR_wgmma: case IR_wgmma_wait: case IR_acc_alloc: case IR_set_max_registers:
+    why = "a warpgroup instruction"; break;
+  case IR_commit_smem: case IR_wait_group: case IR_barrier_arrive: case IR_atomic: case IR_sem_wait:
+    why = "a warpgroup barrier in its lowering"; break;
+  case IR_smem_alloc: case IR_barrier_alloc: case IR_profile:
+    why = "an allocation for the whole warpgroup"; break;
+  case IR_store:
+    if (ir_vtype(b->k, opds[0])->space == MGPU_SPACE_SMEM) why = "a warpgroup barrier in its lowering (SMEM stores)";
+    break;
+  default: break;
+  }
+  if (!why) return MGPU_OK;
+  return failf(b, "%s cannot run inside single_warp: it needs %s; move it out of the single_warp region", name, why);
+}
+
 mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32_t nopd,
                    const int64_t *ints, uint32_t nints, double num, const char *text,
                    uint32_t *res, uint32_t maxres, uint32_t *nres) {
@@ -1099,6 +1151,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
 
   for (uint32_t r = 0; r < nrt; r++)   /* before the op is appended: a failed op adds nothing */
     if ((s = check_numel(b, name, &rt[r]))) return s;
+  if ((s = single_warp_check(b, code, opds, nopd, rt, nrt))) return s;
   uint32_t tid = ir_str_intern(k, text);
   if (text && *text && !tid) return diag_set(b->d, ERR_NOMEM, "");
   int32_t i = append_op(b, code, opds, nopd, ints, nints, num, tid);

@@ -50,7 +50,7 @@ static bool check_op(vctx *c, uint32_t i, uint32_t end, int depth) {
     if (!region(c, b0, b1, depth + 1)) return false;
     set_vis(c, op->arg, op->narg, 0);
     const ir_op *y0 = &k->ops.v[b1 - 1];
-    if ((op->code == IR_for || op->code == IR_scoped) && y0->nopd != op->nres)
+    if ((op->code == IR_for || op->code == IR_scoped || op->code == IR_single_warp) && y0->nopd != op->nres)
       return fail(c, op, "region yield count differs from its results", 0);
     if (op->code == IR_while) {
       if (y0->nopd != 1) return fail(c, op, "a while's condition must yield one value", 0);

@@ -68,6 +68,7 @@ typedef struct pe {
   uint32_t nlabel;
   const ir_op *op;               /* op being lowered, for error locations */
   bool smem_reads;               /* SMEM was read since the last warpgroup barrier (auto barriers) */
+  int single_warp;               /* depth of single_warp regions around the op (no warpgroup barriers there) */
   bool wg_fence;                 /* accumulator registers written since the last wgmma.fence */
   int ptx_isa;                   /* PTX ISA version the kernel needs beyond 8.0 (84: mixed s8/u8 wgmma), else 0 */
   bool maxreg;                   /* setmaxnreg is used (the entry needs .minnctapersm 1) */

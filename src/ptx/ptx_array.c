@@ -79,6 +79,7 @@ preg pe_owner(pe *e, const lay_fit *f) {
 }
 
 void pe_wg_barrier(pe *e) {
+  if (e->single_warp) pe_fail(e, "this op needs a warpgroup barrier, which cannot run inside single_warp");
   if (e->k->opts.num_threads <= 1) { pe_ins(e, "bar.sync", 2, I(1), I(128)); return; }
   preg id = pe_reg(e, PR_R);
   pe_ins(e, "add.u32", 3, R(id), R(e->wg), I(1));

@@ -343,14 +343,32 @@ static void emit_if(pe *e, uint32_t i) {
   pe_label_here(e, l_end);
 }
 
+/* run_scoped, and single_warp: a region that warps 1-3 of the warpgroup
+** branch around (the warp index is warp-uniform, so the branch is too),
+** then wait for the first warp at a warpgroup barrier, so that after it
+** all four have seen what the region did, as the interpreter's one agent
+** per warpgroup has. */
 static void emit_scoped(pe *e, uint32_t i) {
   const ir_kernel *k = e->k;
   const ir_op *op = &k->ops.v[i];
   for (uint32_t j = 0; j < op->nres; j++) define(e, op->res + j);
-  uint32_t end = i + 1 + op->body[0];
+  uint32_t end = i + 1 + op->body[0], skip = 0;
+  bool one_warp = op->code == IR_single_warp;
+  if (one_warp) {
+    preg p = pe_reg(e, PR_P);
+    skip = pe_label(e);
+    pe_ins(e, "setp.ne.u32", 3, R(p), R(e->warp), I(0));
+    pe_pins(e, p, false, "bra.uni", 1, LBL(skip));
+    e->single_warp++;
+  }
   emit_region(e, i + 1, end - 1);
   e->op = &k->ops.v[end - 1];
   move_yield(e, &k->ops.v[end - 1], op->res);
+  if (one_warp) {
+    e->single_warp--;
+    pe_label_here(e, skip);
+    pe_wg_barrier(e);
+  }
 }
 
 /* Emit ops [i, end); a region's closing yield is handled by its owner. */
