@@ -368,6 +368,7 @@ static void emit_scoped(pe *e, uint32_t i) {
     e->single_warp--;
     pe_label_here(e, skip);
     pe_wg_barrier(e);
+    e->smem_reads = false;
   }
 }
 
