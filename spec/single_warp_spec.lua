@@ -43,6 +43,21 @@ describe("single_warp", function()
     assert.matches(region:gsub("%$", "%%$") .. ":\n\tbar%.sync [%%%w]+, 128;", ptx)
   end)
 
+  it("nests (the inner region is already on one warp)", function()
+    local k = kernel(function(x, o, s, bar)
+      mgpu.single_warp(function()
+        mgpu.copy_gmem_to_smem(x, s, bar)
+        mgpu.single_warp(function() mgpu.barrier_wait(bar) end)
+      end)
+      o:store(s:load() * 4.0)
+    end)
+    local x = mgpu.random.normal({ 64, 64 }, "f32")
+    local got, xt = k(x):to_table(), x:to_table()
+    for i = 1, #xt do assert.are.equal(4 * xt[i], got[i]) end
+    local _, branches = k:lower(x).ptx:gsub("setp%.ne%.u32 %%p%d+, %%r%d+, 0;\n\t@%%p%d+ bra%.uni", "")
+    assert.are.equal(1, branches)
+  end)
+
   local function refused(what, body)
     return err_of(kernel(body), mgpu.random.normal({ 64, 64 }, "f32"))
   end

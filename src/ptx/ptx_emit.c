@@ -353,7 +353,7 @@ static void emit_scoped(pe *e, uint32_t i) {
   const ir_op *op = &k->ops.v[i];
   for (uint32_t j = 0; j < op->nres; j++) define(e, op->res + j);
   uint32_t end = i + 1 + op->body[0], skip = 0;
-  bool one_warp = op->code == IR_single_warp;
+  bool one_warp = op->code == IR_single_warp && !e->single_warp;   /* nested: already on one warp */
   if (one_warp) {
     preg p = pe_reg(e, PR_P);
     skip = pe_label(e);
