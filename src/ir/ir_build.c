@@ -732,7 +732,10 @@ static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
 ** what needs all four warps -- register arrays (spread over the
 ** warpgroup), wgmma, setmaxnreg, and what the lowering synchronises with
 ** a warpgroup barrier (SMEM stores and commits, arrivals, atomics, copy
-** waits) -- and SMEM or barrier allocations. */
+** waits) -- and SMEM or barrier allocations.  Every barrier_wait, inside
+** or not, records which kind of region waits on its barrier: each thread
+** follows the phases it waited for, so a barrier may be waited on in one
+** kind only. */
 static mgpu_status single_warp_check(ir_builder *b, int code, const uint32_t *opds, uint32_t nopd,
                                      const ir_type *rt, uint32_t nrt) {
   bool inside = false;
