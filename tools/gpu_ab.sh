@@ -1,24 +1,28 @@
 #!/bin/sh
 # Two builds of the engine on the GPU, for a change in code generation:
 # processes of tools/bench.lua alternate between ./build/mgpu ("new") and
-# another build's mgpu binary ("old"), each timing its matmul against cuBLAS
-# in the same process, so machine drift weighs on both builds alike and the
-# ratios to cuBLAS compare across processes.
+# another build ("old"), each timing its matmul against cuBLAS in the same
+# process, so machine drift weighs on both builds alike and the ratios to
+# cuBLAS compare across processes.
 #
-#   sh tools/gpu_ab.sh OLD_MGPU [rounds=3] [MxNxK ...] [key=value ...]
+#   sh tools/gpu_ab.sh OLD [rounds=3] [MxNxK ...] [key=value ...]
 #
-# OLD_MGPU is a self-contained mgpu binary (Lua and the engine are linked in),
-# e.g. from an earlier commit built in a git worktree and carried along.
-# Both builds run this tree's examples/matmul.lua and tools/bench.lua, with
-# the kernel cache off.  Other arguments go to tools/bench.lua (shapes,
-# matmul options, also=...).  Prints every process's rows labelled with its
-# build, then the mean ratio to cuBLAS per row and build.  Logs in $OUT (or
+# OLD is another checkout's directory with its build/mgpu (say, an earlier
+# commit built in a git worktree and carried along): it runs its own
+# tools/bench.lua and examples/matmul.lua.  Or OLD is an mgpu binary alone
+# (self-contained: Lua and the engine are linked in), which runs this tree's
+# scripts; its embedded Lua modules must accept what they pass.  The kernel
+# cache is off.  Other arguments go to tools/bench.lua (shapes, matmul
+# options, also=...).  Prints every process's rows labelled with its build,
+# then the mean ratio to cuBLAS per row and build.  Logs in $OUT (or
 # /tmp/mgpu-ab).
 set -u
-cd "$(dirname "$0")/.." || exit 1
 [ $# -ge 1 ] || { sed -n '8p' "$0" | sed 's/^# *//'; exit 2; }
-old=$1; shift
-[ -x "$old" ] || { echo "gpu_ab: $old is not an executable mgpu" >&2; exit 2; }
+arg=$1; shift
+case $arg in /*) abs=$arg ;; *) abs=$PWD/$arg ;; esac
+if [ -d "$arg" ]; then olddir=$abs old=$abs/build/mgpu; else olddir=. old=$abs; fi
+[ -x "$old" ] || { echo "gpu_ab: $arg is neither a checkout with build/mgpu nor an mgpu binary" >&2; exit 2; }
+cd "$(dirname "$0")/.." || exit 1
 [ -x build/mgpu ] || { echo "gpu_ab: build/mgpu is missing: build first" >&2; exit 2; }
 rounds=3
 case ${1:-} in rounds=*) rounds=${1#rounds=}; shift ;; esac
@@ -30,10 +34,10 @@ status=0
 r=1
 while [ "$r" -le "$rounds" ]; do
   for b in new old; do
-    bin=./build/mgpu
-    [ "$b" = old ] && bin=$old
+    bin=./build/mgpu dir=.
+    [ "$b" = old ] && bin=$old dir=$olddir
     log="$out/ab_${b}_$r.log"
-    MGPU_CACHE=off timeout 300 "$bin" tools/bench.lua "$@" > "$log" 2>&1 || status=1
+    (cd "$dir" && MGPU_CACHE=off timeout 300 "$bin" tools/bench.lua "$@") > "$log" 2>&1 || status=1
     # the shape rows (ratio in column 7) and the also= rows ("+ label", ratio in column 5)
     awk -v b="$b" -v r="$r" '$1 ~ /^[0-9]+x[0-9]+x[0-9]+$/ { s = $1; print b, r, s, $7; next }
                              $1 == "+" && NF >= 5 { print b, r, s "+" $2, $5 }
