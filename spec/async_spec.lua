@@ -450,4 +450,25 @@ describe("PTX for the async machinery", function()
     local o = k()
     assert.are.same({ 0, 1, 10, 11 }, o:to_table())
   end)
+
+  it("broadcasts the SMEM base after setmaxnreg, so ptxas keeps it warp-uniform", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 128 }, "f32"), num_threads = 2, thread_name = "wg",
+      scratch_shapes = { mgpu.SMEM({ 128 }, "f32") },
+      body = function(x, o, s)
+        mgpu.cond(mgpu.eq(mgpu.axis_index("wg"), 0), function() mgpu.set_max_registers(40, { action = "decrease" }) end,
+                  function()
+                    mgpu.set_max_registers(232, { action = "increase" })
+                    s:store(x:load()); mgpu.commit_smem(); o:store(s:load() + 1.0)
+                  end)
+      end,
+    }
+    local ptx = k:lower(mgpu.zeros({ 128 }, "f32")).ptx
+    local base = assert(ptx:match("mov%.u32 %%(r%d+), mgpu_smem;"))
+    base = "%%" .. base   -- the register, as a pattern
+    for _, how in ipairs({ "dec", "inc" }) do
+      assert.matches("setmaxnreg%." .. how .. "%.sync%.aligned%.u32 %d+;\n\tshfl%.sync%.idx%.b32 " .. base .. ", " .. base
+                     .. ", 0, 31, %-1;", ptx)
+    end
+  end)
 end)
