@@ -1236,4 +1236,48 @@ add("debug_print/scalars-and-array", function(mgpu)
   return compare(mgpu, k(x), ref), 0
 end)
 
+add("single_warp/tma-then-all", function(mgpu)
+  -- the first warp loads and waits; all four read after the region (its closing barrier)
+  local k = mgpu.kernel{
+    name = "sw_tma", grid = { 3 }, out_shape = mgpu.shape({ 3, 64, 64 }, "f32"),
+    scratch_shapes = { mgpu.SMEM({ 64, 64 }, "f32"), mgpu.Barrier{} },
+    body = function(x, o, s, bar)
+      local b = mgpu.program_id(0)
+      mgpu.single_warp(function()
+        mgpu.copy_gmem_to_smem(x:at(b), s, bar)
+        mgpu.barrier_wait(bar)
+      end)
+      o:at(b):store(s:load() * 2.0)
+    end,
+  }
+  local x = mgpu.random.normal({ 3, 64, 64 }, "f32")
+  local ref = {}
+  for i, v in ipairs(x:to_table()) do ref[i] = 2 * v end
+  return compare(mgpu, k(x), ref), 0
+end)
+
+add("pipeline/ws-single-warp-producer", function(mgpu)
+  -- emit_pipeline_warp_specialized with memory_warps = 1: two compute warpgroups sum 6 blocks
+  local steps, rows, cols = 6, 128, 64
+  local k = mgpu.kernel{
+    name = "ws_sw", out_shape = mgpu.shape({ rows, cols }, "f32"), num_threads = 3, thread_name = "wg",
+    body = function(x, o)
+      local mine = mgpu.ds(mgpu.axis_index("wg") * 64, 64)
+      mgpu.emit_pipeline_warp_specialized(function(_, xs, acc) return acc + xs:at(mine, mgpu.all):load() end, {
+        grid = { steps }, memory_registers = 40, num_compute_wgs = 2, wg_axis = "wg", max_concurrent_steps = 3,
+        memory_warps = 1, in_specs = { mgpu.BlockSpec{ { rows, cols }, function(t) return t, 0 end } },
+        compute_context = function(run) o:at(mine, mgpu.all):store(run(mgpu.broadcast(0.0, { 64, cols }))) end,
+      })(x)
+    end,
+  }
+  local x = mgpu.random.normal({ steps * rows, cols }, "f32")
+  local xt, ref = x:to_table(), {}
+  for i = 1, rows * cols do
+    local sum = 0
+    for t = 0, steps - 1 do sum = sum + xt[t * rows * cols + i] end
+    ref[i] = sum
+  end
+  return compare(mgpu, k(x), ref), 1e-6
+end)
+
 return cases
