@@ -263,6 +263,8 @@ const char *ir_print_conv(int dtype);
 void ir_print_format(const ir_kernel *k, const ir_op *op, strbuf *out);
 
 /* ir_ref.c: refs at compile time.
+** ir_ref_base: the ref a chain of views, transposes and reshapes starts from
+** (an allocation, a parameter, a region argument).
 ** ir_ref_alloc: the smem_alloc result an SMEM ref views, 0 for other refs.
 ** ir_root_shape: the shape of a root ref (a parameter, an allocation, or a
 ** reshape_ref result, whose root is its whole allocation reshaped).
@@ -279,6 +281,7 @@ typedef struct ir_refview {
   int64_t off[IR_MAXRANK];
   bool dyn[IR_MAXRANK];
 } ir_refview;
+uint32_t ir_ref_base(const ir_kernel *k, uint32_t v);
 uint32_t ir_ref_alloc(const ir_kernel *k, uint32_t v);
 void ir_root_shape(const ir_kernel *k, uint32_t root, int64_t *shape, int *rank);
 void ir_ref_walk(const ir_kernel *k, uint32_t v, ir_refview *rv);
@@ -301,6 +304,7 @@ typedef struct ir_frame {
   uint32_t start;     /* first op of the open region */
   uint32_t scope;     /* scope id of the open region */
   uint8_t region;     /* 0 or 1 */
+  bool one_warp;      /* inside a single_warp region (this one or an enclosing one) */
 } ir_frame;
 
 typedef struct ir_builder {

@@ -240,7 +240,8 @@ static mgpu_status open_region(ir_builder *b, uint32_t op, uint8_t region) {
   uint32_t scope = b->scope_open.n;
   b->scope_open.v[b->scope_open.n++] = 1;
   b->scope_loc.v[b->scope_loc.n++] = b->loc;
-  b->frames.v[b->frames.n++] = (ir_frame){ op, b->k->ops.n, scope, region };
+  bool one_warp = b->k->ops.v[op].code == IR_single_warp || (b->frames.n && b->frames.v[b->frames.n - 1].one_warp);
+  b->frames.v[b->frames.n++] = (ir_frame){ op, b->k->ops.n, scope, region, one_warp };
   return MGPU_OK;
 }
 
@@ -738,15 +739,9 @@ static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
 ** kind only. */
 static mgpu_status single_warp_check(ir_builder *b, int code, const uint32_t *opds, uint32_t nopd,
                                      const ir_type *rt, uint32_t nrt) {
-  bool inside = false;
-  for (uint32_t f = 0; f < b->frames.n && !inside; f++) inside = b->k->ops.v[b->frames.v[f].op].code == IR_single_warp;
+  bool inside = b->frames.n && b->frames.v[b->frames.n - 1].one_warp;
   if (code == IR_barrier_wait) {   /* each thread tracks the phases it waited for: one kind of region per barrier */
-    uint32_t root = opds[0];
-    for (;;) {
-      int32_t d = b->k->vals.v[root].def;
-      if (d < 0 || (b->k->vals.v[root].flags & IRV_ARG) || b->k->ops.v[d].code != IR_view) break;
-      root = ir_opds(b->k, &b->k->ops.v[d])[0];
-    }
+    uint32_t root = ir_ref_base(b->k, opds[0]);
     uint32_t i = 0, bit = inside ? 1 : 2;
     while (i < b->bar_waits.n && b->bar_waits.v[i] >> 2 != root) i++;
     if (i == b->bar_waits.n) {

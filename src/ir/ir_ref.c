@@ -17,15 +17,20 @@
 #include "../layout/xform.h"
 #include "ir.h"
 
-uint32_t ir_ref_alloc(const ir_kernel *k, uint32_t v) {
+uint32_t ir_ref_base(const ir_kernel *k, uint32_t v) {
   for (;;) {
     int32_t d = k->vals.v[v].def;
-    if (d < 0 || (k->vals.v[v].flags & IRV_ARG)) return 0;
+    if (d < 0 || (k->vals.v[v].flags & IRV_ARG)) return v;
     const ir_op *op = &k->ops.v[d];
-    if (op->code == IR_smem_alloc) return v;
-    if (op->code != IR_view && op->code != IR_transpose_ref && op->code != IR_reshape_ref) return 0;
+    if (op->code != IR_view && op->code != IR_transpose_ref && op->code != IR_reshape_ref) return v;
     v = ir_opds(k, op)[0];
   }
+}
+
+uint32_t ir_ref_alloc(const ir_kernel *k, uint32_t v) {
+  v = ir_ref_base(k, v);
+  int32_t d = k->vals.v[v].def;
+  return d >= 0 && !(k->vals.v[v].flags & IRV_ARG) && k->ops.v[d].code == IR_smem_alloc ? v : 0;
 }
 
 void ir_root_shape(const ir_kernel *k, uint32_t root, int64_t *shape, int *rank) {

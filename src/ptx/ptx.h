@@ -68,7 +68,7 @@ typedef struct pe {
   uint32_t nlabel;
   const ir_op *op;               /* op being lowered, for error locations */
   bool smem_reads;               /* SMEM was read since the last warpgroup barrier (auto barriers) */
-  int single_warp;               /* depth of single_warp regions around the op (no warpgroup barriers there) */
+  bool single_warp;              /* inside a single_warp region (no warpgroup barriers there) */
   bool wg_fence;                 /* accumulator registers written since the last wgmma.fence */
   int ptx_isa;                   /* PTX ISA version the kernel needs beyond 8.0 (84: mixed s8/u8 wgmma), else 0 */
   bool maxreg;                   /* setmaxnreg is used (the entry needs .minnctapersm 1) */
@@ -89,6 +89,7 @@ typedef struct pe {
 ** (after the kernel's parameters) are appended to tmaps. */
 mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, ptx_tmaps *tmaps, diag *d);
 preg pe_reg(pe *e, int cls);
+void pe_warp_uniform(pe *e, preg r);
 preg pe_regs(pe *e, int cls, uint32_t n);
 int pe_cls(int dtype);
 uint32_t pe_label(pe *e);

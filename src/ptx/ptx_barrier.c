@@ -180,11 +180,10 @@ void ptx_sync_op(pe *e, const ir_op *op) {
   case IR_set_max_registers:
     snprintf(opc, sizeof opc, "setmaxnreg.%s.sync.aligned.u32", at[1] ? "inc" : "dec");
     pe_ins(e, opc, 1, I(at[0]));
-    /* After setmaxnreg.inc ptxas no longer treats the SMEM base as warp-
-    ** uniform, and keeps the addresses and wgmma descriptors computed from
-    ** it in vector registers (R2UR before every HGMMA); a broadcast from
-    ** lane 0 restores that (bench/RESULTS.md run 81). */
-    if (e->smem) pe_ins(e, "shfl.sync.idx.b32", 5, R(e->smem), R(e->smem), I(0), I(31), I(-1));
+    /* After setmaxnreg ptxas no longer treats the SMEM base as warp-uniform,
+    ** and keeps the addresses and wgmma descriptors computed from it in
+    ** vector registers (R2UR before every HGMMA) */
+    if (e->smem) pe_warp_uniform(e, e->smem);
     e->maxreg = true;
     break;
   default:

@@ -218,6 +218,14 @@ preg pe_vreg(pe *e, uint32_t v) {
   return e->vreg[v];
 }
 
+/* r broadcast from lane 0 of each warp (every lane holds the same value
+** already): ptxas then knows r is warp-uniform, so branches on it are
+** uniform and values computed from it can live in uniform registers
+** (bench/RESULTS.md run 81).  All 32 lanes must be converged. */
+void pe_warp_uniform(pe *e, preg r) {
+  pe_ins(e, "shfl.sync.idx.b32", 5, R(r), R(r), I(0), I(31), I(-1));
+}
+
 /* Fresh registers for value v (not refs). */
 static void define(pe *e, uint32_t v) {
   const ir_type *t = ir_vtype(e->k, v);
@@ -359,13 +367,13 @@ static void emit_scoped(pe *e, uint32_t i) {
     skip = pe_label(e);
     pe_ins(e, "setp.ne.u32", 3, R(p), R(e->warp), I(0));
     pe_pins(e, p, false, "bra.uni", 1, LBL(skip));
-    e->single_warp++;
+    e->single_warp = true;
   }
   emit_region(e, i + 1, end - 1);
   e->op = &k->ops.v[end - 1];
   move_yield(e, &k->ops.v[end - 1], op->res);
   if (one_warp) {
-    e->single_warp--;
+    e->single_warp = false;
     pe_label_here(e, skip);
     pe_wg_barrier(e);
     e->smem_reads = false;
@@ -489,11 +497,8 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, pt
   pe_ins(&e, "and.b32", 3, R(e.lane), R(tid), I(127));
   pe_ins(&e, "shr.u32", 3, R(e.wg), R(tid), I(7));
   pe_ins(&e, "shr.u32", 3, R(e.warp), R(e.lane), I(5));
-  /* Broadcast from lane 0: ptxas then knows both are warp-uniform, so the
-  ** warpgroup branches are uniform and the values computed under them can
-  ** live in uniform registers (bench/RESULTS.md run 81). */
-  pe_ins(&e, "shfl.sync.idx.b32", 5, R(e.wg), R(e.wg), I(0), I(31), I(-1));
-  pe_ins(&e, "shfl.sync.idx.b32", 5, R(e.warp), R(e.warp), I(0), I(31), I(-1));
+  pe_warp_uniform(&e, e.wg);   /* so the warpgroup branches are uniform */
+  pe_warp_uniform(&e, e.warp);
   pe_ins(&e, "and.b32", 3, R(e.lane32), R(tid), I(31));
   if (ki->smem_bytes) {
     e.smem = pe_reg(&e, PR_R);
