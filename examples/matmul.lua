@@ -35,6 +35,12 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
           as cuBLAS's producer; bench/RESULTS.md runs 80-81)
           tune=1 (or --tune): mgpu.autotune picks tile_n, snake, wg_dim and sched; the winner is kept per shape
           act=relu|gelu (a fused epilogue, GELU in its tanh form: C = act(A @ B) before the cast)
+          sk=auto|1|0 (stream-K: when the last round of tiles does not fill the blocks, its K steps are
+          split evenly over all of them, the partial f32 sums passed through a GMEM workspace with
+          semaphores; auto, the default, does so where the steps saved outweigh that exchange, e.g.
+          at 8192^3 (+3%, bench/RESULTS.md run 82); needs sched=static)
+          profile=DIR (the in-kernel profiler's trace of the main loops, epilogues and stream-K's
+          exchanges, written to DIR)
   (4096^3 bf16 on a GPU; 256x384x320 interpreted)
 
 Shapes need not divide the tiles: edge tiles are zero-filled when loaded
@@ -66,7 +72,8 @@ local compat_unpack = table.unpack or unpack
 --- sched=dynamic and side blocks claim or take tiles per block, so there the
 --- cluster defaults to 1.
 lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 4, snake = 8, wg_dim = "M", cluster = 2, cdim = "wg",
-                 delay = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, mwarps = 4, dtype = "bf16" }
+                 delay = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, mwarps = 4, sk = "auto",
+                 dtype = "bf16" }
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
 --- the f32 accumulator tile of one compute warpgroup before the cast.
@@ -103,6 +110,19 @@ function lib.build(cfg)
   local oxf = { T.tiling{ 8, oswz * 8 / bits }, T.transpose{ 0, 1, 3, 2, 4, 5 }, T.swizzle(oswz) }
   local sms = c.sms or mgpu.device().sm_count
   assert(type(sms) == "number" and sms == math.floor(sms) and sms >= c.cluster, "sms must be a whole number, at least the cluster size")
+  assert(c.sk == 0 or c.sk == 1 or c.sk == "auto", "sk must be 0, 1 or auto")
+  local sk_allowed = c.sched == "static" and side == 0 and not c.tile_of
+  assert(c.sk ~= 1 or sk_allowed, "sk=1 needs sched=static and no side blocks or tile_of")
+  local sk = c.sk == 1 or (c.sk == "auto" and sk_allowed)   -- (auto: the shape decides, in the body)
+  -- stream-K's workspace: a partial f32 tile per block and warpgroup, and a semaphore for each
+  local pmax = math.floor(sms / c.cluster)
+  local sk_scratch = sk and { mgpu.GMEM({ pmax, c.cluster, 2, tm, tn }, "f32"),
+                              mgpu.SemaphoreType.REGULAR({ pmax, c.cluster, 2 }) } or {}
+
+  local scratch = { mgpu.SMEM({ 2, nslot, tm, epi }, c.dtype, { transforms = oxf }) }
+  for _, list in ipairs({ c.scratch or {}, sk_scratch }) do
+    for _, x in ipairs(list) do scratch[#scratch + 1] = x end
+  end
 
   return mgpu.kernel{
     name = "matmul",
@@ -115,13 +135,17 @@ function lib.build(cfg)
     grid_names = { "sm" }, cluster = { c.cluster }, cluster_names = { "c" },
     -- nobar=1: no automatic warpgroup barriers (the SMEM traffic here is ordered by
     -- wait_smem_to_gmem, commit_smem and wgmma_wait, which synchronise the warpgroup themselves)
-    compiler_params = mgpu.CompilerParams{ unsafe_no_auto_barriers = c.nobar == 1 },
+    -- profile=DIR: the in-kernel profiler's trace of the named scopes below, written to DIR
+    compiler_params = mgpu.CompilerParams{ unsafe_no_auto_barriers = c.nobar == 1,
+                                           profile_space = c.profile and 64 or nil, profile_dir = c.profile },
     num_threads = 3, thread_name = "wg",
-    scratch_shapes = { mgpu.SMEM({ 2, nslot, tm, epi }, c.dtype, { transforms = oxf }), compat_unpack(c.scratch or {}) },
+    scratch_shapes = scratch,
     -- sched=dynamic takes a third input: the work counter (i32[2], zero; left zero)
     body = function(a, b, ...)
       local rest = { ... }
       local counter = dynamic and table.remove(rest, 1) or nil
+      local sems = sk and table.remove(rest) or nil
+      local ws = sk and table.remove(rest) or nil
       local out, out_smem = rest[1], rest[2]
       local ext = { select(3, compat_unpack(rest)) }      -- the hooks' scratch, and the operands
       ext.a, ext.b = a, b
@@ -140,7 +164,31 @@ function lib.build(cfg)
       local cidx = mgpu.axis_index("c")
       local wg = mgpu.axis_index("wg")
 
-      local function pipe_for(mi, ni, state, offset)
+      -- stream-K (sk=1): the K steps of the last round's tiles, when they do not fill it, are split
+      -- evenly over all the blocks (in cluster units).  A block's share spans at most two tiles: the
+      -- higher one's first steps, whose partial sum it leaves in the workspace with a semaphore
+      -- signal, and the lower one's last steps, whose owner it is: it adds the partials of the blocks
+      -- before it (which left them first) and stores the tile.
+      local P = math.max(1, math.floor(math.min(sms, m_iters * n_iters) / c.cluster))   -- the grid
+      local T = pm * pn
+      local q, r = math.floor(T / P), T % P
+      local U = r * k_iters                               -- the stream-K steps, dealt as block ranges
+      local stream_k = sk and r > 0
+      if stream_k and c.sk == "auto" then
+        -- it saves k_iters - U / P steps on the critical path, and costs the exchange of partial f32
+        -- tiles, which every block does at once through L2: about 6 steps to leave a partial and 6
+        -- per partial taken (in-kernel profile, bench/RESULTS.md run 82); taken with a margin of 1.5,
+        -- so it runs at 8192³ and not at 4096³, 4096x8192x4096 or 2304x6144x1500 (measured there)
+        local per_block = U / P
+        stream_k = k_iters - per_block > 1.5 * (6 + 6 * k_iters / per_block)
+      end
+      assert(not stream_k or P * U < 2 ^ 31, "matmul: sk=1 with too many K steps for 32-bit step indices")
+      local function sk_start(p) return (p * U) / P end   -- block p's first step (traced integers)
+      local bidx = mgpu.axis_index("sm")
+
+      -- the pipeline of one tile (mi, ni), over K steps [k0, k0 + nk) (all of them by default); skx
+      -- (stream-K) says whether the tile's sum is partial and from which step its owner holds it
+      local function pipe_for(mi, ni, state, offset, k0, nk, skx)
         local function mma(_, a_smem, b_smem, acc)
           local a_part = c.wg_dim == "M" and a_smem:at(mgpu.ds(wg * tm, tm), mgpu.all) or a_smem
           local b_part = c.wg_dim == "N" and b_smem:at(mgpu.all, mgpu.ds(wg * tn, tn)) or b_smem
@@ -152,47 +200,74 @@ function lib.build(cfg)
           mgpu.wgmma_wait(delay * (tn / mma_n))
           return acc
         end
+        local function chunk(x, j) return epi < tn and x:at(mgpu.all, mgpu.ds(j * epi, epi)) or x end
+        local function store_tile(acc)   -- the epilogue: registers -> SMEM slot -> TMA store, chunk by chunk
+          local r0 = mi * cta_m + (c.wg_dim == "M" and wg * tm or 0)
+          local c0 = ni * cta_n + (c.wg_dim == "N" and wg * tn or 0)
+          for j = 0, tn / epi - 1 do   -- column chunks, through the warpgroup's slots in turn
+            local tile = chunk(acc, j):load()
+            if c.epilogue then tile = c.epilogue(tile) end
+            tile = tile:astype(c.dtype)
+            mgpu.wait_smem_to_gmem(nslot - 1, { wait_read_only = true })   -- the store that used the slot has read it
+            local slot = out_smem:at(wg, j % nslot)
+            slot:store(tile)
+            mgpu.commit_smem()
+            mgpu.copy_smem_to_gmem(slot, out:at(mgpu.ds(r0, tm), mgpu.ds(c0 + j * epi, epi)))
+          end
+        end
+        local function add_partials(acc)   -- the partial sums of the blocks before this one, into acc
+          mgpu.while_loop(function(p) return mgpu.lt(skx.tstart, sk_start(p + 1)) end, function(p)
+            mgpu.when(mgpu.lt(sk_start(p), sk_start(p + 1)), function()
+              mgpu.named_scope("wait", mgpu.semaphore_wait, sems:at(p, cidx, wg), 1)
+              for j = 0, tn / epi - 1 do
+                local part = chunk(ws:at(p, cidx, wg), j):load{ layout = mgpu.Layout.WGMMA }
+                chunk(acc, j):store(chunk(acc, j):load() + part)
+              end
+            end)
+            return p - 1
+          end, bidx - 1)
+        end
         local function epilogue(run)
           mgpu.run_scoped(function(acc)
-            run(acc)
-            local r0 = mi * cta_m + (c.wg_dim == "M" and wg * tm or 0)
-            local c0 = ni * cta_n + (c.wg_dim == "N" and wg * tn or 0)
-            for j = 0, tn / epi - 1 do   -- column chunks, through the warpgroup's slots in turn
-              local tile = (epi < tn and acc:at(mgpu.all, mgpu.ds(j * epi, epi)) or acc):load()
-              if c.epilogue then tile = c.epilogue(tile) end
-              tile = tile:astype(c.dtype)
-              mgpu.wait_smem_to_gmem(nslot - 1, { wait_read_only = true })   -- the store that used the slot has read it
-              local slot = out_smem:at(wg, j % nslot)
-              slot:store(tile)
-              mgpu.commit_smem()
-              mgpu.copy_smem_to_gmem(slot, out:at(mgpu.ds(r0, tm), mgpu.ds(c0 + j * epi, epi)))
-            end
+            mgpu.named_scope("mainloop", run, acc)
+            if not skx then return mgpu.named_scope("epilogue", store_tile, acc) end
+            mgpu.cond(skx.partial, function() mgpu.named_scope("partial", function()   -- leave the partial sum for the owner
+              for j = 0, tn / epi - 1 do chunk(ws:at(bidx, cidx, wg), j):store(chunk(acc, j):load()) end
+              mgpu.semaphore_signal(sems:at(bidx, cidx, wg), 1)
+            end) end, function()
+              mgpu.when(mgpu.lt(0, skx.k0), function() mgpu.named_scope("fixup", add_partials, acc) end)
+              mgpu.named_scope("epilogue", store_tile, acc)
+            end)
           end, mgpu.ACC({ tm, tn }, "f32"))
         end
+        local function kof(k) return k0 and k0 + k or k end
         return mgpu.emit_pipeline_warp_specialized(mma, {
-          grid = { k_iters }, memory_registers = 40, num_compute_wgs = 2, wg_axis = "wg",
+          grid = { nk or k_iters }, memory_registers = 40, num_compute_wgs = 2, wg_axis = "wg",
           max_concurrent_steps = depth, compute_context = epilogue, pipeline_state = state, step_offset = offset,
           memory_warps = c.mwarps,
           in_specs = {
-            mgpu.BlockSpec{ { cta_m, tk }, function(k) return mi, k end, transforms = xf, delay_release = delay,
+            mgpu.BlockSpec{ { cta_m, tk }, function(k) return mi, kof(k) end, transforms = xf, delay_release = delay,
                             collective_axes = (cn == 2 and c.mcast ~= 0) and "c" or nil },
-            mgpu.BlockSpec{ { tk, cta_n }, function(k) return k, ni end, transforms = xf, delay_release = delay,
+            mgpu.BlockSpec{ { tk, cta_n }, function(k) return kof(k), ni end, transforms = xf, delay_release = delay,
                             collective_axes = (cm == 2 and c.mcast ~= 0) and "c" or nil },
           },
         })
       end
 
       -- one allocation for every tile's pipeline (no state without k steps to share it)
-      local shared = k_iters >= depth
-      local proto = pipe_for(0, 0, shared and mgpu.PipelineState.START or nil)
+      local shared = k_iters >= depth or stream_k
+      local proto = pipe_for(0, 0, shared and mgpu.PipelineState.START or nil, stream_k and 0 or nil)
       mgpu.run_scoped({ p = proto:get_allocations(a, b) }, function(s)
+        local function tile_mn(lin)   -- the block's tile of linear (planar-snake) index lin
+          local lm, ln = mgpu.planar_snake(lin, { pm, pn }, 1, c.snake)
+          return lm * cm + (cm == 2 and cidx or 0), ln * cn + (cn == 2 and cidx or 0)
+        end
         local function tile(info)
           local mi, ni
           if c.tile_of then
             mi, ni = c.tile_of(info.index[1], ext)
           else
-            local lm, ln = mgpu.planar_snake(info.index[1], { pm, pn }, 1, c.snake)
-            mi, ni = lm * cm + (cm == 2 and cidx or 0), ln * cn + (cn == 2 and cidx or 0)
+            mi, ni = tile_mn(info.index[1])
           end
           if c.before_tile then c.before_tile(mi, ni, wg, ext) end
           local state, offset
@@ -205,7 +280,26 @@ function lib.build(cfg)
           end
           pipe_for(mi, ni, state, offset)(a, b, { allocations = s.p })
         end
-        if dynamic then
+        if stream_k then
+          -- items: the block's stream-K pieces (the higher tile's first), then its q whole tiles
+          local s0, e0 = sk_start(bidx), sk_start(bidx + 1)
+          local th, tl = (e0 - 1) / k_iters, s0 / k_iters   -- (th is used only when e0 > s0)
+          local nseg = mgpu.select(mgpu.lt(s0, e0), th - tl + 1, 0)
+          local items = nseg + q
+          mgpu.fori(0, items, function(i, done)
+            local in_sk = mgpu.lt(i, nseg)
+            local t = mgpu.select(mgpu.eq(i, 0), th, tl)
+            local tstart = t * k_iters
+            local k0 = mgpu.select(in_sk, mgpu.max(s0, tstart) - tstart, 0)
+            local k1 = mgpu.select(in_sk, mgpu.min(e0, tstart + k_iters) - tstart, k_iters)
+            local mi, ni = tile_mn(mgpu.select(in_sk, q * P + t, bidx + (i - nseg) * P))
+            local state = mgpu.select(mgpu.eq(i, 0), mgpu.PipelineState.START, mgpu.PipelineState.STEADY)
+                        + mgpu.select(mgpu.eq(i, items - 1), mgpu.PipelineState.STOP, 0)
+            local skx = { partial = mgpu.lt(k1, k_iters), k0 = k0, tstart = tstart }
+            pipe_for(mi, ni, state, done, k0, k1 - k0, skx)(a, b, { allocations = s.p })
+            return done + (k1 - k0)
+          end, 0)
+        elseif dynamic then
           mgpu.dynamic_scheduling_loop("sm", { counter = counter, grid = { pm * pn }, thread_axis = "wg" }, tile)
         elseif side > 0 then     -- the tiles go round the blocks after the side blocks
           local w, nw = mgpu.program_id(0) - side, mgpu.num_programs(0) - side

@@ -21,7 +21,21 @@ local fail = compat.fail
 
 --- Memory spaces for BlockSpec.memory_space: mgpu.GMEM, or mgpu.SMEM (the
 --- same function that allocates SMEM scratch, as in Pallas).
-M.GMEM = setmetatable({}, { __tostring = function() return "mgpu.GMEM" end })
+--- Called, mgpu.GMEM(shape, dtype) is GMEM scratch for scratch_shapes: an
+--- array the kernel keeps between launches (zero at the first, then what the
+--- last launch left), for workspaces such as a matmul's partial tiles.
+local Scratch = { __hidden = true }
+Scratch.__index = Scratch
+Scratch.__alloc = function(spec) return require("mgpu.distributed").take_hidden(spec, "GMEM_SCRATCH_IN_RUN_SCOPED") end
+M.GMEM = setmetatable({}, {
+  __tostring = function() return "mgpu.GMEM" end,
+  __call = function(_, shape, dtype)
+    dtype = dtype or "f32"
+    if type(dtype) ~= "string" or not require("mgpu.context").core.dtype_size(dtype) or dtype == "pred" then
+      fail("UNKNOWN_DTYPE", "GMEM", tostring(dtype))
+    end
+    return setmetatable({ shape = compat.shape(shape, "GMEM shape"), dtype = dtype, where = compat.where() }, Scratch)
+  end })
 local function space_of(x)
   if x == nil or x == "SMEM" or x == require("mgpu.smem").SMEM then return "SMEM" end
   if x == M.GMEM or x == "GMEM" then return "GMEM" end

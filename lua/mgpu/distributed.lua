@@ -141,18 +141,20 @@ end
 
 -- -- Semaphores -----------------------------------------------------------------------
 
-local Sem = {}     -- a SemaphoreType.REGULAR scratch spec
+local Sem = { __hidden = true }     -- a SemaphoreType.REGULAR scratch spec
 Sem.__index = Sem
-Sem.__alloc = function(spec)   -- the parameter made for it before tracing, in allocation order
-  local t = trace.tr()
-  local q = t.sem_queue
-  if not q or #q == 0 then
-    fail("SEMAPHORE_IN_RUN_SCOPED")
-  end
+
+--- The ref of a hidden GMEM scratch spec (a semaphore or mgpu.GMEM scratch):
+--- the parameter kernel.lua made for it before tracing, in allocation order.
+--- Outside scratch_shapes (in run_scoped) fails with `code`.
+function M.take_hidden(spec, code)
+  local q = trace.tr().hidden_queue
+  if not q or #q == 0 then fail(code) end
   local ref = table.remove(q, 1)
   assert(ref.spec == spec)   -- an internal check: parameters are made in allocation order
   return ref.ref
 end
+Sem.__alloc = function(spec) return M.take_hidden(spec, "SEMAPHORE_IN_RUN_SCOPED") end
 
 local function sem_spec(shape)
   shape = shape == nil and {} or shape
@@ -166,7 +168,7 @@ end
 M.SemaphoreType = setmetatable({}, { __index = function(_, k)
   if k == "REGULAR" then
     return setmetatable({ shape = {}, where = "?" }, {
-      __index = Sem, __alloc = Sem.__alloc,
+      __index = Sem, __alloc = Sem.__alloc, __hidden = true,
       __call = function(_, shape) return sem_spec(shape) end })
   end
   if k == "BARRIER" then fail("SEMAPHORE_BARRIER") end
@@ -232,17 +234,18 @@ end
 
 -- -- Kernel set-up (kernel.lua) ------------------------------------------------------------
 
---- The semaphore specs of a kernel's scratch, in allocation order (the order
---- smem.alloc / alloc_tree visit them).
-function M.sem_specs(scratch, named)
+--- The hidden GMEM scratch specs of a kernel (semaphores and mgpu.GMEM
+--- scratch), in allocation order (the order smem.alloc / alloc_tree visit them).
+function M.hidden_specs(scratch, named)
   local out = {}
+  local function hidden(v) local mt = getmetatable(v); return type(mt) == "table" and mt.__hidden == true end
   local function walk(v)
-    if M.is_sem_spec(v) then out[#out + 1] = v
+    if hidden(v) then out[#out + 1] = v
     elseif type(v) == "table" and getmetatable(v) == nil then
       for _, k in ipairs(smem.tree_keys(v)) do walk(v[k]) end
     end
   end
-  if named then walk(scratch) else for i = 1, #scratch do if M.is_sem_spec(scratch[i]) then out[#out + 1] = scratch[i] end end end
+  if named then walk(scratch) else for i = 1, #scratch do if hidden(scratch[i]) then out[#out + 1] = scratch[i] end end end
   return out
 end
 

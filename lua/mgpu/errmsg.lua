@@ -342,6 +342,7 @@ return {
   MULTIMEM_STORE_NOT_REF = "multimem_store: the second argument must be a GMEM ref (a symmetric array)",
   MULTIMEM_LOAD_NOT_REF = "multimem_load_reduce: the first argument must be a GMEM ref (a symmetric array)",
   MULTIMEM_REDUCTION = "multimem_load_reduce: the reduction must be add, min or max, got %s",
+  GMEM_SCRATCH_IN_RUN_SCOPED = "mgpu.GMEM(shape, dtype) scratch goes in the kernel's scratch_shapes (not in run_scoped)",
   SEMAPHORE_IN_RUN_SCOPED = "SemaphoreType.REGULAR: semaphores go in the kernel's scratch_shapes (not in run_scoped)",
   SEMAPHORE_BARRIER = "SemaphoreType.BARRIER: use mgpu.Barrier for barriers inside a block",
   SEMAPHORE_TYPE_UNKNOWN = "SemaphoreType.%s does not exist (REGULAR)",

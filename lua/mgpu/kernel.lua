@@ -368,18 +368,21 @@ local function trace_kernel(k, args, grid, outs)
   for i = 1, #outs do refs[#refs + 1] = trace.wrap(t, core.param(b, "out", outs[i].dtype, outs[i].shape)) end
   local prof
   if k.params.profile_space then   -- the profiler's hidden output, after the kernel's own
-    prof = { shape = profile.buffer_shape(grid, k.num_threads * k.params.profile_warps, k.params.profile_space),
+    local per_block = k.num_threads * k.params.profile_warps
+    for _, n in ipairs(k.cluster or {}) do per_block = per_block * n end   -- a trace per block of each cluster
+    prof = { shape = profile.buffer_shape(grid, per_block, k.params.profile_space),
              names = {}, ids = {}, dir = k.params.profile_dir, nwg = k.num_threads, warps = k.params.profile_warps }
     prof.ref = trace.wrap(t, core.param(b, "out", "u32", prof.shape))
     t.profile = prof
   end
   local ndev = distributed.job_count()
   if ndev then t.peers = trace.wrap(t, core.param(b, "in", "i64", { 3 + ndev })) end   -- the peer table (hidden)
-  local sems = {}
-  t.sem_queue = {}
-  for i, s in ipairs(distributed.sem_specs(k.scratch, k.scratch_named)) do   -- semaphores: hidden symmetric i32 arrays
-    t.sem_queue[i] = { spec = s, ref = trace.wrap(t, core.param(b, "out", "i32", s.shape)) }
-    sems[i] = s.shape
+  local hidden = {}    -- semaphores (symmetric i32, kept zero) and GMEM scratch: hidden arrays kept per kernel
+  t.hidden_queue = {}
+  for i, s in ipairs(distributed.hidden_specs(k.scratch, k.scratch_named)) do
+    local dt = s.dtype or "i32"
+    t.hidden_queue[i] = { spec = s, ref = trace.wrap(t, core.param(b, "out", dt, s.shape)) }
+    hidden[i] = { shape = s.shape, dtype = dt, sem = distributed.is_sem_spec(s) }
   end
   local saved = trace.current
   trace.current = t
@@ -411,7 +414,7 @@ local function trace_kernel(k, args, grid, outs)
   end
   if prof then prof.ref = nil end
   return { kernel = kern, trace_ms = (os.clock() - t0) * 1000 - core.resources(kern).compile_ms,
-           passes_ms = core.resources(kern).compile_ms, profile = prof, peers = ndev ~= nil, sems = sems }
+           passes_ms = core.resources(kern).compile_ms, profile = prof, peers = ndev ~= nil, hidden = hidden }
 end
 
 -- -- Calling ------------------------------------------------------------------
@@ -627,11 +630,14 @@ local function launch(self, entry, args, results)
     bufs[#bufs + 1] = pbuf.buf
   end
   if entry.peers then bufs[#bufs + 1] = distributed.table_buffer() end
-  if #entry.sems > 0 and not entry.sem_arrays then   -- made at the first launch (collective), kept zero by the kernel
-    entry.sem_arrays = {}
-    for i, shape in ipairs(entry.sems) do entry.sem_arrays[i] = array.symmetric(shape, "i32") end
+  if #entry.hidden > 0 and not entry.hidden_arrays then   -- made at the first launch (collective), then kept
+    entry.hidden_arrays, entry.sem_arrays = {}, {}
+    for i, h in ipairs(entry.hidden) do
+      entry.hidden_arrays[i] = h.sem and array.symmetric(h.shape, "i32") or array.zeros(h.shape, h.dtype)
+      if h.sem then entry.sem_arrays[#entry.sem_arrays + 1] = entry.hidden_arrays[i] end
+    end
   end
-  for _, a in ipairs(entry.sem_arrays or {}) do bufs[#bufs + 1] = a.buf end
+  for _, a in ipairs(entry.hidden_arrays or {}) do bufs[#bufs + 1] = a.buf end
   -- compile errors name the op's line; run-time errors (the interpreter's
   -- races, deadlocks) are raised at the call, naming the ops' lines inside
   if not entry.compiled then

@@ -243,7 +243,10 @@ end
 --- step_offset (an mgpu extension, with pipeline_state): the steps the
 --- earlier pipelines sharing the allocations ran, so that slots keep
 --- rotating across them and the next tile's first fetch never waits on
---- the slot its predecessor released last.
+--- the slot its predecessor released last.  With it, each pipeline's
+--- step_offset must be the sum of the steps of those before it (the first
+--- one's 0), and the grid may be traced or shorter than
+--- max_concurrent_steps (a stream-K matmul's partial tiles).
 --- memory_warps (an mgpu extension): 4 (the default) runs the memory
 --- warpgroup's load loop on all its warps, 1 on its first warp only
 --- (mgpu.single_warp), as CUTLASS's and cuBLAS's producers run.
@@ -251,7 +254,9 @@ function M.emit_pipeline_warp_specialized(body, opts)
   opts = opts or {}
   local what = "emit_pipeline_warp_specialized"
   local p = setmetatable(common(body, opts, what, known_ws), WS)
-  p.depth = depth_of(p, int_opt(opts.max_concurrent_steps, 2, what .. ": max_concurrent_steps", 1))
+  -- (a chained pipeline's slots serve the whole chain: its depth is not clamped to its own steps)
+  local requested = int_opt(opts.max_concurrent_steps, 2, what .. ": max_concurrent_steps", 1)
+  p.depth = opts.step_offset ~= nil and requested or depth_of(p, requested)
   if opts.memory_registers == nil then fail("MEMORY_REGISTERS_REQUIRED", what) end
   p.memory_registers = compat.int(opts.memory_registers, what .. ": memory_registers")
   if p.memory_registers < 24 or p.memory_registers > 256 or p.memory_registers % 8 ~= 0 then
@@ -297,12 +302,17 @@ function M.emit_pipeline_warp_specialized(body, opts)
     elseif not trace.is_value(st) then
       fail("PIPELINE_STATE_BAD", what)
     end
-    if type(p.nsteps) ~= "number" then fail("PIPELINE_STATE_DYNAMIC_GRID", what) end
-    if p.nsteps < p.depth then
-      fail("PIPELINE_STATE_SHORT_GRID", what, p.depth, p.nsteps)
+    -- with step_offset the slots' waits follow the steps of the whole chain, so a
+    -- pipeline may be short or run a traced number of steps
+    if opts.step_offset == nil then
+      if type(p.nsteps) ~= "number" then fail("PIPELINE_STATE_DYNAMIC_GRID", what) end
+      if p.nsteps < p.depth then
+        fail("PIPELINE_STATE_SHORT_GRID", what, p.depth, p.nsteps)
+      end
     end
   end
   p.state = st
+  p.chained = opts.step_offset ~= nil
   p.offset = opts.step_offset or 0
   if opts.step_offset ~= nil and st == nil then fail("STEP_OFFSET_ALONE", what) end
   if type(p.offset) == "number" then p.offset = compat.int(p.offset, what .. ": step_offset")
@@ -361,8 +371,14 @@ function WS:memory(ins, a)
   wgmma.set_max_registers(self.memory_registers, { action = "decrease" })
   local function consumed(i) return a.consumed[self.manual_consumed and i or 1] end
   local function ready(i) return a.ready[self.manual_ready and i or 1] end
+  -- the slot of step had an earlier use (in this pipeline, or in the chain before it)
+  local chained = self.chained
+  local function used_before(step)
+    if chained then return L.lt(depth - 1, L.add(self.offset, step)) end
+    return L.either(L.lt(depth - 1, step), not_start)
+  end
   local function wait_slot(c, slot, step)     -- the slot's previous use is over
-    ops.when(L.either(L.lt(depth - 1, step), not_start), function() barrier.barrier_wait(c:at(slot)) end)
+    ops.when(used_before(step), function() barrier.barrier_wait(c:at(slot)) end)
   end
   local function loads()
     L.fori(0, nsteps, { s = self:slot(0) }, function(step, carry)
@@ -375,8 +391,9 @@ function WS:memory(ins, a)
       end
       return { s = self:slot_add(slot, 1) }
     end, self.what)
-    local function drain()   -- wait out the last uses so every completion is awaited
-      L.fori(L.max(L.sub(nsteps, depth), 0), nsteps, {}, function(step, carry)
+    local function drain()   -- wait out the last uses (of the chain) so every completion is awaited
+      local from = chained and L.max(L.sub(nsteps, depth), L.sub(0, self.offset)) or L.max(L.sub(nsteps, depth), 0)
+      L.fori(from, nsteps, {}, function(step, carry)
         for i = 1, #a.consumed do barrier.barrier_wait(a.consumed[i]:at(self:slot(step))) end
         return carry
       end, self.what)
