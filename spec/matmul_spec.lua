@@ -1,6 +1,7 @@
 -- examples/matmul.lua loaded with --lib: operands it cannot take are errors
 -- naming the sizes, and the default configuration builds for any K (a
--- single K step keeps no wgmma group in flight).
+-- single K step keeps no wgmma group in flight); stream-K (sk=1) computes
+-- the whole product however the last round's K steps fall on the blocks.
 local mgpu = require "mgpu"
 local lib = loadfile("examples/matmul.lua")("--lib")
 local err_of = dofile("spec/support/util.lua").err_of
@@ -23,5 +24,34 @@ describe("examples/matmul.lua", function()
     local c = lib.build{ dtype = "f16" }(a, b)
     local H = mgpu.host
     assert.is_true(H.relerr(H.from(c), H.matmul(H.from(a), H.from(b))) < 1e-2)
+  end)
+
+  -- (M, N, K, options, what the blocks' stream-K ranges look like)
+  local sk_cases = {
+    { 256, 768, 256, { sms = 4 }, "clusters of two, one tile split between two blocks" },
+    { 256, 1024, 256, { sms = 6 }, "three blocks in one tile (a middle range, a partial inside the tile)" },
+    { 200, 1024, 312, { sms = 3, cluster = 1, mwarps = 1 },
+      "two split tiles, a block owning one and starting the next; edge tiles, a K tile past the end" },
+    { 256, 768, 64, { sms = 5, cluster = 1 }, "one K step: empty ranges, shorter than the pipeline's depth" },
+  }
+  for _, case in ipairs(sk_cases) do
+    local M, N, K, opts, what = case[1], case[2], case[3], case[4], case[5]
+    it(string.format("sk=1 at %dx%dx%d: %s", M, N, K, what), function()
+      local cfg = { sk = 1 }
+      for k, v in pairs(opts) do cfg[k] = v end
+      local H = mgpu.host
+      local a, b = mgpu.random.normal({ M, K }, "bf16"), mgpu.random.normal({ K, N }, "bf16")
+      local k = lib.build(cfg)
+      for _ = 1, what == sk_cases[1][5] and 2 or 1 do   -- (the workspace and semaphores serve the next launch)
+        local c = mgpu.full({ M, N }, 0 / 0, "bf16")
+        k:call_into(c, a, b)
+        assert.is_true(H.relerr(H.from(c), H.matmul(H.from(a), H.from(b))) < 1e-2)
+      end
+    end)
+  end
+
+  it("refuses sk=1 with dynamic scheduling, and an unknown sk", function()
+    assert.matches("sk=1 needs sched=static", select(2, pcall(lib.build, { sk = 1, sched = "dynamic" })))
+    assert.matches("sk must be 0, 1 or auto", select(2, pcall(lib.build, { sk = 3 })))
   end)
 end)

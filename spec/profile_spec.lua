@@ -164,6 +164,24 @@ describe("profiler", function()
     assert.are.equal(0, first)
   end)
 
+  it("keeps a trace for every block of a cluster", function()
+    local k = mgpu.kernel{
+      name = "clustered", num_threads = 1, thread_name = "wg", grid = { 2 }, grid_names = { "x" },
+      cluster = { 2 }, cluster_names = { "c" }, interpret = true,
+      out_shape = mgpu.shape({ 4, 128 }, "f32"),
+      compiler_params = mgpu.CompilerParams{ profile_space = 4, profile_dir = dir },
+      body = function(x, o)
+        local blk = mgpu.program_id(0) * 2 + mgpu.axis_index("c")
+        mgpu.named_scope("copy", function() o:at(blk):store(x:at(blk):load()) end)
+      end,
+    }
+    local x = mgpu.random.uniform({ 4, 128 }, "f32", 1)
+    assert.are.equal(x:get(4, 5), k(x):get(4, 5))
+    assert.are.equal(0, profile.last.dropped)
+    assert.are.equal(8, profile.last.events)    -- 2 clusters x 2 blocks x begin/end
+    check_structure(json_decode(read(profile.last.path)), 4)
+  end)
+
   it("writes a trace per warp with profile_trace_scope = \"warp\" (interpreter: the warps share their warpgroup's clock)", function()
     local x = mgpu.random.uniform({ 2, 2, 128 }, "f32", 1)
     local y = scoped_kernel(8, 2, "warp")(x)
