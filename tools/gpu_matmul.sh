@@ -12,7 +12,7 @@ t $m examples/matmul.lua 4096 4096 4096
 t $m examples/matmul.lua 4096 8192 4096
 t $m examples/matmul.lua 8192 8192 8192
 t $m examples/matmul.lua 4096 8192 4096 f16
-for cfg in "wg_dim=N" "snake=4" "snake=16" "cluster=2" "cluster=2 wg_dim=N" "delay=1" "tile_k=32 depth=6" \
+for cfg in "wg_dim=N tile_n=128" "snake=4" "snake=16" "cluster=2" "cluster=2 wg_dim=N tile_n=128" "delay=1" "tile_k=32 depth=6" \
            "mwarps=1" "nobar=1" "mwarps=1 sms=66"; do
   t $m examples/matmul.lua 4096 8192 4096 bf16 $cfg
 done
