@@ -377,6 +377,30 @@ add("views-nested-squeezed", function(mgpu)
   return compare(mgpu, k(x), round(mgpu, ref, "bf16")), 0
 end)
 
+-- Views taken by a traced integer index past the array's end: the whole view is outside, so loads
+-- read zeros and stores write nothing (the lowering's branch around the access); in the plain
+-- layout and in the wgmma fragment's (tiled) one.
+add("views-traced-index-past-end", function(mgpu)
+  local k = mgpu.kernel{
+    name = "past_end", grid = { 6 },
+    out_shape = { mgpu.shape({ 4, 128 }, "f32"), mgpu.shape({ 6, 128 }, "f32"), mgpu.shape({ 4, 64, 8 }, "f32") },
+    body = function(x, w, o, o2, ow)
+      local i = mgpu.program_id(0)
+      local v = x:at(i):load()                       -- rows 4 and 5 do not exist: zeros
+      o:at(i):store(v * 2.0)                         -- blocks 4 and 5 write nothing
+      o2:at(i):store(v + 1.0)
+      ow:at(i):store(w:at(i):load{ layout = mgpu.Layout.WGMMA } * 3.0)
+    end,
+  }
+  local x, w = mgpu.random.normal({ 4, 128 }, "f32"), mgpu.random.normal({ 4, 64, 8 }, "f32")
+  local o, o2, ow = k(x, w)
+  local xt, wt, r1, r2, r3 = x:to_table(), w:to_table(), {}, {}, {}
+  for i = 1, 4 * 128 do r1[i] = 2 * xt[i]; r2[i] = xt[i] + 1 end
+  for i = 4 * 128 + 1, 6 * 128 do r2[i] = 1 end
+  for i = 1, 4 * 64 * 8 do r3[i] = 3 * wt[i] end
+  return math.max(compare(mgpu, o, r1), compare(mgpu, o2, r2), compare(mgpu, ow, r3)), 1e-6
+end)
+
 -- -- Control flow, grids and warpgroups --------------------------------------------------------
 
 add("fori-carry-arrays", function(mgpu)

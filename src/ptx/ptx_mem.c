@@ -185,6 +185,17 @@ static preg inside(pe *e, const access *a) {
   return all;
 }
 
+/* Whether the view is inside its parameter or wholly outside: every dim
+** it may leave is one it takes a single index of, so one index out of range
+** puts every element out (a view of refs indexed by traced integers). */
+static bool whole_or_none(const access *a) {
+  for (int d = 0; d < a->prank; d++) {
+    if (!a->oob[d]) continue;
+    for (int i = 0; i < a->t->rank; i++) if (a->r->dim[i] == d && a->t->shape[i] > 1) return false;
+  }
+  return true;
+}
+
 /* -- Memory instructions ------------------------------------------------------------------ */
 
 /* Move w consecutive elements between [addr+imm] in `space` ("global",
@@ -435,6 +446,22 @@ static void access_op(pe *e, uint32_t refv, uint32_t valv, bool store) {
   preg reg = pe_vreg(e, valv);
   bool splat = store && vt->kind == MGPU_VALUE_SCALAR;
   preg inb = a.maybe_oob && !a.static_oob ? inside(e, &a) : 0;
+  if (inb && ir_vtype(e->k, refv)->rank > 0 && whole_or_none(&a)) {
+    /* outside, the view has no element to move: a load reads zeros, a store writes nothing */
+    uint32_t l_in = pe_label(e), l_done = pe_label(e);
+    pe_pins(e, inb, false, "bra.uni", 1, LBL(l_in));
+    if (!store) pe_zero(e, a.dtype, reg, (int)pe_nregs(e, valv));
+    pe_ins(e, "bra.uni", 1, LBL(l_done));
+    pe_label_here(e, l_in);
+    if (a.tiled) tiled_access(e, &a, store, reg, false);
+    else {
+      preg lanev = pe_reg(e, PR_R);
+      pe_ins(e, "mul.lo.u32", 3, R(lanev), R(e->lane), I(a.vec));
+      fast_path(e, &a, store, reg, splat, lanev);
+    }
+    pe_label_here(e, l_done);
+    return;
+  }
 
   if (ir_vtype(e->k, refv)->rank == 0) {   /* one element, seen by every thread */
     preg p = inb;
