@@ -164,7 +164,7 @@ function lib.build(cfg)
       local cidx = mgpu.axis_index("c")
       local wg = mgpu.axis_index("wg")
 
-      -- stream-K (sk=1): the K steps of the last round's tiles, when they do not fill it, are split
+      -- stream-K (sk=1, or sk=auto where it pays): the K steps of the last round's tiles, when they do not fill it, are split
       -- evenly over all the blocks (in cluster units).  A block's share spans at most two tiles: the
       -- higher one's first steps, whose partial sum it leaves in the workspace with a semaphore
       -- signal, and the lower one's last steps, whose owner it is: it adds the partials of the blocks
@@ -176,8 +176,8 @@ function lib.build(cfg)
       local stream_k = sk and r > 0
       if stream_k and c.sk == "auto" then
         -- it saves k_iters - U / P steps on the critical path, and costs the exchange of partial f32
-        -- tiles, which every block does at once through L2: about 6 steps to leave a partial and 6
-        -- per partial taken (in-kernel profile, bench/RESULTS.md run 82); taken with a margin of 1.5,
+        -- tiles: about 6 steps to leave a partial and 6 per partial taken (in-kernel profile,
+        -- bench/RESULTS.md run 82, where why they take that long is open); taken with a margin of 1.5,
         -- so it runs at 8192³ and not at 4096³, 4096x8192x4096 or 2304x6144x1500 (measured there)
         local per_block = U / P
         stream_k = k_iters - per_block > 1.5 * (6 + 6 * k_iters / per_block)
