@@ -243,6 +243,44 @@ describe("emit_pipeline_warp_specialized", function()
     assert.is_true(maxdiff(k(x):to_table(), want) < 1e-4)
   end)
 
+  it("chains pipelines shorter than their depth, with traced step counts, through step_offset", function()
+    -- step counts 1, 2 and 3 (traced) over a depth of 3: the slots rotate across the chain
+    local counts = { 1, 2, 3 }
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 3, 64, 64 }, "f32"), num_threads = 2, thread_name = "wg", grid = { 1 },
+      body = function(x, o)
+        local one = mgpu.program_id(0) + 1          -- a traced 1
+        local function pipe(t, state, first, n, offset)
+          return mgpu.emit_pipeline_warp_specialized(function(_, xs, acc) return acc + xs:load() end, {
+            grid = { n }, memory_registers = 40, num_compute_wgs = 1, wg_axis = "wg", max_concurrent_steps = 3,
+            pipeline_state = state, step_offset = offset,
+            in_specs = { mgpu.BlockSpec{ { 64, 64 }, function(s) return first + s, 0 end } },
+            compute_context = function(run) o:at(t):store(run(mgpu.broadcast(0.0, { 64, 64 }))) end,
+          })
+        end
+        local S = mgpu.PipelineState
+        mgpu.run_scoped({ p = pipe(0, S.START, 0, 1, 0):get_allocations(x) }, function(s)
+          local first = 0
+          for t, state in ipairs({ S.START, S.STEADY, S.STOP }) do
+            pipe(t - 1, state, first, one * counts[t], first)(x, { allocations = s.p })
+            first = first + counts[t]
+          end
+        end)
+      end,
+    }
+    local x = mgpu.random.normal({ 6 * 64, 64 }, "f32")
+    local xt, want, first = x:to_table(), {}, 0
+    for t = 0, 2 do
+      for i = 1, 4096 do
+        local s = 0
+        for st = 0, counts[t + 1] - 1 do s = s + xt[(first + st) * 4096 + i] end
+        want[t * 4096 + i] = s
+      end
+      first = first + counts[t + 1]
+    end
+    assert.is_true(maxdiff(k(x):to_table(), want) < 1e-4)
+  end)
+
   it("reports a deadlock when the body never releases its slots", function()
     local k = mgpu.kernel{
       out_shape = mgpu.shape({ 64, 64 }, "f32"), num_threads = 2, thread_name = "wg",
