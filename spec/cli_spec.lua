@@ -130,6 +130,22 @@ k(mgpu.zeros(256))
     os.remove(dir .. "/twice.ptx"); os.remove(dir)
   end)
 
+  it("emits the PTX of a kernel that k:lower traced before its first call", function()
+    local dir = os.tmpname() .. "_ptx"
+    local p = script([[
+local mgpu = require "mgpu"
+local k = mgpu.kernel{ name = "lowered", grid = { 1 }, out_shape = mgpu.shape({ 256 }, "f32"),
+  body = function(x, o) o:store(x:load() + 1) end }
+k:lower(mgpu.shape({ 256 }, "f32"))
+k(mgpu.zeros(256))
+]])
+    local out, code = run("--emit-ptx " .. dir .. " " .. p)
+    assert.are.equal(0, code, out)
+    local f = assert(io.open(dir .. "/lowered.ptx"))
+    f:close()
+    os.remove(dir .. "/lowered.ptx"); os.remove(dir)
+  end)
+
   it("rejects unknown options", function()
     local out, code = run("--frobnicate")
     assert.are.equal(1, code)

@@ -541,11 +541,11 @@ local function same_call(m, args, nargs)
   return true
 end
 
--- The cached entry for these arguments, traced when there is none yet
--- (`new` then true), and its cache key.
+-- The cached entry for these arguments, traced when there is none yet,
+-- and its cache key.
 local function entry_for(self, args, nargs)
   local m = self.last
-  if same_call(m, args, nargs) then return m.entry, m.outs, m.single, false, m.key end
+  if same_call(m, args, nargs) then return m.entry, m.outs, m.single, m.key end
   local ok, outs, single = pcall(resolve_out, self, args)
   if not ok then     -- an out_shape function given too few inputs fails inside: say so
     local f = type(self.out) == "function" and debug.getinfo(self.out, "u")
@@ -558,8 +558,7 @@ local function entry_for(self, args, nargs)
   local grid = resolve_grid(self, args)
   local key = signature(args, grid, outs) .. "@" .. context.epoch   -- entries belong to one default context
   local entry = self.cache[key]
-  local new = not entry
-  if new then
+  if not entry then
     entry = trace_kernel(self, args, grid, outs)
     self.cache[key] = entry
   end
@@ -568,7 +567,7 @@ local function entry_for(self, args, nargs)
         args = setmetatable({}, WEAK_VALUES) }
   for i = 1, nargs do m.args[i] = args[i] end
   self.last = m
-  return entry, outs, single, new, key
+  return entry, outs, single, key
 end
 
 -- Every argument an array (mgpu.shape values become abstract ones) of at
@@ -603,8 +602,9 @@ local function prepare(self, args, running, nargs)
       fail("KERNEL_ARG_ABSTRACT", self.name, i, args[i].dtype, compat.shape_str(args[i].shape))
     end
   end
-  local entry, outs, single, new, key = entry_for(self, args, nargs)
-  if new then
+  local entry, outs, single, key = entry_for(self, args, nargs)
+  if not entry.prepared then   -- its first call (k:lower and mgpu.show make entries without one)
+    entry.prepared = true
     local set = self.debug or env_debug
     if set then dump(self, entry, set, key) end
     if context.info().mode == "compile" then
