@@ -26,18 +26,18 @@ describe("examples/matmul.lua", function()
     assert.is_true(H.relerr(H.from(c), H.matmul(H.from(a), H.from(b))) < 1e-2)
   end)
 
-  -- (M, N, K, options, what the blocks' stream-K ranges look like)
+  -- (M, N, K, options, what the blocks' stream-K ranges look like; 64x32 tiles keep them small)
   local sk_cases = {
-    { 256, 768, 256, { sms = 4 }, "clusters of two, one tile split between two blocks" },
-    { 256, 1024, 256, { sms = 6 }, "three blocks in one tile (a middle range, a partial inside the tile)" },
-    { 200, 1024, 312, { sms = 3, cluster = 1, mwarps = 1 },
+    { 256, 192, 128, { sms = 4 }, "clusters of two, one tile split between two blocks" },
+    { 256, 256, 128, { sms = 6 }, "three blocks in one tile (a middle range, a partial inside the tile)" },
+    { 200, 256, 152, { sms = 3, cluster = 1, mwarps = 1 },
       "two split tiles, a block owning one and starting the next; edge tiles, a K tile past the end" },
-    { 256, 768, 64, { sms = 5, cluster = 1 }, "one K step: empty ranges, shorter than the pipeline's depth" },
+    { 256, 192, 32, { sms = 5, cluster = 1 }, "one K step: empty ranges, shorter than the pipeline's depth" },
   }
   for _, case in ipairs(sk_cases) do
     local M, N, K, opts, what = case[1], case[2], case[3], case[4], case[5]
     it(string.format("sk=1 at %dx%dx%d: %s", M, N, K, what), function()
-      local cfg = { sk = 1 }
+      local cfg = { sk = 1, tile_n = 64, tile_k = 32 }
       for k, v in pairs(opts) do cfg[k] = v end
       local H = mgpu.host
       local a, b = mgpu.random.normal({ M, K }, "bf16"), mgpu.random.normal({ K, N }, "bf16")
