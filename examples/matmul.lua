@@ -119,6 +119,9 @@ function lib.build(cfg)
   local sk_scratch = sk and { mgpu.GMEM({ pmax, c.cluster, 2, tm, tn }, "f32"),
                               mgpu.SemaphoreType.REGULAR({ pmax, c.cluster, 2 }) } or {}
 
+  -- the persistent grid for a number of block tiles: clusters, one block per SM
+  local function clusters(tiles) return math.max(1, math.floor(math.min(sms, tiles) / c.cluster)) end
+
   local scratch = { mgpu.SMEM({ 2, nslot, tm, epi }, c.dtype, { transforms = oxf }) }
   for _, list in ipairs({ c.scratch or {}, sk_scratch }) do
     for _, x in ipairs(list) do scratch[#scratch + 1] = x end
@@ -130,7 +133,7 @@ function lib.build(cfg)
     grid = function(a, b)
       local tiles = mgpu.cdiv(a.shape[1], cta_m) * mgpu.cdiv(b.shape[2], cta_n)
       if side > 0 then return { side + math.max(1, math.min(sms - side, tiles)) } end
-      return { math.max(1, math.floor(math.min(sms, tiles) / c.cluster)) }   -- clusters: one block per SM
+      return { clusters(tiles) }
     end,
     grid_names = { "sm" }, cluster = { c.cluster }, cluster_names = { "c" },
     -- nobar=1: no automatic warpgroup barriers (the SMEM traffic here is ordered by
@@ -169,7 +172,7 @@ function lib.build(cfg)
       -- higher one's first steps, whose partial sum it leaves in the workspace with a semaphore
       -- signal, and the lower one's last steps, whose owner it is: it adds the partials of the blocks
       -- before it (which left them first) and stores the tile.
-      local P = math.max(1, math.floor(math.min(sms, m_iters * n_iters) / c.cluster))   -- the grid
+      local P = clusters(m_iters * n_iters)   -- the grid
       local T = pm * pn
       local q, r = math.floor(T / P), T % P
       local U = r * k_iters                               -- the stream-K steps, dealt as block ranges

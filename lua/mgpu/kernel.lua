@@ -631,10 +631,9 @@ local function launch(self, entry, args, results)
   end
   if entry.peers then bufs[#bufs + 1] = distributed.table_buffer() end
   if #entry.hidden > 0 and not entry.hidden_arrays then   -- made at the first launch (collective), then kept
-    entry.hidden_arrays, entry.sem_arrays = {}, {}
+    entry.hidden_arrays = {}
     for i, h in ipairs(entry.hidden) do
       entry.hidden_arrays[i] = h.sem and array.symmetric(h.shape, "i32") or array.zeros(h.shape, h.dtype)
-      if h.sem then entry.sem_arrays[#entry.sem_arrays + 1] = entry.hidden_arrays[i] end
     end
   end
   for _, a in ipairs(entry.hidden_arrays or {}) do bufs[#bufs + 1] = a.buf end
@@ -647,7 +646,11 @@ local function launch(self, entry, args, results)
   end
   local ok, err = pcall(context.core.launch, entry.kernel, bufs)
   if not ok then fail("ENGINE_ERROR", err) end
-  if entry.sem_arrays and context.info().mode == "interpret" then distributed.check_sems(self.name, entry.sem_arrays) end
+  if entry.hidden_arrays and context.info().mode == "interpret" then   -- the semaphores are back at zero
+    local sems = {}
+    for i, h in ipairs(entry.hidden) do if h.sem then sems[#sems + 1] = entry.hidden_arrays[i] end end
+    distributed.check_sems(self.name, sems)
+  end
   if pbuf then profile.write(entry.profile, pbuf:to_table(), self.name, self.interpret or context.info().mode == "interpret") end
 end
 

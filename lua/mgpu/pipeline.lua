@@ -254,9 +254,11 @@ function M.emit_pipeline_warp_specialized(body, opts)
   opts = opts or {}
   local what = "emit_pipeline_warp_specialized"
   local p = setmetatable(common(body, opts, what, known_ws), WS)
-  -- (a chained pipeline's slots serve the whole chain: its depth is not clamped to its own steps)
+  -- a chained pipeline (step_offset) shares its slots with the whole chain: its depth is not
+  -- clamped to its own steps, and its waits follow the chain's steps
+  p.chained = opts.step_offset ~= nil
   local requested = int_opt(opts.max_concurrent_steps, 2, what .. ": max_concurrent_steps", 1)
-  p.depth = opts.step_offset ~= nil and requested or depth_of(p, requested)
+  p.depth = p.chained and requested or depth_of(p, requested)
   if opts.memory_registers == nil then fail("MEMORY_REGISTERS_REQUIRED", what) end
   p.memory_registers = compat.int(opts.memory_registers, what .. ": memory_registers")
   if p.memory_registers < 24 or p.memory_registers > 256 or p.memory_registers % 8 ~= 0 then
@@ -302,9 +304,7 @@ function M.emit_pipeline_warp_specialized(body, opts)
     elseif not trace.is_value(st) then
       fail("PIPELINE_STATE_BAD", what)
     end
-    -- with step_offset the slots' waits follow the steps of the whole chain, so a
-    -- pipeline may be short or run a traced number of steps
-    if opts.step_offset == nil then
+    if not p.chained then   -- (chained, it may be short or run a traced number of steps)
       if type(p.nsteps) ~= "number" then fail("PIPELINE_STATE_DYNAMIC_GRID", what) end
       if p.nsteps < p.depth then
         fail("PIPELINE_STATE_SHORT_GRID", what, p.depth, p.nsteps)
@@ -312,9 +312,8 @@ function M.emit_pipeline_warp_specialized(body, opts)
     end
   end
   p.state = st
-  p.chained = opts.step_offset ~= nil
   p.offset = opts.step_offset or 0
-  if opts.step_offset ~= nil and st == nil then fail("STEP_OFFSET_ALONE", what) end
+  if p.chained and st == nil then fail("STEP_OFFSET_ALONE", what) end
   if type(p.offset) == "number" then p.offset = compat.int(p.offset, what .. ": step_offset")
   elseif not trace.is_value(p.offset) then fail("STEP_OFFSET_BAD", what) end
   return p
@@ -372,9 +371,8 @@ function WS:memory(ins, a)
   local function consumed(i) return a.consumed[self.manual_consumed and i or 1] end
   local function ready(i) return a.ready[self.manual_ready and i or 1] end
   -- the slot of step had an earlier use (in this pipeline, or in the chain before it)
-  local chained = self.chained
   local function used_before(step)
-    if chained then return L.lt(depth - 1, L.add(self.offset, step)) end
+    if self.chained then return L.lt(depth - 1, L.add(self.offset, step)) end
     return L.either(L.lt(depth - 1, step), not_start)
   end
   local function wait_slot(c, slot, step)     -- the slot's previous use is over
@@ -392,8 +390,7 @@ function WS:memory(ins, a)
       return { s = self:slot_add(slot, 1) }
     end, self.what)
     local function drain()   -- wait out the last uses (of the chain) so every completion is awaited
-      local from = chained and L.max(L.sub(nsteps, depth), L.sub(0, self.offset)) or L.max(L.sub(nsteps, depth), 0)
-      L.fori(from, nsteps, {}, function(step, carry)
+      L.fori(L.max(L.sub(nsteps, depth), L.sub(0, self.offset)), nsteps, {}, function(step, carry)
         for i = 1, #a.consumed do barrier.barrier_wait(a.consumed[i]:at(self:slot(step))) end
         return carry
       end, self.what)

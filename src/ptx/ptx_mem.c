@@ -439,6 +439,11 @@ static void tiled_access(pe *e, const access *a, bool store, preg reg, bool chec
     }
 }
 
+/* A view wholly outside its parameter: a load reads zeros, a store writes nothing. */
+static void no_element(pe *e, const access *a, bool store, uint32_t valv) {
+  if (!store) pe_zero(e, a->dtype, pe_vreg(e, valv), (int)pe_nregs(e, valv));
+}
+
 static void access_op(pe *e, uint32_t refv, uint32_t valv, bool store) {
   access a;
   plan(e, refv, valv, &a);
@@ -446,22 +451,7 @@ static void access_op(pe *e, uint32_t refv, uint32_t valv, bool store) {
   preg reg = pe_vreg(e, valv);
   bool splat = store && vt->kind == MGPU_VALUE_SCALAR;
   preg inb = a.maybe_oob && !a.static_oob ? inside(e, &a) : 0;
-  if (inb && ir_vtype(e->k, refv)->rank > 0 && whole_or_none(&a)) {
-    /* outside, the view has no element to move: a load reads zeros, a store writes nothing */
-    uint32_t l_in = pe_label(e), l_done = pe_label(e);
-    pe_pins(e, inb, false, "bra.uni", 1, LBL(l_in));
-    if (!store) pe_zero(e, a.dtype, reg, (int)pe_nregs(e, valv));
-    pe_ins(e, "bra.uni", 1, LBL(l_done));
-    pe_label_here(e, l_in);
-    if (a.tiled) tiled_access(e, &a, store, reg, false);
-    else {
-      preg lanev = pe_reg(e, PR_R);
-      pe_ins(e, "mul.lo.u32", 3, R(lanev), R(e->lane), I(a.vec));
-      fast_path(e, &a, store, reg, splat, lanev);
-    }
-    pe_label_here(e, l_done);
-    return;
-  }
+  bool none = inb && whole_or_none(&a);   /* outside, the view has no element to move */
 
   if (ir_vtype(e->k, refv)->rank == 0) {   /* one element, seen by every thread */
     preg p = inb;
@@ -483,7 +473,8 @@ static void access_op(pe *e, uint32_t refv, uint32_t valv, bool store) {
     tiled_access(e, &a, store, reg, false);
     pe_ins(e, "bra.uni", 1, LBL(l_done));
     pe_label_here(e, l_slow);
-    tiled_access(e, &a, store, reg, true);
+    if (none) no_element(e, &a, store, valv);
+    else tiled_access(e, &a, store, reg, true);
     pe_label_here(e, l_done);
     return;
   }
@@ -496,7 +487,8 @@ static void access_op(pe *e, uint32_t refv, uint32_t valv, bool store) {
   fast_path(e, &a, store, reg, splat, lanev);
   pe_ins(e, "bra.uni", 1, LBL(l_done));
   pe_label_here(e, l_slow);
-  slow_path(e, &a, store, reg, splat, lanev);
+  if (none) no_element(e, &a, store, valv);
+  else slow_path(e, &a, store, reg, splat, lanev);
   pe_label_here(e, l_done);
 }
 
