@@ -31,6 +31,8 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
           cluster's blocks still take neighbouring tiles, which then meet in L2)
           sms=N (the persistent grid: at most N blocks, default the device's SMs; a small N gives every
           block several tiles at interpreter sizes)
+          balance=1|0 (without stream-K, take only as many clusters as the rounds of tiles need, so
+          that each runs the same number: 64 of 66 at 4096^3; or all of them)
           mwarps=4|1 (the memory warpgroup's warps that run the load loop: all four, or the first one,
           as cuBLAS's producer; bench/RESULTS.md runs 80-81)
           tune=1 (or --tune): mgpu.autotune picks tile_n, snake, wg_dim and sched; the winner is kept per shape
@@ -72,7 +74,7 @@ local compat_unpack = table.unpack or unpack
 --- sched=dynamic and side blocks claim or take tiles per block, so there the
 --- cluster defaults to 1.
 lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 4, snake = 8, wg_dim = "M", cluster = 2, cdim = "wg",
-                 delay = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, mwarps = 4, sk = "auto",
+                 delay = 1, balance = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, mwarps = 4, sk = "auto",
                  dtype = "bf16" }
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
@@ -111,6 +113,7 @@ function lib.build(cfg)
   local sms = c.sms or mgpu.device().sm_count
   assert(type(sms) == "number" and sms == math.floor(sms) and sms >= c.cluster, "sms must be a whole number, at least the cluster size")
   assert(c.sk == 0 or c.sk == 1 or c.sk == "auto", "sk must be 0, 1 or auto")
+  assert(c.balance == 0 or c.balance == 1, "balance must be 0 or 1")
   local sk_allowed = c.sched == "static" and side == 0 and not c.tile_of
   assert(c.sk ~= 1 or sk_allowed, "sk=1 needs sched=static and no side blocks or tile_of")
   local sk = c.sk == 1 or (c.sk == "auto" and sk_allowed)   -- (auto: the shape decides, in the body)
@@ -119,8 +122,35 @@ function lib.build(cfg)
   local sk_scratch = sk and { mgpu.GMEM({ pmax, c.cluster, 2, tm, tn }, "f32"),
                               mgpu.SemaphoreType.REGULAR({ pmax, c.cluster, 2 }) } or {}
 
-  -- the persistent grid for a number of block tiles: clusters, one block per SM
-  local function clusters(tiles) return math.max(1, math.floor(math.min(sms, tiles) / c.cluster)) end
+  -- with a cluster, its two blocks take neighbouring tiles along cdim and share the other operand
+  local cm = (c.cluster == 2 and cdim == "M") and 2 or 1
+  local cn = (c.cluster == 2 and cdim == "N") and 2 or 1
+
+  --- The schedule for an M x N x K problem: its tile counts, the persistent grid P (in clusters, at
+  --- most one block per SM), and whether stream-K splits the last round (q whole rounds, r tiles
+  --- left, U of their K steps dealt as block ranges).  Without stream-K, balance=1 (the default)
+  --- takes no more clusters than the rounds need, so that every cluster runs the same number of
+  --- tiles: at 4096³ 64 clusters of 2 run 4 tiles each, where 66 would leave 8 with 3 (+2% against
+  --- cuBLAS on the H200, bench/RESULTS.md run 83), and the idle SMs draw no power.
+  local function plan(M, N, K)
+    local t = { m_iters = mgpu.cdiv(M, cta_m), n_iters = mgpu.cdiv(N, cta_n), k_iters = mgpu.cdiv(K, tk) }
+    t.pm, t.pn = mgpu.cdiv(t.m_iters, cm), mgpu.cdiv(t.n_iters, cn)
+    local tiles = t.pm * t.pn
+    t.P = math.max(1, math.floor(math.min(sms, t.m_iters * t.n_iters) / c.cluster))
+    t.q, t.r = math.floor(tiles / t.P), tiles % t.P
+    t.U = t.r * t.k_iters
+    t.stream_k = sk and t.r > 0
+    if t.stream_k and c.sk == "auto" then
+      -- it saves k_iters - U / P steps on the critical path, and costs the exchange of partial f32
+      -- tiles: about 6 steps to leave a partial and 6 per partial taken (in-kernel profile,
+      -- bench/RESULTS.md run 82, where why they take that long is open); taken with a margin of 1.5,
+      -- so it runs at 8192³ and not at 4096³, 4096x8192x4096 or 2304x6144x1500 (measured there)
+      local per_block = t.U / t.P
+      t.stream_k = t.k_iters - per_block > 1.5 * (6 + 6 * t.k_iters / per_block)
+    end
+    if not t.stream_k and c.balance == 1 then t.P = mgpu.cdiv(tiles, mgpu.cdiv(tiles, t.P)) end
+    return t
+  end
 
   local scratch = { mgpu.SMEM({ 2, nslot, tm, epi }, c.dtype, { transforms = oxf }) }
   for _, list in ipairs({ c.scratch or {}, sk_scratch }) do
@@ -131,9 +161,11 @@ function lib.build(cfg)
     name = "matmul",
     out_shape = function(a, b) return mgpu.shape({ a.shape[1], b.shape[2] }, a.dtype) end,
     grid = function(a, b)
-      local tiles = mgpu.cdiv(a.shape[1], cta_m) * mgpu.cdiv(b.shape[2], cta_n)
-      if side > 0 then return { side + math.max(1, math.min(sms - side, tiles)) } end
-      return { clusters(tiles) }
+      if side > 0 then
+        local tiles = mgpu.cdiv(a.shape[1], cta_m) * mgpu.cdiv(b.shape[2], cta_n)
+        return { side + math.max(1, math.min(sms - side, tiles)) }
+      end
+      return { plan(a.shape[1], b.shape[2], a.shape[2]).P }
     end,
     grid_names = { "sm" }, cluster = { c.cluster }, cluster_names = { "c" },
     -- nobar=1: no automatic warpgroup barriers (the SMEM traffic here is ordered by
@@ -157,13 +189,10 @@ function lib.build(cfg)
       if N % 64 ~= 0 then
         error(string.format("matmul: N = %d must be a multiple of 64 (the output's column tiles)", N), 0)
       end
-      local m_iters, n_iters, k_iters = mgpu.cdiv(M, cta_m), mgpu.cdiv(N, cta_n), mgpu.cdiv(K, tk)
+      local sch = plan(M, N, K)
+      local k_iters, pm, pn, P, q, U, stream_k = sch.k_iters, sch.pm, sch.pn, sch.P, sch.q, sch.U, sch.stream_k
       -- a group kept in flight needs a slot beside it: none when the pipeline has a single step
       local delay = math.min(c.delay, math.max(0, math.min(depth, k_iters) - 1))
-      -- with a cluster, its two blocks take neighbouring tiles along cdim and share the other operand
-      local cm = (c.cluster == 2 and cdim == "M") and 2 or 1
-      local cn = (c.cluster == 2 and cdim == "N") and 2 or 1
-      local pm, pn = mgpu.cdiv(m_iters, cm), mgpu.cdiv(n_iters, cn)
       local cidx = mgpu.axis_index("c")
       local wg = mgpu.axis_index("wg")
 
@@ -171,20 +200,7 @@ function lib.build(cfg)
       -- evenly over all the blocks (in cluster units).  A block's share spans at most two tiles: the
       -- higher one's first steps, whose partial sum it leaves in the workspace with a semaphore
       -- signal, and the lower one's last steps, whose owner it is: it adds the partials of the blocks
-      -- before it (which left them first) and stores the tile.
-      local P = clusters(m_iters * n_iters)   -- the grid
-      local T = pm * pn
-      local q, r = math.floor(T / P), T % P
-      local U = r * k_iters                               -- the stream-K steps, dealt as block ranges
-      local stream_k = sk and r > 0
-      if stream_k and c.sk == "auto" then
-        -- it saves k_iters - U / P steps on the critical path, and costs the exchange of partial f32
-        -- tiles: about 6 steps to leave a partial and 6 per partial taken (in-kernel profile,
-        -- bench/RESULTS.md run 82, where why they take that long is open); taken with a margin of 1.5,
-        -- so it runs at 8192³ and not at 4096³, 4096x8192x4096 or 2304x6144x1500 (measured there)
-        local per_block = U / P
-        stream_k = k_iters - per_block > 1.5 * (6 + 6 * k_iters / per_block)
-      end
+      -- before it (which left them first) and stores the tile.  (plan decides; P is the grid.)
       assert(not stream_k or P * U < 2 ^ 31, "matmul: sk=1 with too many K steps for 32-bit step indices")
       local function sk_start(p) return (p * U) / P end   -- block p's first step (traced integers)
       local bidx = mgpu.axis_index("sm")

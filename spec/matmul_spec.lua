@@ -1,7 +1,8 @@
 -- examples/matmul.lua loaded with --lib: operands it cannot take are errors
 -- naming the sizes, and the default configuration builds for any K (a
 -- single K step keeps no wgmma group in flight); stream-K (sk=1) computes
--- the whole product however the last round's K steps fall on the blocks.
+-- the whole product however the last round's K steps fall on the blocks;
+-- without it the grid is only as large as the rounds of tiles need.
 local mgpu = require "mgpu"
 local lib = loadfile("examples/matmul.lua")("--lib")
 local err_of = dofile("spec/support/util.lua").err_of
@@ -49,6 +50,17 @@ describe("examples/matmul.lua", function()
       end
     end)
   end
+
+  it("takes only the clusters its rounds of tiles need, unless balance=0", function()
+    -- 512x768 in 128x256 tiles: 6 pairs of tiles; sms=10 gives 5 clusters of two, so two rounds,
+    -- which 3 clusters run as well as 5
+    local a, b = mgpu.abstract({ 512, 64 }, "bf16"), mgpu.abstract({ 64, 768 }, "bf16")
+    local function grid(cfg) return lib.build(cfg):lower(a, b).ir:match("grid=%((%d+)%)") end
+    assert.equals("3", grid{ sms = 10, sk = 0 })
+    assert.equals("5", grid{ sms = 10, sk = 0, balance = 0 })
+    assert.equals("5", grid{ sms = 10, sk = 1 })   -- stream-K deals the last round over every block
+    assert.matches("balance must be 0 or 1", select(2, pcall(lib.build, { balance = 2 })))
+  end)
 
   it("refuses sk=1 with dynamic scheduling, and an unknown sk", function()
     assert.matches("sk=1 needs sched=static", select(2, pcall(lib.build, { sk = 1, sched = "dynamic" })))
