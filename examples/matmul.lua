@@ -130,8 +130,10 @@ function lib.build(cfg)
   --- most one block per SM), and whether stream-K splits the last round (q whole rounds, r tiles
   --- left, U of their K steps dealt as block ranges).  Without stream-K, balance=1 (the default)
   --- takes no more clusters than the rounds need, so that every cluster runs the same number of
-  --- tiles: at 4096³ 64 clusters of 2 run 4 tiles each, where 66 would leave 8 with 3 (+2% against
-  --- cuBLAS on the H200, bench/RESULTS.md run 83), and the idle SMs draw no power.
+  --- tiles: at 4096³ 64 clusters of 2 run 4 tiles each, where 66 would leave 8 with 3.  The rounds
+  --- are as many, and the idle SMs draw no power: one launch runs at a higher clock (Nsight Compute,
+  --- 174.1 against 175.4 us on an H200); batched it was +2% on one H200 and level (within 1%) on
+  --- another and on an H100 (bench/RESULTS.md run 83).
   local function plan(M, N, K)
     local t = { m_iters = mgpu.cdiv(M, cta_m), n_iters = mgpu.cdiv(N, cta_n), k_iters = mgpu.cdiv(K, tk) }
     t.pm, t.pn = mgpu.cdiv(t.m_iters, cm), mgpu.cdiv(t.n_iters, cn)
