@@ -18,7 +18,9 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
 
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
     keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) nobar (0|1) reps
-          (defaults: 64 256 64 4 8 M 2 1 0; cluster 1 with sched=dynamic)
+          (defaults: 64 256 64 4 8 M 2 1 0; cluster 1 with sched=dynamic; where tile_n is not
+          given the script takes 192 for shapes whose rounds of tiles that fills better, e.g. 3072^3,
+          lib.tile_n_for)
           cdim=M|N|wg (with cluster=2: the blocks of a cluster are neighbours along M, sharing B, or
           along N, sharing A; wg, the default, takes wg_dim)
           mma (the N of each wgmma instruction, dividing tile_n: mma=128 issues two per K step for
@@ -79,25 +81,104 @@ lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 4, snake = 8, w
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
 --- the f32 accumulator tile of one compute warpgroup before the cast.
-function lib.build(cfg)
+--- cfg with the defaults filled in (clusters of one by default with sched=dynamic or side blocks).
+local function filled(cfg)
   local c = {}
   for k, v in pairs(lib.defaults) do c[k] = v end
   for k, v in pairs(cfg or {}) do c[k] = v end
   if (cfg or {}).cluster == nil and (c.sched == "dynamic" or c.side_blocks) then c.cluster = 1 end
-  local tm, tn, tk, depth = c.tile_m, c.tile_n, c.tile_k, c.depth
+  return c
+end
+
+--- The geometry of a filled configuration: the block's tile (cta_m x cta_n, tk deep), the
+--- cluster's extent along M and N (cm, cn), the bound on the persistent grid (sms blocks) and
+--- whether stream-K may run (sk); errors name the option that does not fit.
+local function geometry(c)
   assert(c.wg_dim == "M" or c.wg_dim == "N", "wg_dim must be M or N")
   assert(c.cluster == 1 or c.cluster == 2, "cluster must be 1 or 2")
   assert(c.cdim == "wg" or c.cdim == "M" or c.cdim == "N", "cdim must be M, N or wg")
-  local cdim = c.cdim == "wg" and c.wg_dim or c.cdim
   assert(c.sched == "static" or c.sched == "dynamic", "sched must be static or dynamic")
+  local cdim = c.cdim == "wg" and c.wg_dim or c.cdim
+  local g = { cta_m = c.wg_dim == "M" and 2 * c.tile_m or c.tile_m,   -- two warpgroups' tiles
+              cta_n = c.wg_dim == "N" and 2 * c.tile_n or c.tile_n, tk = c.tile_k,
+              cm = (c.cluster == 2 and cdim == "M") and 2 or 1,       -- a cluster's two blocks are
+              cn = (c.cluster == 2 and cdim == "N") and 2 or 1 }      -- neighbours along cdim
+  g.sms = c.sms or mgpu.device().sm_count
+  assert(type(g.sms) == "number" and g.sms == math.floor(g.sms) and g.sms >= c.cluster,
+         "sms must be a whole number, at least the cluster size")
+  assert(c.sk == 0 or c.sk == 1 or c.sk == "auto", "sk must be 0, 1 or auto")
+  assert(c.balance == 0 or c.balance == 1, "balance must be 0 or 1")
+  local sk_allowed = c.sched == "static" and (c.side_blocks or 0) == 0 and not c.tile_of
+  assert(c.sk ~= 1 or sk_allowed, "sk=1 needs sched=static and no side blocks or tile_of")
+  g.sk = c.sk == 1 or (c.sk == "auto" and sk_allowed)   -- (auto: the shape decides, in plan)
+  return g
+end
+
+--- The schedule of an M x N x K problem under configuration c and its geometry g: its tile counts,
+--- the persistent grid P (in clusters, at most one block per SM), and whether stream-K splits the
+--- last round (q whole rounds, r tiles left, U of their K steps dealt as block ranges).  Without
+--- stream-K, balance=1 (the default) takes no more clusters than the rounds need, so that every
+--- cluster runs the same number of tiles: at 4096³ 64 clusters of 2 run 4 tiles each, where 66
+--- would leave 8 with 3.  The rounds are as many, and the idle SMs draw no power: one launch runs at
+--- a higher clock (Nsight Compute, 174.1 against 175.4 us on an H200); batched it was +2% on one
+--- H200 and level (within 1%) on another and on an H100 (bench/RESULTS.md run 83).
+local function plan(c, g, M, N, K)
+  local t = { m_iters = mgpu.cdiv(M, g.cta_m), n_iters = mgpu.cdiv(N, g.cta_n), k_iters = mgpu.cdiv(K, g.tk) }
+  t.pm, t.pn = mgpu.cdiv(t.m_iters, g.cm), mgpu.cdiv(t.n_iters, g.cn)
+  local tiles = t.pm * t.pn
+  t.P = math.max(1, math.floor(math.min(g.sms, t.m_iters * t.n_iters) / c.cluster))
+  t.q, t.r = math.floor(tiles / t.P), tiles % t.P
+  t.U = t.r * t.k_iters
+  t.stream_k = g.sk and t.r > 0
+  -- stream-K saves k_iters - U / P steps on the critical path, and costs the exchange of partial
+  -- f32 tiles: about 6 steps to leave a partial and 6 per partial taken (in-kernel profile,
+  -- bench/RESULTS.md run 82, where why they take that long is open)
+  local per_block = t.U / t.P
+  t.sk_steps = t.q * t.k_iters + per_block + 6 + 6 * t.k_iters / math.max(per_block, 1)
+  if t.stream_k and c.sk == "auto" then
+    -- taken with a margin of 1.5, so it runs at 8192³ and not at 4096³, 4096x8192x4096 or
+    -- 2304x6144x1500 (measured there)
+    t.stream_k = t.k_iters - per_block > 1.5 * (6 + 6 * t.k_iters / per_block)
+  end
+  if not t.stream_k and c.balance == 1 then t.P = mgpu.cdiv(tiles, mgpu.cdiv(tiles, t.P)) end
+  -- the K steps on a block's critical path, in steps of this tile
+  t.steps = t.stream_k and t.sk_steps or mgpu.cdiv(tiles, t.P) * t.k_iters
+  return t
+end
+
+--- The tile width (tile_n) for an M x N x K problem under cfg.  Where cfg leaves it open and the
+--- warpgroups split the tile along M: 192 where that schedule's critical path, counted in columns
+--- times K steps, is at least 5% shorter than 256's (its rounds of tiles fill the SMs better:
+--- 3072³ +23%, 2304x6144x1504 +6% on the H200, bench/RESULTS.md run 83) and its wgmma and
+--- epilogue widths divide 192, else 256.  A problem
+--- narrower than the block's tile takes narrower tiles (a TMA box may not exceed the array).
+function lib.tile_n_for(M, N, K, cfg)
+  local c = filled(cfg)
+  local tn = c.tile_n
+  local mma, epi = math.min(c.mma, 192), c.epi   -- (192 must suit the other options)
+  local fits = 192 % mma == 0 and (epi == 0 or epi >= 192 or 192 % epi == 0)
+  if not (cfg or {}).tile_n and c.wg_dim == "M" and N >= 256 and fits then
+    local function cost(w)
+      c.tile_n = w
+      return w * plan(c, geometry(c), M, N, K).steps
+    end
+    if cost(192) < 0.95 * cost(256) then tn = 192 end
+  end
+  while tn > 64 and N < tn * (c.wg_dim == "N" and 2 or 1) do tn = math.floor(tn / 2) end
+  return tn
+end
+
+function lib.build(cfg)
+  local c = filled(cfg)
+  local g = geometry(c)
+  local tm, tn, tk, depth = c.tile_m, c.tile_n, c.tile_k, c.depth
+  local cta_m, cta_n, cm, cn, sms, sk = g.cta_m, g.cta_n, g.cm, g.cn, g.sms, g.sk
   local mma_n = math.min(c.mma, tn)
   assert(tn % mma_n == 0 and mma_n % 8 == 0, "mma must divide tile_n and be a multiple of 8")
   assert(c.sched == "static" or c.cluster == 1, "sched=dynamic claims tiles per block: use cluster=1")
   local side = c.side_blocks or 0
   assert(side == 0 or (c.sched == "static" and c.cluster == 1), "side blocks need sched=static and cluster=1")
   local dynamic = c.sched == "dynamic"
-  local cta_m = c.wg_dim == "M" and 2 * tm or tm          -- the block's tile: two warpgroups' tiles
-  local cta_n = c.wg_dim == "N" and 2 * tn or tn
   local bits = c.dtype == "f32" and 32 or 16
   local swz = mgpu.find_swizzle(tk * bits)
   local xf = { T.tiling{ 8, swz * 8 / bits }, T.swizzle(swz) }
@@ -110,49 +191,10 @@ function lib.build(cfg)
   -- the output tile's column tiles outermost: its rows then form one TMA dim, which the copy engine
   -- clips at any M (tiles of 8 rows next to other tiles would need M to be a multiple of 8)
   local oxf = { T.tiling{ 8, oswz * 8 / bits }, T.transpose{ 0, 1, 3, 2, 4, 5 }, T.swizzle(oswz) }
-  local sms = c.sms or mgpu.device().sm_count
-  assert(type(sms) == "number" and sms == math.floor(sms) and sms >= c.cluster, "sms must be a whole number, at least the cluster size")
-  assert(c.sk == 0 or c.sk == 1 or c.sk == "auto", "sk must be 0, 1 or auto")
-  assert(c.balance == 0 or c.balance == 1, "balance must be 0 or 1")
-  local sk_allowed = c.sched == "static" and side == 0 and not c.tile_of
-  assert(c.sk ~= 1 or sk_allowed, "sk=1 needs sched=static and no side blocks or tile_of")
-  local sk = c.sk == 1 or (c.sk == "auto" and sk_allowed)   -- (auto: the shape decides, in the body)
   -- stream-K's workspace: a partial f32 tile per block and warpgroup, and a semaphore for each
   local pmax = math.floor(sms / c.cluster)
   local sk_scratch = sk and { mgpu.GMEM({ pmax, c.cluster, 2, tm, tn }, "f32"),
                               mgpu.SemaphoreType.REGULAR({ pmax, c.cluster, 2 }) } or {}
-
-  -- with a cluster, its two blocks take neighbouring tiles along cdim and share the other operand
-  local cm = (c.cluster == 2 and cdim == "M") and 2 or 1
-  local cn = (c.cluster == 2 and cdim == "N") and 2 or 1
-
-  --- The schedule for an M x N x K problem: its tile counts, the persistent grid P (in clusters, at
-  --- most one block per SM), and whether stream-K splits the last round (q whole rounds, r tiles
-  --- left, U of their K steps dealt as block ranges).  Without stream-K, balance=1 (the default)
-  --- takes no more clusters than the rounds need, so that every cluster runs the same number of
-  --- tiles: at 4096³ 64 clusters of 2 run 4 tiles each, where 66 would leave 8 with 3.  The rounds
-  --- are as many, and the idle SMs draw no power: one launch runs at a higher clock (Nsight Compute,
-  --- 174.1 against 175.4 us on an H200); batched it was +2% on one H200 and level (within 1%) on
-  --- another and on an H100 (bench/RESULTS.md run 83).
-  local function plan(M, N, K)
-    local t = { m_iters = mgpu.cdiv(M, cta_m), n_iters = mgpu.cdiv(N, cta_n), k_iters = mgpu.cdiv(K, tk) }
-    t.pm, t.pn = mgpu.cdiv(t.m_iters, cm), mgpu.cdiv(t.n_iters, cn)
-    local tiles = t.pm * t.pn
-    t.P = math.max(1, math.floor(math.min(sms, t.m_iters * t.n_iters) / c.cluster))
-    t.q, t.r = math.floor(tiles / t.P), tiles % t.P
-    t.U = t.r * t.k_iters
-    t.stream_k = sk and t.r > 0
-    if t.stream_k and c.sk == "auto" then
-      -- it saves k_iters - U / P steps on the critical path, and costs the exchange of partial f32
-      -- tiles: about 6 steps to leave a partial and 6 per partial taken (in-kernel profile,
-      -- bench/RESULTS.md run 82, where why they take that long is open); taken with a margin of 1.5,
-      -- so it runs at 8192³ and not at 4096³, 4096x8192x4096 or 2304x6144x1500 (measured there)
-      local per_block = t.U / t.P
-      t.stream_k = t.k_iters - per_block > 1.5 * (6 + 6 * t.k_iters / per_block)
-    end
-    if not t.stream_k and c.balance == 1 then t.P = mgpu.cdiv(tiles, mgpu.cdiv(tiles, t.P)) end
-    return t
-  end
 
   local scratch = { mgpu.SMEM({ 2, nslot, tm, epi }, c.dtype, { transforms = oxf }) }
   for _, list in ipairs({ c.scratch or {}, sk_scratch }) do
@@ -167,7 +209,7 @@ function lib.build(cfg)
         local tiles = mgpu.cdiv(a.shape[1], cta_m) * mgpu.cdiv(b.shape[2], cta_n)
         return { side + math.max(1, math.min(sms - side, tiles)) }
       end
-      return { plan(a.shape[1], b.shape[2], a.shape[2]).P }
+      return { plan(c, g, a.shape[1], b.shape[2], a.shape[2]).P }
     end,
     grid_names = { "sm" }, cluster = { c.cluster }, cluster_names = { "c" },
     -- nobar=1: no automatic warpgroup barriers (the SMEM traffic here is ordered by
@@ -191,7 +233,7 @@ function lib.build(cfg)
       if N % 64 ~= 0 then
         error(string.format("matmul: N = %d must be a multiple of 64 (the output's column tiles)", N), 0)
       end
-      local sch = plan(M, N, K)
+      local sch = plan(c, g, M, N, K)
       local k_iters, pm, pn, P, q, U, stream_k = sch.k_iters, sch.pm, sch.pn, sch.P, sch.q, sch.U, sch.stream_k
       -- a group kept in flight needs a slot beside it: none when the pipeline has a single step
       local delay = math.min(c.delay, math.max(0, math.min(depth, k_iters) - 1))
@@ -229,7 +271,10 @@ function lib.build(cfg)
             local tile = chunk(acc, j):load()
             if c.epilogue then tile = c.epilogue(tile) end
             tile = tile:astype(c.dtype)
-            mgpu.wait_smem_to_gmem(nslot - 1, { wait_read_only = true })   -- the store that used the slot has read it
+            -- the store that used the slot has read it: within the tile the one nslot chunks back;
+            -- at its first chunk every store (the previous tile's chunks need not have alternated
+            -- the slots evenly, as with 3 chunks, and they were issued a main loop ago)
+            mgpu.wait_smem_to_gmem(j == 0 and 0 or nslot - 1, { wait_read_only = true })
             local slot = out_smem:at(wg, j % nslot)
             slot:store(tile)
             mgpu.commit_smem()
@@ -368,17 +413,15 @@ local act = cfg.act and acts[cfg.act]
 if cfg.act and not act then io.stderr:write("matmul: act must be relu or gelu\n"); os.exit(2) end
 cfg.act = nil
 if act then cfg.epilogue = act[1] end
--- a problem narrower than the block's tile takes narrower tiles (a TMA box may not exceed the array)
-local tn = cfg.tile_n or lib.defaults.tile_n
-while tn > 64 and N < tn * ((cfg.wg_dim or lib.defaults.wg_dim) == "N" and 2 or 1) do tn = tn / 2 end
-cfg.tile_n = tn
-local matmul = not tune and lib.build(cfg) or nil
+local matmul
 
 -- TMA reads rows that start on 16-byte boundaries: when K is not a multiple of 8, A and B are
 -- stored with K padded to one (the leading dimension a BLAS call would take), with B's padding
 -- rows zero so that A's padding columns add nothing.  The kernel sees the padded K; its last
 -- K tile, past the arrays' end, is zero-filled by the copy engine.
 local Kp = math.ceil(K / 8) * 8
+cfg.tile_n = lib.tile_n_for(M, N, Kp, cfg)   -- (the tile width, where not given, by the shape)
+if not tune then matmul = lib.build(cfg) end
 local a = mgpu.random.normal({ M, Kp }, cfg.dtype)
 local b = mgpu.random.normal({ K, N }, cfg.dtype)
 if Kp > K then
@@ -398,7 +441,7 @@ if tune then
   for k, v in pairs(cfg) do if not tuned[k] then fixed[#fixed + 1] = k .. "=" .. tostring(v) end end
   if act_name then fixed[#fixed + 1] = "act=" .. act_name end
   table.sort(fixed)
-  for _, tn_ in ipairs({ 128, 256 }) do
+  for _, tn_ in ipairs({ 128, 192, 256 }) do
     for _, wg in ipairs({ "M", "N" }) do
       for _, sched in ipairs({ "static", "dynamic" }) do
         for _, snake in ipairs({ 4, 8, 16 }) do

@@ -94,20 +94,18 @@ local function band_err(x, ref, M)
   return err
 end
 
--- The configuration cfg with `changes`, for an N-column problem.
-local function config(changes, N)
+-- The configuration cfg with `changes`, for an M x N x K problem (the tile width, where not
+-- given, chosen by the shape as examples/matmul.lua does).
+local function config(changes, M, N, K)
   local c = { dtype = opts.dtype }
   for key, v in pairs(cfg) do c[key] = v end
   for key, v in pairs(changes) do c[key] = v end
-  -- as examples/matmul.lua does: a problem narrower than the block's tile takes narrower tiles
-  local tn = c.tile_n or matmul_lib.defaults.tile_n
-  while tn > 64 and N < tn * ((c.wg_dim or matmul_lib.defaults.wg_dim) == "N" and 2 or 1) do tn = tn / 2 end
-  c.tile_n = tn
+  c.tile_n = matmul_lib.tile_n_for(M, N, K, c)
   return c
 end
 
 local function run_shape(M, N, K)
-  local c = config({}, N)
+  local c = config({}, M, N, K)
   local kernel = matmul_lib.build(c)
 
   -- enough input sets that together they exceed twice the L2 cache
@@ -155,7 +153,7 @@ local function run_shape(M, N, K)
   for _, variant in ipairs(also) do   -- a configuration that fails (too much SMEM, say) is reported and skipped
     local v = { label = variant.label }
     row.also[#row.also + 1] = v
-    local vc = config(variant.cfg, N)
+    local vc = config(variant.cfg, M, N, K)
     local vcounter = vc.sched == "dynamic" and mgpu.zeros({ 2 }, "i32") or nil
     local out = mgpu.empty({ M, N }, opts.dtype)
     local ok, vk = pcall(function()
