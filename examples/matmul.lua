@@ -79,8 +79,6 @@ lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 4, snake = 8, w
                  delay = 1, balance = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, mwarps = 4, sk = "auto",
                  dtype = "bf16" }
 
---- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
---- the f32 accumulator tile of one compute warpgroup before the cast.
 --- cfg with the defaults filled in (clusters of one by default with sched=dynamic or side blocks).
 local function filled(cfg)
   local c = {}
@@ -150,8 +148,8 @@ end
 --- warpgroups split the tile along M: 192 where that schedule's critical path, counted in columns
 --- times K steps, is at least 5% shorter than 256's (its rounds of tiles fill the SMs better:
 --- 3072³ +23%, 2304x6144x1504 +6% on the H200, bench/RESULTS.md run 83) and its wgmma and
---- epilogue widths divide 192, else 256.  A problem
---- narrower than the block's tile takes narrower tiles (a TMA box may not exceed the array).
+--- epilogue widths divide 192, else 256.  A problem narrower than the block's tile takes narrower
+--- tiles (a TMA box may not exceed the array).
 function lib.tile_n_for(M, N, K, cfg)
   local c = filled(cfg)
   local tn = c.tile_n
@@ -168,6 +166,8 @@ function lib.tile_n_for(M, N, K, cfg)
   return tn
 end
 
+--- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
+--- the f32 accumulator tile of one compute warpgroup before the cast.
 function lib.build(cfg)
   local c = filled(cfg)
   local g = geometry(c)
