@@ -19,8 +19,8 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
     keys: tile_m tile_n tile_k depth snake wg_dim (M|N) cluster (1|2) delay (0|1) nobar (0|1) reps
           (defaults: 64 256 64 4 8 M 2 1 0; cluster 1 with sched=dynamic; where tile_n is not
-          given the script takes 192 for shapes whose rounds of tiles that fills better, e.g. 3072^3,
-          lib.tile_n_for)
+          given the script takes a narrower tile for shapes whose rounds of tiles it fills better:
+          192 at 3072^3, 128 at 1024x1024x4096, lib.tile_n_for)
           cdim=M|N|wg (with cluster=2: the blocks of a cluster are neighbours along M, sharing B, or
           along N, sharing A; wg, the default, takes wg_dim)
           mma (the N of each wgmma instruction, dividing tile_n: mma=128 issues two per K step for
@@ -145,22 +145,27 @@ local function plan(c, g, M, N, K)
 end
 
 --- The tile width (tile_n) for an M x N x K problem under cfg.  Where cfg leaves it open and the
---- warpgroups split the tile along M: 192 where that schedule's critical path, counted in columns
---- times K steps, is at least 5% shorter than 256's (its rounds of tiles fill the SMs better:
---- 3072³ +23%, 2304x6144x1504 +6% on the H200, bench/RESULTS.md run 83) and its wgmma and
---- epilogue widths divide 192, else 256.  A problem narrower than the block's tile takes narrower
---- tiles (a TMA box may not exceed the array).
+--- warpgroups split the tile along M, the width of 256, 192 and 128 whose schedule has the shortest
+--- critical path, counted in columns times K steps, with the narrower tiles' lower efficiency
+--- weighed in (x1.05 and x1.15): where the rounds of 256-wide tiles fill the SMs badly, narrower
+--- ones win (H200, against 256: 3072³ +23% and 2304x6144x1504 +6% with 192, 1024x1024x4096 +58%
+--- and 1024x2048x8192 +53% with 128, bench/RESULTS.md run 83).  Only widths that the wgmma and
+--- epilogue widths divide.  A problem narrower than the block's tile takes narrower tiles (a TMA
+--- box may not exceed the array).
+local tile_widths = { { 256, 1 }, { 192, 1.05 }, { 128, 1.15 } }
 function lib.tile_n_for(M, N, K, cfg)
   local c = filled(cfg)
   local tn = c.tile_n
-  local mma, epi = math.min(c.mma, 192), c.epi   -- (192 must suit the other options)
-  local fits = 192 % mma == 0 and (epi == 0 or epi >= 192 or 192 % epi == 0)
-  if not (cfg or {}).tile_n and c.wg_dim == "M" and N >= 256 and fits then
-    local function cost(w)
-      c.tile_n = w
-      return w * plan(c, geometry(c), M, N, K).steps
+  if not (cfg or {}).tile_n and c.wg_dim == "M" and N >= 256 then
+    local best
+    for _, w in ipairs(tile_widths) do
+      c.tile_n = w[1]
+      local mma, epi = math.min(c.mma, w[1]), c.epi
+      if w[1] % mma == 0 and (epi == 0 or epi >= w[1] or w[1] % epi == 0) then
+        local cost = w[1] * w[2] * plan(c, geometry(c), M, N, K).steps
+        if not best or cost < best then best, tn = cost, w[1] end
+      end
     end
-    if cost(192) < 0.95 * cost(256) then tn = 192 end
   end
   while tn > 64 and N < tn * (c.wg_dim == "N" and 2 or 1) do tn = math.floor(tn / 2) end
   return tn

@@ -62,17 +62,20 @@ describe("examples/matmul.lua", function()
     assert.matches("balance must be 0 or 1", select(2, pcall(lib.build, { balance = 2 })))
   end)
 
-  it("takes 192-wide tiles where their rounds fill the SMs better, unless tile_n is given", function()
-    -- (132 SMs, counted by hand: 3072³ takes 3 rounds of pairs of tiles either way, so the narrower
-    -- ones are a quarter shorter; 2304x6144x1504 5 rounds of 192-wide against 4 of 256-wide)
+  it("takes narrower tiles where their rounds fill the SMs better, unless tile_n is given", function()
+    -- (132 SMs, counted by hand: 3072³ takes 3 rounds of pairs of tiles at 256 and at 192, so the
+    -- narrower ones are a quarter shorter; 2304x6144x1504 5 rounds of 192-wide against 4 of 256;
+    -- 1024x1024x4096 one round at any width, the narrowest the shortest; 2048³ one round of 256
+    -- against two of 128)
     local cases = { { 3072, 3072, 3072, 192 }, { 2304, 6144, 1504, 192 }, { 4096, 4096, 4096, 256 },
                     { 4096, 8192, 4096, 256 }, { 8192, 8192, 8192, 256 }, { 1024, 8192, 4096, 256 },
-                    { 128, 128, 64, 128 } }
+                    { 1024, 1024, 4096, 128 }, { 2048, 2048, 2048, 256 }, { 128, 128, 64, 128 } }
     for _, t in ipairs(cases) do
       assert.equals(t[4], lib.tile_n_for(t[1], t[2], t[3], { sms = 132 }), table.concat(t, "x", 1, 3))
     end
     assert.equals(256, lib.tile_n_for(3072, 3072, 3072, { sms = 132, tile_n = 256 }))
-    assert.equals(256, lib.tile_n_for(3072, 3072, 3072, { sms = 132, mma = 128 }))   -- 128 does not divide 192
+    -- wgmmas 128 wide do not divide 192: of 256 and 128, 5 rounds of 128 are shorter than 3 of 256
+    assert.equals(128, lib.tile_n_for(3072, 3072, 3072, { sms = 132, mma = 128 }))
     assert.equals(128, lib.tile_n_for(512, 192, 64, { sms = 132 }))   -- narrower than 256: halved
   end)
 
