@@ -18,6 +18,7 @@ for cfg in "wg_dim=N tile_n=128" "snake=4" "snake=16" "cluster=2" "cluster=2 wg_
 done
 t $m tools/sk_check.lua 4096x4096x4096 8192x8192x8192 2304x6144x1504 runs=2 sk=1   # stream-K, whole outputs
 t $m tools/sk_check.lua 4096x4096x4096 4096x8192x4096 2304x6144x1504 runs=2 sk=0   # the balanced grid, whole outputs
+t $m tools/sk_check.lua 3072x3072x3072 1024x1024x4096 1024x2048x8192 runs=2   # tile widths by shape (192, 128, 128)
 t $m examples/pipeline_add.lua
 t $m examples/add.lua 268435456
 $m --emit-ptx "$out" examples/matmul.lua 4096 8192 4096 > /dev/null 2>&1
