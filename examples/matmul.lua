@@ -124,7 +124,10 @@ local function plan(c, g, M, N, K)
   local t = { m_iters = mgpu.cdiv(M, g.cta_m), n_iters = mgpu.cdiv(N, g.cta_n), k_iters = mgpu.cdiv(K, g.tk) }
   t.pm, t.pn = mgpu.cdiv(t.m_iters, g.cm), mgpu.cdiv(t.n_iters, g.cn)
   local tiles = t.pm * t.pn
-  t.P = math.max(1, math.floor(math.min(g.sms, t.m_iters * t.n_iters) / c.cluster))
+  -- whole tiles need no more clusters than there are tiles; stream-K may deal a short round's K
+  -- steps over every SM
+  local dp = math.max(1, math.floor(math.min(g.sms, t.m_iters * t.n_iters) / c.cluster))
+  t.P = g.sk and math.max(1, math.floor(g.sms / c.cluster)) or dp
   t.q, t.r = math.floor(tiles / t.P), tiles % t.P
   t.U = t.r * t.k_iters
   t.stream_k = g.sk and t.r > 0
@@ -138,7 +141,7 @@ local function plan(c, g, M, N, K)
     -- 2304x6144x1500 (measured there)
     t.stream_k = t.k_iters - per_block > 1.5 * (6 + 6 * t.k_iters / per_block)
   end
-  if not t.stream_k and c.balance == 1 then t.P = mgpu.cdiv(tiles, mgpu.cdiv(tiles, t.P)) end
+  if not t.stream_k then t.P = c.balance == 1 and mgpu.cdiv(tiles, mgpu.cdiv(tiles, dp)) or dp end
   -- the K steps on a block's critical path, in steps of this tile
   t.steps = t.stream_k and t.sk_steps or mgpu.cdiv(tiles, t.P) * t.k_iters
   return t

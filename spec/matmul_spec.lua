@@ -34,6 +34,8 @@ describe("examples/matmul.lua", function()
     { 200, 256, 152, { sms = 3, cluster = 1, mwarps = 1 },
       "two split tiles, a block owning one and starting the next; edge tiles, a K tile past the end" },
     { 256, 192, 32, { sms = 5, cluster = 1 }, "one K step: empty ranges, shorter than the pipeline's depth" },
+    { 128, 128, 256, { sms = 6, cluster = 1 }, "fewer tiles than blocks: each tile's steps dealt over three" },
+    { 256, 128, 256, { sms = 8 }, "fewer pairs of tiles than clusters" },
   }
   for _, case in ipairs(sk_cases) do
     local M, N, K, opts, what = case[1], case[2], case[3], case[4], case[5]
