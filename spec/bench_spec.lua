@@ -28,7 +28,8 @@ describe("mgpu.bench options", function()
                               { warmup = 1, reps = 3, inner = 2, before = function() calls = calls + 1; order[#order + 1] = "-" end })
     assert.are.equal(2, #med)
     assert.are.equal(6, calls)
-    assert.are.equal("ab" .. string.rep("-aa-bb", 3), table.concat(order))
+    -- (the warm-up calls, then the batches in alternating order)
+    assert.are.equal("ab" .. "-aa-bb" .. "-bb-aa" .. "-aa-bb", table.concat(order))
     fails("bench: before must be a function %(run before each timed batch, untimed%), got number",
           bench.bench, function() end, { before = 3 })
     -- interpreted there is no L2 to flush: the flush is a no-op

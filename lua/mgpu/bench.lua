@@ -14,9 +14,11 @@ end
 
 --- Median milliseconds of each of fns (a list of functions) over `reps`
 --- timed batches of `inner` calls, after `warmup` calls of each.  The
---- batches go round robin (fns[1], fns[2], ..., fns[1], ...), so clock and
---- temperature drift weigh on every function alike: the fair way to compare
---- two kernels.  opts: warmup (default 5), reps (default 20), inner
+--- batches take turns, in alternating order (fns[1], ..., fns[n], then
+--- fns[n], ..., fns[1], ...), so clock and temperature drift weigh on every
+--- function alike, and so does the place in a round (the first of a fixed
+--- order read 0.5-0.8% slow against the same kernel later in it,
+--- bench/RESULTS.md run 83): the fair way to compare two kernels.  opts: warmup (default 5), reps (default 20), inner
 --- (default 10: back-to-back launches, so that the host's time to launch
 --- is hidden as the anchors' timers hide it; inner = 1 times each launch
 --- from an idle GPU, that time included).  Returns the medians, then each
@@ -43,7 +45,9 @@ function M.compare(fns, opts)
   local times, medians = {}, {}
   for i = 1, #fns do times[i] = {} end
   for r = 1, reps do
-    for i, fn in ipairs(fns) do
+    for k = 1, #fns do
+      local i = r % 2 == 1 and k or #fns + 1 - k
+      local fn = fns[i]
       if before then before() end
       core.timer_start(ctx)
       for _ = 1, inner do fn() end
