@@ -527,10 +527,16 @@ static void charge(interp *I, const ir_op *op, int64_t units) {
 }
 
 /* The work of an op without results (a store, a copy, a wgmma, a print):
-** the elements of its largest operand. */
+** the elements of its largest operand; a wgmma's, two per multiply-add (the
+** accumulator's elements times the depth of its A operand), each of which
+** reads two operand elements through their layouts. */
 static int64_t operand_work(const ir_kernel *k, const ir_op *op) {
   int64_t most = 1;
   const uint32_t *o = ir_opds(k, op);
+  if (op->code == IR_wgmma && op->nopd >= 2) {
+    const ir_type *acc = ir_vtype(k, o[0]), *at = ir_vtype(k, o[1]);
+    return 2 * ir_numel(acc) * (at->rank >= 2 ? at->shape[at->rank - 1] : 1);
+  }
   for (uint32_t i = 0; i < op->nopd; i++) {
     const ir_type *t = ir_vtype(k, o[i]);
     if (t->kind == MGPU_VALUE_SCALAR) continue;
