@@ -77,7 +77,7 @@ local compat_unpack = table.unpack or unpack
 --- cluster defaults to 1.
 lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 4, snake = 8, wg_dim = "M", cluster = 2, cdim = "wg",
                  delay = 1, balance = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, mwarps = 4, sk = "auto",
-                 dtype = "bf16" }
+                 sms = false, dtype = "bf16" }   -- (sms = false: the device's SMs)
 
 --- cfg with the defaults filled in (clusters of one by default with sched=dynamic or side blocks).
 local function filled(cfg)
@@ -135,15 +135,15 @@ local function plan(c, g, M, N, K)
   -- f32 tiles: about 6 steps to leave a partial and 6 per partial taken (in-kernel profile,
   -- bench/RESULTS.md run 82, where why they take that long is open)
   local per_block = t.U / t.P
-  t.sk_steps = t.q * t.k_iters + per_block + 6 + 6 * t.k_iters / math.max(per_block, 1)
+  local exchange = 6 + 6 * t.k_iters / math.max(per_block, 1)
   if t.stream_k and c.sk == "auto" then
     -- taken with a margin of 1.5, so it runs at 8192³ and not at 4096³, 4096x8192x4096 or
     -- 2304x6144x1500 (measured there)
-    t.stream_k = t.k_iters - per_block > 1.5 * (6 + 6 * t.k_iters / per_block)
+    t.stream_k = t.k_iters - per_block > 1.5 * exchange
   end
   if not t.stream_k then t.P = c.balance == 1 and mgpu.cdiv(tiles, mgpu.cdiv(tiles, dp)) or dp end
   -- the K steps on a block's critical path, in steps of this tile
-  t.steps = t.stream_k and t.sk_steps or mgpu.cdiv(tiles, t.P) * t.k_iters
+  t.steps = t.stream_k and t.q * t.k_iters + per_block + exchange or mgpu.cdiv(tiles, t.P) * t.k_iters
   return t
 end
 
@@ -172,6 +172,14 @@ function lib.tile_n_for(M, N, K, cfg)
   end
   while tn > 64 and N < tn * (c.wg_dim == "N" and 2 or 1) do tn = math.floor(tn / 2) end
   return tn
+end
+
+--- A copy of cfg for an M x N x K problem, its tile width chosen (lib.tile_n_for).
+function lib.for_shape(M, N, K, cfg)
+  local c = {}
+  for k, v in pairs(cfg or {}) do c[k] = v end
+  c.tile_n = lib.tile_n_for(M, N, K, cfg)
+  return c
 end
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
@@ -213,11 +221,9 @@ function lib.build(cfg)
     name = "matmul",
     out_shape = function(a, b) return mgpu.shape({ a.shape[1], b.shape[2] }, a.dtype) end,
     grid = function(a, b)
-      if side > 0 then
-        local tiles = mgpu.cdiv(a.shape[1], cta_m) * mgpu.cdiv(b.shape[2], cta_n)
-        return { side + math.max(1, math.min(sms - side, tiles)) }
-      end
-      return { plan(c, g, a.shape[1], b.shape[2], a.shape[2]).P }
+      local t = plan(c, g, a.shape[1], b.shape[2], a.shape[2])
+      if side > 0 then return { side + math.max(1, math.min(sms - side, t.m_iters * t.n_iters)) } end
+      return { t.P }
     end,
     grid_names = { "sm" }, cluster = { c.cluster }, cluster_names = { "c" },
     -- nobar=1: no automatic warpgroup barriers (the SMEM traffic here is ordered by
@@ -428,7 +434,7 @@ local matmul
 -- rows zero so that A's padding columns add nothing.  The kernel sees the padded K; its last
 -- K tile, past the arrays' end, is zero-filled by the copy engine.
 local Kp = math.ceil(K / 8) * 8
-cfg.tile_n = lib.tile_n_for(M, N, Kp, cfg)   -- (the tile width, where not given, by the shape)
+cfg = lib.for_shape(M, N, Kp, cfg)   -- (the tile width, where not given, by the shape)
 if not tune then matmul = lib.build(cfg) end
 local a = mgpu.random.normal({ M, Kp }, cfg.dtype)
 local b = mgpu.random.normal({ K, N }, cfg.dtype)

@@ -40,7 +40,7 @@ local matmul_lib = assert(loadfile(root .. "examples/matmul.lua"))("--lib")
 local shapes, cfg, also = {}, {}, {}
 local opts = { dtype = "bf16", reps = 30, inner = 10, warmup = 10 }
 local function matmul_option(key, v, into)
-  if (matmul_lib.defaults[key] == nil and key ~= "sms") or key == "dtype" then usage("unknown option '" .. key .. "'") end
+  if matmul_lib.defaults[key] == nil or key == "dtype" then usage("unknown option '" .. key .. "'") end
   into[key] = tonumber(v) or v
 end
 for _, a in ipairs({ ... }) do
@@ -100,8 +100,7 @@ local function config(changes, M, N, K)
   local c = { dtype = opts.dtype }
   for key, v in pairs(cfg) do c[key] = v end
   for key, v in pairs(changes) do c[key] = v end
-  c.tile_n = matmul_lib.tile_n_for(M, N, K, c)
-  return c
+  return matmul_lib.for_shape(M, N, K, c)
 end
 
 local function run_shape(M, N, K)

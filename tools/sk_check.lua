@@ -33,10 +33,7 @@ local dtype = cfg.dtype or "bf16"
 local failed = false
 for _, s in ipairs(shapes) do
   local M, N, K = s[1], s[2], s[3]
-  local c = {}
-  for key, v in pairs(cfg) do c[key] = v end
-  c.tile_n = lib.tile_n_for(M, N, K, cfg)
-  local kernel = lib.build(c)
+  local kernel = lib.build(lib.for_shape(M, N, K, cfg))
   local worst = 0
   for r = 1, runs do
     local a, b = mgpu.random.normal({ M, K }, dtype), mgpu.random.normal({ K, N }, dtype)

@@ -18,10 +18,11 @@ end
 --- fns[n], ..., fns[1], ...), so clock and temperature drift weigh on every
 --- function alike, and so does the place in a round (the first of a fixed
 --- order read 0.5-0.8% slow against the same kernel later in it,
---- bench/RESULTS.md run 83): the fair way to compare two kernels.  opts: warmup (default 5), reps (default 20), inner
---- (default 10: back-to-back launches, so that the host's time to launch
---- is hidden as the anchors' timers hide it; inner = 1 times each launch
---- from an idle GPU, that time included).  Returns the medians, then each
+--- bench/RESULTS.md run 83): the fair way to compare two kernels.  opts:
+--- warmup (default 5), reps (default 20), inner (default 10: back-to-back
+--- launches, so that the host's time to launch is hidden as the anchors'
+--- timers hide it; inner = 1 times each launch from an idle GPU, that time
+--- included).  Returns the medians, then each
 --- function's sorted times.  opts.before, a function, runs before each
 --- timed batch and outside it (M.l2_flush() with inner = 1 times as
 --- triton.testing.do_bench does: each launch after an L2 flush).
@@ -47,10 +48,9 @@ function M.compare(fns, opts)
   for r = 1, reps do
     for k = 1, #fns do
       local i = r % 2 == 1 and k or #fns + 1 - k
-      local fn = fns[i]
       if before then before() end
       core.timer_start(ctx)
-      for _ = 1, inner do fn() end
+      for _ = 1, inner do fns[i]() end
       times[i][r] = core.timer_stop(ctx) / inner
     end
   end
