@@ -88,7 +88,7 @@ describe("repeated calls", function()
     out_shape = function(a) return mgpu.shape(a.shape, a.dtype) end,
     body = function(a, o) o:store(a:load() * 2) end }
 
-  it("run the grid and out_shape functions once for the same arrays, again for others", function()
+  it("run the grid and out_shape functions once for like arrays, again for other shapes and dtypes", function()
     local x, y = mgpu.random.normal(64), mgpu.random.normal(64)
     local out = mgpu.empty(64)
     calls = 0
@@ -96,13 +96,32 @@ describe("repeated calls", function()
     assert.are.equal(1, calls)
     local hx, ho = x:to_table(), out:to_table()
     for i = 1, 64 do assert.are.equal(hx[i] * 2, ho[i]) end
-    k:call_into(out, y)                 -- other arrays of the same shape: the same kernel, the new data
-    assert.are.equal(2, calls)
+    for _ = 1, 2 do k:call_into(out, y); k:call_into(out, x) end   -- other arrays, same shape: the same kernel
+    k:call_into(out, y)
+    assert.are.equal(1, calls)
     local hy = y:to_table()
     ho = out:to_table()
-    for i = 1, 64 do assert.are.equal(hy[i] * 2, ho[i]) end
+    for i = 1, 64 do assert.are.equal(hy[i] * 2, ho[i]) end   -- the new data
     assert.are.equal(128, #k(mgpu.random.normal(128)):to_table())   -- another shape: another kernel
+    assert.are.equal(2, calls)
+    local h = k(mgpu.random.normal(64, "bf16"))                    -- another dtype
     assert.are.equal(3, calls)
+    assert.are.equal("bf16", h.dtype)
+  end)
+
+  it("run the grid function again when a number argument changes", function()
+    local n = 0
+    local scaled = mgpu.kernel{ name = "scaled",
+      grid = function(a, s) n = n + 1; return { s } end,
+      out_shape = function(a) return mgpu.shape(a.shape, a.dtype) end,
+      body = function(a, s, o) o:store(a:load() * mgpu.astype(s, "f32")) end }
+    local x, out = mgpu.random.normal(64), mgpu.empty(64)
+    scaled:call_into(out, x, 1); scaled:call_into(out, x, 1)
+    assert.are.equal(1, n)
+    scaled:call_into(out, x, 2)
+    assert.are.equal(2, n)
+    local hx, ho = x:to_table(), out:to_table()
+    for i = 1, 64 do assert.are.equal(hx[i] * 2, ho[i]) end
   end)
 
   it("do not keep the last call's arrays alive", function()

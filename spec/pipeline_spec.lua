@@ -281,6 +281,54 @@ describe("emit_pipeline_warp_specialized", function()
     assert.is_true(maxdiff(k(x):to_table(), want) < 1e-4)
   end)
 
+  it("multicasts inputs along different cluster axes of a 2x2 cluster", function()
+    -- block (i, j) sums x's row block i (multicast along cn, to the blocks that share it) plus
+    -- y's row block j (multicast along cm) over 5 steps; a slot is free once the block and the
+    -- two blocks that write into it have released it
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 2, 2, 64, 64 }, "f32"), num_threads = 2, thread_name = "wg", grid = { 1 },
+      cluster = { 2, 2 }, cluster_names = { "cm", "cn" },
+      body = function(x, y, o)
+        local i, j = mgpu.axis_index("cm"), mgpu.axis_index("cn")
+        mgpu.emit_pipeline_warp_specialized(function(_, xs, ys, acc) return acc + xs:load() + ys:load() end, {
+          grid = { 5 }, memory_registers = 40, num_compute_wgs = 1, wg_axis = "wg", max_concurrent_steps = 2,
+          in_specs = { mgpu.BlockSpec{ { 64, 64 }, function(s) return i, s end, collective_axes = "cn" },
+                       mgpu.BlockSpec{ { 64, 64 }, function(s) return j, s end, collective_axes = { "cm" } } },
+          compute_context = function(run) o:at(i, j):store(run(mgpu.broadcast(0.0, { 64, 64 }))) end,
+        })(x, y)
+      end,
+    }
+    local x, y = mgpu.random.normal({ 128, 320 }, "f32"), mgpu.random.normal({ 128, 320 }, "f32")
+    local xt, yt, want = x:to_table(), y:to_table(), {}
+    for i = 0, 1 do
+      for j = 0, 1 do
+        for r = 0, 63 do
+          for c = 0, 63 do
+            local sum = 0
+            for st = 0, 4 do sum = sum + xt[(i * 64 + r) * 320 + st * 64 + c + 1] + yt[(j * 64 + r) * 320 + st * 64 + c + 1] end
+            want[((i * 2 + j) * 64 + r) * 64 + c + 1] = sum
+          end
+        end
+      end
+    end
+    assert.is_true(maxdiff(k(x, y):to_table(), want) < 1e-4)
+  end)
+
+  it("refuses an input multicast along two cluster axes at once", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 64, 64 }, "f32"), num_threads = 2, thread_name = "wg", grid = { 1 },
+      cluster = { 2, 2 }, cluster_names = { "cm", "cn" },
+      body = function(x, o)
+        mgpu.emit_pipeline_warp_specialized(function(_, xs) o:store(xs:load()) end, {
+          grid = { 2 }, memory_registers = 40, num_compute_wgs = 1, wg_axis = "wg",
+          in_specs = { mgpu.BlockSpec{ { 64, 64 }, function(s) return s, 0 end, collective_axes = { "cm", "cn" } } },
+        })(x)
+      end,
+    }
+    assert.matches("pipeline_spec.lua:%d+: emit_pipeline_warp_specialized: in_specs%[1%]: multicast along one cluster axis",
+                   err_of(k, mgpu.random.normal({ 128, 64 }, "f32")))
+  end)
+
   it("reports a deadlock when the body never releases its slots", function()
     local k = mgpu.kernel{
       out_shape = mgpu.shape({ 64, 64 }, "f32"), num_threads = 2, thread_name = "wg",

@@ -12,6 +12,28 @@ local function callable(f)
   return type(f) == "function" or (type(getmetatable(f)) == "table" and getmetatable(f).__call ~= nil)
 end
 
+-- A kernel that keeps one SM busy for about a tenth of a millisecond (a chain of 20,000 dependent
+-- multiplies and adds), so that the host queues the launches behind it; built on first use.
+local spin
+local function spin_kernel()
+  if spin then return spin end
+  local mgpu = require "mgpu"
+  local k = mgpu.kernel{
+    name = "bench_spin", grid = { 1 }, out_shape = mgpu.shape({ 128 }, "f32"),
+    body = function(o)
+      local x0 = mgpu.astype(mgpu.program_id(0), "f32")   -- (not a constant: nothing to fold)
+      local x = mgpu.fori(0, 20000, function(_, v) return v * 0.999 + 1.0 end, x0)
+      o:store(mgpu.broadcast(x, { 128 }, "f32"))
+    end,
+  }
+  local out
+  spin = function()
+    out = out or mgpu.empty({ 128 }, "f32")
+    k:call_into(out)
+  end
+  return spin
+end
+
 --- Median milliseconds of each of fns (a list of functions) over `reps`
 --- timed batches of `inner` calls, after `warmup` calls of each.  The
 --- batches take turns, in alternating order (fns[1], ..., fns[n], then
@@ -20,12 +42,18 @@ end
 --- order read 0.5-0.8% slow against the same kernel later in it,
 --- bench/RESULTS.md run 83): the fair way to compare two kernels.  opts:
 --- warmup (default 5), reps (default 20), inner (default 10: back-to-back
---- launches, so that the host's time to launch is hidden as the anchors'
---- timers hide it; inner = 1 times each launch from an idle GPU, that time
---- included).  Returns the medians, then each
---- function's sorted times.  opts.before, a function, runs before each
---- timed batch and outside it (M.l2_flush() with inner = 1 times as
---- triton.testing.do_bench does: each launch after an L2 flush).
+--- launches).  On a GPU each timed batch starts behind a short kernel
+--- (about 0.1 ms, untimed), so the batch's first launch is queued while
+--- the GPU is busy and the batch times the device's work only, as the
+--- anchors' timers (triton.testing.do_bench, behind its L2 flush) do; the
+--- host's time to launch is left out however long it is (cuBLAS's 16-20 us
+--- against our 33 us a call put 1-2% on the side that launched slower at
+--- 4096³, bench/RESULTS.md run 84).  opts.host = true leaves the GPU idle
+--- instead, so each batch's time includes its first launch's host time
+--- (with inner = 1: each launch from an idle GPU).  Returns the medians,
+--- then each function's sorted times.  opts.before, a function, runs
+--- before each timed batch and outside it (M.l2_flush() with inner = 1
+--- times as triton.testing.do_bench does: each launch after an L2 flush).
 function M.compare(fns, opts)
   opts = opts or {}
   if type(fns) ~= "table" or #fns == 0 then compat.fail("BENCH_COMPARE_NOT_LIST") end
@@ -39,7 +67,9 @@ function M.compare(fns, opts)
   if reps < 1 or inner < 1 then compat.fail("BENCH_REPS") end
   local before = opts.before
   if before ~= nil and not callable(before) then compat.fail("BENCH_BEFORE", type(before)) end
-  if context.info().mode == "compile" then compat.fail("BENCH_COMPILE_ONLY") end   -- nothing runs: no time to report
+  local mode = context.info().mode
+  if mode == "compile" then compat.fail("BENCH_COMPILE_ONLY") end   -- nothing runs: no time to report
+  local lead = not opts.host and mode == "gpu" and spin_kernel() or nil
   local core, ctx = context.core, context.get()
   for _, fn in ipairs(fns) do for _ = 1, warmup do fn() end end
   core.sync(ctx)
@@ -49,6 +79,7 @@ function M.compare(fns, opts)
     for k = 1, #fns do
       local i = r % 2 == 1 and k or #fns + 1 - k
       if before then before() end
+      if lead then lead() end
       core.timer_start(ctx)
       for _ = 1, inner do fns[i]() end
       times[i][r] = core.timer_stop(ctx) / inner

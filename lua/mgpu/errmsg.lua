@@ -242,7 +242,7 @@ return {
   WG_AXIS_NOT_NAME = "%s: wg_axis must name the warpgroup axis (the kernel's thread_name)",
   PIPELINE_NO_INPUT = "%s: needs at least one input (the memory warpgroup has nothing to do)",
   DELAY_DIFFERS = "%s: every input must have the same delay_release (input %d differs)",
-  MULTICAST_AXES_DIFFER = "%s: every multicast input must use the same collective_axes",
+  MULTICAST_ONE_AXIS = "%s: in_specs[%d]: multicast along one cluster axis (collective_axes names one); inputs may use different ones",
   INPUT_NOT_SMEM = "%s: input %d must be in SMEM",
   OUT_SPECS_NEED_ONE_WG = "%s: out_specs need num_compute_wgs = 1; with several compute warpgroups write outputs in " ..
     "compute_context",

@@ -527,16 +527,23 @@ local function describe_arg(x)
   return type(x)
 end
 
--- True when args are the very objects of the last call that found or made
--- an entry (m), in the same context.  Arrays never change shape or dtype, so
--- the same objects give the same signature, grid and outputs: a loop that
--- launches a kernel on the same arrays skips the grid and out_shape
--- functions and the signature (the engine still checks each buffer's size).
-local WEAK_VALUES = { __mode = "v" }
+-- True when args match those of the last call that found or made an entry
+-- (m), in the same context: the same numbers and scalars, and arrays of the
+-- same dtypes and shapes (the signature's parts; grid and out_shape
+-- functions see arrays only through them).  A loop that launches a kernel on
+-- the same arrays, or rotates through sets of like arrays as a benchmark
+-- does, skips the grid and out_shape functions and the signature (the engine
+-- still checks each buffer's size): 7 us a call instead of 33 for the 4096³
+-- matmul (bench/RESULTS.md run 84).
 local function same_call(m, args, nargs)
   if not m or m.epoch ~= context.epoch or m.n ~= nargs then return false end
   for i = 1, nargs do
-    if not rawequal(args[i], m.args[i]) then return false end
+    local x, d = args[i], m.dtypes[i]
+    if d then   -- an array last time
+      if not (array.is_array(x) and x.dtype == d and compat.same_shape(x.shape, m.shapes[i])) then return false end
+    elseif not rawequal(x, m.args[i]) then
+      return false
+    end
   end
   return true
 end
@@ -562,10 +569,13 @@ local function entry_for(self, args, nargs)
     entry = trace_kernel(self, args, grid, outs)
     self.cache[key] = entry
   end
-  -- the arguments held weakly: remembering the call must not keep its arrays alive
+  -- arrays remembered by dtype and shape: remembering the call must not keep them alive
   m = { n = nargs, epoch = context.epoch, entry = entry, outs = outs, single = single, key = key,
-        args = setmetatable({}, WEAK_VALUES) }
-  for i = 1, nargs do m.args[i] = args[i] end
+        args = {}, dtypes = {}, shapes = {} }
+  for i = 1, nargs do
+    local x = args[i]
+    if array.is_array(x) then m.dtypes[i], m.shapes[i] = x.dtype, x.shape else m.args[i] = x end
+  end
   self.last = m
   return entry, outs, single, key
 end

@@ -282,12 +282,15 @@ function M.emit_pipeline_warp_specialized(body, opts)
   for i, s in ipairs(p.in_specs) do
     if delay_of(s) ~= p.delay then fail("DELAY_DIFFERS", what, i) end
     if s.collective_axes ~= nil then
-      local axes = s.collective_axes
-      local key = type(axes) == "table" and table.concat(axes, ",") or tostring(axes)
-      if p.mcast_key ~= nil and p.mcast_key ~= key then
-        fail("MULTICAST_AXES_DIFFER", what)
-      end
-      p.mcast, p.mcast_key = axes, key   -- a multicast slot is free once every block of the group is done with it
+      -- a multicast slot is free once every block writing into it is done with it: the union of
+      -- the inputs' axes, each input multicast along one (a cluster barrier hears from the blocks
+      -- that differ along at most one of its axes, so not from a 2x2 group's diagonal)
+      local axes = type(s.collective_axes) == "table" and s.collective_axes or { s.collective_axes }
+      if #axes ~= 1 then fail("MULTICAST_ONE_AXIS", what, i) end
+      p.mcast = p.mcast or {}
+      local seen = false
+      for _, x in ipairs(p.mcast) do seen = seen or x == axes[1] end
+      if not seen then p.mcast[#p.mcast + 1] = axes[1] end
     end
     if s.memory_space ~= "SMEM" then fail("INPUT_NOT_SMEM", what, i) end
   end
