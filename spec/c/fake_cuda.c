@@ -9,6 +9,10 @@
 **   FAKE_CUDA_HANG=name   a launch of kernel `name` never completes: event
 **                         queries answer 600 (not ready), and a blocking wait
 **                         aborts the process (mgpu must poll under a timeout).
+**   FAKE_CUDA_NO_PDL=1    a launch that allows programmatic dependent launch
+**                         is refused (invalid value), as by a driver without it;
+**   FAKE_CUDA_TRACE=1     each launch is written to stderr, with whether it
+**                         allowed programmatic dependent launch;
 **   FAKE_CUDA_STICKY=1    a fault stays with the process, as the real driver
 **                         keeps 700 and 715: retaining the context again
 **                         answers the fault's error;
@@ -259,11 +263,20 @@ CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
 CUresult cuFuncGetAttribute(int *v, int attr, void *f) { (void)attr; (void)f; *v = 0; return OK; }
 CUresult cuFuncSetAttribute(void *f, int attr, int v) { (void)attr; (void)v; STICKY(); check_handle(f, "stale function"); return OK; }
 
+/* cuLaunchKernelEx's configuration, as far as the launch attributes */
+typedef struct { int id; char pad[4]; char value[64]; } launch_attr;
+typedef struct { unsigned grid[3], block[3], smem; void *stream; const launch_attr *attrs; unsigned nattrs; } launch_config;
+
 CUresult cuLaunchKernelEx(const void *cfg, void *f, void **params, void **extra) {
-  (void)cfg; (void)params; (void)extra;
+  (void)params; (void)extra;
   STICKY();
   check_handle(f, "cuLaunchKernelEx of a function from before a reset");
   const char *name = ((handle *)f)->name;
+  const launch_config *c = cfg;
+  int pdl = 0;   /* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION */
+  for (unsigned i = 0; i < c->nattrs; i++) pdl |= c->attrs[i].id == 6;
+  if (pdl && getenv("FAKE_CUDA_NO_PDL")) return INVALID_VALUE;   /* a driver without it */
+  if (getenv("FAKE_CUDA_TRACE")) fprintf(stderr, "fake_cuda: launch %s pdl=%d\n", name, pdl);
   if (matches("FAKE_CUDA_FAULT", name)) dev.faulted = dev.was_faulted = 1;
   if (matches("FAKE_CUDA_HANG", name)) dev.hung = 1;
   return OK;

@@ -39,6 +39,11 @@ void test_ptx_emit(void) {
   CHECK_CONTAINS(p, "cvt.rn.bf16.f32");
   CHECK_CONTAINS(p, "st.global.v4.b32");
   CHECK(!strstr(p, "bra.uni $L"));            /* whole-array access: no bounds branch */
+  /* programmatic dependent launch: dependents may start, and this kernel waits for the kernels
+  ** before it ahead of its first global memory access */
+  const char *trigger = strstr(p, "griddepcontrol.launch_dependents;"), *wait = strstr(p, "griddepcontrol.wait;");
+  CHECK(trigger && wait && trigger < wait);
+  CHECK(wait && wait < strstr(p, "ld.global") && wait < strstr(p, "st.global"));
   sb_free(&sb);
   pass_free(k, &ki);
   ir_kernel_free(k);

@@ -28,6 +28,7 @@ struct mgpu_ctx {
   struct blas *blas;            /* cuBLAS, loaded by the first mgpu_blas_matmul (api_blas.c) */
   struct dist *dist;            /* the job this context is a device of (api_dist.c), or NULL */
   int32_t nsym;                 /* symmetric buffers made so far */
+  bool serial_launch;           /* MGPU_PDL=0, or the driver refused it: no programmatic dependent launch */
   struct {                      /* kernels in flight, faults and the watchdog (api_ctx.c) */
     int64_t timeout_ms;         /* MGPU_TIMEOUT_MS / mgpu_ctx_set_timeout; 0: no bound */
     CUevent done;               /* recorded after each GPU launch while a timeout is set */

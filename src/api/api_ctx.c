@@ -177,6 +177,8 @@ mgpu_status mgpu_ctx_create(const mgpu_ctx_options *opts, mgpu_ctx **out) {
     }
     c->run.timeout_ms = ms;
   }
+  const char *pdl = getenv("MGPU_PDL");
+  c->serial_launch = pdl && !strcmp(pdl, "0");
   const char *env = getenv("MGPU_INTERPRET");
   if (mode == MGPU_MODE_AUTO && env && *env && strcmp(env, "0") != 0) {
     mode = MGPU_MODE_INTERPRET;

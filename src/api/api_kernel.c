@@ -708,19 +708,32 @@ static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a, uint64_
   for (int i = 0; i < 3; i++) g[i] = (unsigned)dims[i];
   for (int i = 0; i < ir->opts.cluster_rank; i++) c[i] = (unsigned)ir->opts.cluster[i];
   cfg.gridDimX = g[0] * c[0]; cfg.gridDimY = g[1] * c[1]; cfg.gridDimZ = g[2] * c[2];
-  CUlaunchAttribute attr;
-  memset(&attr, 0, sizeof attr);
+  CUlaunchAttribute attr[2];
+  memset(attr, 0, sizeof attr);
+  cfg.attrs = attr;
+  /* the kernel may begin while the one before it in the stream finishes (its PTX waits for it
+  ** with griddepcontrol.wait before touching global memory); first, so a retry can drop it */
+  if (!ctx->serial_launch) {
+    attr[cfg.numAttrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr[cfg.numAttrs++].value.programmaticStreamSerializationAllowed = 1;
+  }
   if (ir->opts.cluster_rank) {
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = c[0]; attr.value.clusterDim.y = c[1]; attr.value.clusterDim.z = c[2];
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
+    attr[cfg.numAttrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr[cfg.numAttrs].value.clusterDim.x = c[0];
+    attr[cfg.numAttrs].value.clusterDim.y = c[1];
+    attr[cfg.numAttrs++].value.clusterDim.z = c[2];
   }
   cfg.blockDimX = (unsigned)(128 * ir->opts.num_threads);
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.hStream = (CUstream)(uintptr_t)a->stream;
   cfg.sharedMemBytes = (unsigned)k->ki.smem_bytes;
   CUresult r = ctx->drv->LaunchKernelEx(&cfg, k->fn, params, NULL);
+  if ((r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_NOT_SUPPORTED) && !ctx->serial_launch) {
+    cfg.attrs++;   /* without programmatic dependent launch: if that is what the driver refused, from now on */
+    cfg.numAttrs--;
+    r = ctx->drv->LaunchKernelEx(&cfg, k->fn, params, NULL);
+    if (!r) ctx->serial_launch = true;
+  }
   if (r) return api_drv_fail(ctx, "cuLaunchKernelEx", r);
   return api_launched(ctx, ir->name, cfg.hStream);
 }

@@ -506,6 +506,12 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, pt
     ptx_smem_prologue(&e);
   }
   ptx_barrier_prologue(&e);
+  /* Programmatic dependent launch (the launch allows it): the next kernel in the stream may place
+  ** its blocks once every block of this one has begun, and run its prologue while this one
+  ** finishes; the wait returns once the kernels before this one have completed and their writes
+  ** are visible, and nothing before it touches global memory. */
+  pe_ins(&e, "griddepcontrol.launch_dependents", 0);
+  pe_ins(&e, "griddepcontrol.wait", 0);
   for (uint32_t i = 0; i < k->params.n; i++) {
     char pname[160];
     uint32_t v = k->params.v[i].value;

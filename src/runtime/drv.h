@@ -20,9 +20,11 @@ typedef struct CUmemPoolHandle_st *CUmemoryPool;
 
 enum {
   CUDA_SUCCESS = 0,
+  CUDA_ERROR_INVALID_VALUE = 1,
   CUDA_ERROR_OUT_OF_MEMORY = 2,
   CUDA_ERROR_NO_DEVICE = 100,
   CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_NOT_SUPPORTED = 801,
   CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
   CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
@@ -43,6 +45,7 @@ enum {
   CU_JIT_MAX_REGISTERS = 0,
   CU_JIT_OPTIMIZATION_LEVEL = 7,
   CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+  CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
   /* tensor maps (cuTensorMapEncodeTiled) */
   CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1, CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2,
   CU_TENSOR_MAP_DATA_TYPE_INT32 = 3, CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4, CU_TENSOR_MAP_DATA_TYPE_INT64 = 5,
@@ -59,7 +62,7 @@ enum {
 typedef struct CUlaunchAttribute {
   int id;
   char pad[4];
-  union { char raw[64]; struct { unsigned x, y, z; } clusterDim; } value;
+  union { char raw[64]; struct { unsigned x, y, z; } clusterDim; int programmaticStreamSerializationAllowed; } value;
 } CUlaunchAttribute;
 
 typedef struct CUlaunchConfig {
