@@ -159,6 +159,46 @@ static void work_limit_stores(mgpu_ctx *c) {
   mgpu_builder_release(b);
 }
 
+/* A wgmma counts its multiply-adds (two units each), not its accumulator's
+** elements: one 64x256x64 product (2 M units) ends under the limit of
+** 100000, which its 16384 accumulator elements stayed under (fuzz_lua's
+** corpus, timeout-wgmma-work: a mutated matmul ran 30 s). */
+static void work_limit_wgmma(mgpu_ctx *c) {
+  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0 };
+  mgpu_builder *b = builder(c, &o);
+  int64_t shape[2] = { 64, 256 };
+  int32_t out, a, bb, acc, v, res[4], n;
+  CHECK(mgpu_builder_param(b, MGPU_PARAM_OUTPUT, MGPU_F32, shape, 2, &out) == MGPU_OK);
+  const char *xf = "tiling(8,64);swizzle(128)";
+  mgpu_op_args sa = { NULL, 0, (int64_t[]){ MGPU_BF16, 64, 64 }, 3, 0, xf };
+  mgpu_op_args sb = { NULL, 0, (int64_t[]){ MGPU_BF16, 64, 256 }, 3, 0, xf };
+  CHECK(mgpu_builder_op(b, "smem_alloc", &sa, &a, 1, &n) == MGPU_OK);
+  CHECK(mgpu_builder_op(b, "smem_alloc", &sb, &bb, 1, &n) == MGPU_OK);
+  CHECK(mgpu_builder_op(b, "scoped", NULL, res, 4, &n) == MGPU_OK);
+  mgpu_op_args aa = { NULL, 0, (int64_t[]){ MGPU_F32, 64, 256 }, 3, 0, NULL };
+  CHECK(mgpu_builder_op(b, "acc_alloc", &aa, &acc, 1, &n) == MGPU_OK);
+  mgpu_op_args wa = { (int32_t[]){ acc, a, bb }, 3, NULL, 0, 0, NULL };
+  CHECK(mgpu_builder_op(b, "wgmma", &wa, res, 4, &n) == MGPU_OK);
+  mgpu_op_args wt = { NULL, 0, (int64_t[]){ 0 }, 1, 0, NULL };
+  CHECK(mgpu_builder_op(b, "wgmma_wait", &wt, res, 4, &n) == MGPU_OK);
+  mgpu_op_args ld = { &acc, 1, NULL, 0, 0, NULL };
+  CHECK(mgpu_builder_op(b, "load", &ld, &v, 1, &n) == MGPU_OK);
+  mgpu_op_args st = { (int32_t[]){ out, v }, 2, NULL, 0, 0, NULL };
+  CHECK(mgpu_builder_op(b, "store", &st, res, 4, &n) == MGPU_OK);
+  CHECK(mgpu_builder_op(b, "yield", NULL, res, 4, &n) == MGPU_OK);
+  mgpu_kernel *k = NULL;
+  CHECK(mgpu_builder_finish(b, &k) == MGPU_OK);
+  mgpu_buffer *buf = NULL;
+  CHECK(mgpu_buffer_alloc(c, 64 * 256 * 4, &buf) == MGPU_OK);
+  mgpu_arg arg = { buf, 0 };
+  mgpu_launch_args la = { &arg, 1, 0 };
+  CHECK(mgpu_kernel_launch(k, &la) == MGPU_OK);   /* no limit: it runs */
+  expect_work_limit(c, k, &la);
+  mgpu_buffer_release(buf);
+  mgpu_kernel_release(k);
+  mgpu_builder_release(b);
+}
+
 void test_fuzz_regressions(void) {
   mgpu_ctx *c = ctx_new();
   no_operands(c);
@@ -168,5 +208,6 @@ void test_fuzz_regressions(void) {
   huge_shapes(c);
   work_limit(c);
   work_limit_stores(c);
+  work_limit_wgmma(c);
   mgpu_ctx_release(c);
 }
