@@ -81,6 +81,23 @@ describe("examples/matmul.lua", function()
     assert.equals(128, lib.tile_n_for(512, 192, 64, { sms = 132 }))   -- narrower than 256: halved
   end)
 
+  it("waits for the kernels before it ahead of any global memory access (programmatic dependent launch)", function()
+    local a, b = mgpu.abstract({ 4096, 4096 }, "bf16"), mgpu.abstract({ 4096, 4096 }, "bf16")
+    local counter = mgpu.abstract({ 2 }, "i32")
+    for _, cfg in ipairs({ {}, { sk = 1 }, { sched = "dynamic" }, { cluster = 1, mwarps = 1 } }) do
+      local ptx = lib.build(cfg):lower(a, b, cfg.sched and counter or nil).ptx
+      local wait = ptx:find("griddepcontrol.wait;", 1, true)
+      local trigger = ptx:find("griddepcontrol.launch_dependents;", 1, true)
+      assert.is_truthy(wait and trigger and trigger < wait)
+      for _, op in ipairs({ "ld%.global", "st%.global", "ld%.volatile%.global", "cp%.async%.bulk", "cp%.reduce",
+                            "atom%.", "red%.", "prefetch%.", "multimem%." }) do
+        local at = ptx:find("[\t ]" .. op)
+        assert.is_true(at == nil or at > wait, op)
+      end
+      assert.is_truthy(ptx:find("[\t ]cp%.async%.bulk%.tensor"))   -- (the patterns do find the kernel's accesses)
+    end
+  end)
+
   it("refuses sk=1 with dynamic scheduling, and an unknown sk", function()
     assert.matches("sk=1 needs sched=static", select(2, pcall(lib.build, { sk = 1, sched = "dynamic" })))
     assert.matches("sk must be 0, 1 or auto", select(2, pcall(lib.build, { sk = 3 })))

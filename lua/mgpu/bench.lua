@@ -12,13 +12,14 @@ local function callable(f)
   return type(f) == "function" or (type(getmetatable(f)) == "table" and getmetatable(f).__call ~= nil)
 end
 
--- A kernel that keeps one SM busy for about a tenth of a millisecond (a chain of 20,000 dependent
--- multiplies and adds), so that the host queues the launches behind it; built on first use.
+-- A function launching a kernel that keeps one SM busy for about a tenth of a millisecond (a chain
+-- of 20,000 dependent multiplies and adds), so that the host queues the launches behind it.  The
+-- kernel is built once; its output is made per call of compare (arrays do not outlive a context
+-- the REPL recovers).
 local spin
-local function spin_kernel()
-  if spin then return spin end
+local function lead_kernel()
   local mgpu = require "mgpu"
-  local k = mgpu.kernel{
+  spin = spin or mgpu.kernel{
     name = "bench_spin", grid = { 1 }, out_shape = mgpu.shape({ 128 }, "f32"),
     body = function(o)
       local x0 = mgpu.astype(mgpu.program_id(0), "f32")   -- (not a constant: nothing to fold)
@@ -26,12 +27,8 @@ local function spin_kernel()
       o:store(mgpu.broadcast(x, { 128 }, "f32"))
     end,
   }
-  local out
-  spin = function()
-    out = out or mgpu.empty({ 128 }, "f32")
-    k:call_into(out)
-  end
-  return spin
+  local out = mgpu.empty({ 128 }, "f32")
+  return function() spin:call_into(out) end
 end
 
 --- Median milliseconds of each of fns (a list of functions) over `reps`
@@ -44,11 +41,12 @@ end
 --- warmup (default 5), reps (default 20), inner (default 10: back-to-back
 --- launches).  On a GPU each timed batch starts behind a short kernel
 --- (about 0.1 ms, untimed), so the batch's first launch is queued while
---- the GPU is busy and the batch times the device's work only, as the
---- anchors' timers (triton.testing.do_bench, behind its L2 flush) do; the
---- host's time to launch is left out however long it is (cuBLAS's 16-20 us
---- against our 33 us a call put 1-2% on the side that launched slower at
---- 4096³, bench/RESULTS.md run 84).  opts.host = true leaves the GPU idle
+--- the GPU is busy and, as long as the later launches keep ahead of the
+--- device, the batch times the device's work only, as the anchors' timers
+--- (triton.testing.do_bench, behind its L2 flush) do: the first launch's
+--- host time (cuBLAS's 16-20 us against our 33 us a call put 1-2% on the
+--- side that launched slower at 4096³, bench/RESULTS.md run 84) stays out
+--- of the batch.  opts.host = true leaves the GPU idle
 --- instead, so each batch's time includes its first launch's host time
 --- (with inner = 1: each launch from an idle GPU).  Returns the medians,
 --- then each function's sorted times.  opts.before, a function, runs
@@ -69,7 +67,7 @@ function M.compare(fns, opts)
   if before ~= nil and not callable(before) then compat.fail("BENCH_BEFORE", type(before)) end
   local mode = context.info().mode
   if mode == "compile" then compat.fail("BENCH_COMPILE_ONLY") end   -- nothing runs: no time to report
-  local lead = not opts.host and mode == "gpu" and spin_kernel() or nil
+  local lead = not opts.host and mode == "gpu" and lead_kernel() or nil
   local core, ctx = context.core, context.get()
   for _, fn in ipairs(fns) do for _ = 1, warmup do fn() end end
   core.sync(ctx)
@@ -94,7 +92,7 @@ end
 
 --- Median milliseconds of fn() over `reps` timed batches of `inner` calls
 --- after `warmup` calls (bench.compare with one function).  opts: warmup
---- (default 5), reps (default 20), inner (default 10), before.  Returns the
+--- (default 5), reps (default 20), inner (default 10), before, host.  Returns the
 --- median and the sorted times.
 function M.bench(fn, opts)
   if not callable(fn) then compat.fail("BENCH_NOT_FUNCTION", type(fn)) end

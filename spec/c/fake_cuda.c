@@ -11,8 +11,8 @@
 **                         aborts the process (mgpu must poll under a timeout).
 **   FAKE_CUDA_NO_PDL=1    a launch that allows programmatic dependent launch
 **                         is refused (invalid value), as by a driver without it;
-**   FAKE_CUDA_TRACE=1     each launch is written to stderr, with whether it
-**                         allowed programmatic dependent launch;
+**   FAKE_CUDA_TRACE=1     each launch (and refusal) is written to stderr, with
+**                         whether it allowed programmatic dependent launch;
 **   FAKE_CUDA_STICKY=1    a fault stays with the process, as the real driver
 **                         keeps 700 and 715: retaining the context again
 **                         answers the fault's error;
@@ -275,7 +275,10 @@ CUresult cuLaunchKernelEx(const void *cfg, void *f, void **params, void **extra)
   const launch_config *c = cfg;
   int pdl = 0;   /* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION */
   for (unsigned i = 0; i < c->nattrs; i++) pdl |= c->attrs[i].id == 6;
-  if (pdl && getenv("FAKE_CUDA_NO_PDL")) return INVALID_VALUE;   /* a driver without it */
+  if (pdl && getenv("FAKE_CUDA_NO_PDL")) {   /* a driver without it */
+    if (getenv("FAKE_CUDA_TRACE")) fprintf(stderr, "fake_cuda: refused launch %s (pdl)\n", name);
+    return INVALID_VALUE;
+  }
   if (getenv("FAKE_CUDA_TRACE")) fprintf(stderr, "fake_cuda: launch %s pdl=%d\n", name, pdl);
   if (matches("FAKE_CUDA_FAULT", name)) dev.faulted = dev.was_faulted = 1;
   if (matches("FAKE_CUDA_HANG", name)) dev.hung = 1;

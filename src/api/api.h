@@ -74,6 +74,7 @@ struct mgpu_kernel {
   CUmodule mod;
   CUfunction fn;
   uint32_t mod_gen;         /* ctx->run.gen when mod was loaded */
+  bool pdl;                 /* mod's PTX waits for the kernels before it: launches allow PDL */
   mgpu_kernel_resources res;
   int32_t jit_maxreg;       /* mgpu_kernel_set_jit_options: 0 = default */
   int32_t jit_opt;          /* optimization level + 1; 0 = default */

@@ -296,7 +296,8 @@ static cache_key kernel_cache_key(const mgpu_kernel *k, const int *keys, void *c
     opts[2 * i + 1] = buffer ? 0 : (uint64_t)(uintptr_t)vals[i];
   }
   int arch[4] = { ctx->info.cc_major, ctx->info.cc_minor, ctx->drv->driver_version, (int)sizeof(ptx_tmap) };
-  static const char tag[] = "mgpu kernel cache 2 (entries hold PTX): ir, target sm_90a, arch+driver, jit options, engine";
+  static const char tag[] = "mgpu kernel cache 3 (entries hold PTX that waits with griddepcontrol): ir, target sm_90a, "
+                            "arch+driver, jit options, engine";
   const cache_part parts[] = {
     { tag, sizeof tag - 1 }, { k->ir_text, k->ir_len }, { "sm_90a", 6 }, { arch, sizeof arch },
     { opts, 2 * sizeof(uint64_t) * (nopt < 16 ? nopt : 16) }, { MGPU_VERSION_STRING, sizeof MGPU_VERSION_STRING - 1 },
@@ -352,6 +353,11 @@ static bool entry_store(cache *c, cache_key key, const mgpu_kernel *k) {
   return stored;
 }
 
+/* Whether PTX text waits for the kernels before it (griddepcontrol.wait, which
+** the engine writes into every kernel's prologue): only such a module may be
+** launched with programmatic dependent launch (a replaced PTX may lack it). */
+static bool waits_for_grid(const char *ptx) { return ptx && strstr(ptx, "griddepcontrol.wait") != NULL; }
+
 /* Load k->mod through the cache.  An entry holds what the IR lowers to --
 ** the PTX and its tensor maps -- so a hit writes no PTX; the driver JITs the
 ** PTX as a whole program, and its own compute cache (keyed on the PTX) keeps
@@ -380,6 +386,7 @@ static CUresult load_cached(mgpu_kernel *k, int *keys, void **vals, unsigned nop
   const char *ptx = NULL;
   if (hit && entry_split(k, bin, len, &ptx)) {
     r = dr->ModuleLoadDataEx(&k->mod, ptx, nopt, keys, vals);
+    k->pdl = !r && waits_for_grid(ptx);
     if (r) k->mod = NULL;
     else if (debug)
       fprintf(stderr, "mgpu: cache hit %s (kernel %s, loaded in %.1f ms)\n", hex, k->ir->name, time_ms() - t0);
@@ -389,6 +396,7 @@ static CUresult load_cached(mgpu_kernel *k, int *keys, void **vals, unsigned nop
     if (emit_ptx(k)) return CUDA_ERROR_NO_DEVICE;   /* the caller reports it */
     t0 = time_ms();
     r = dr->ModuleLoadDataEx(&k->mod, k->ptx, nopt, keys, vals);
+    k->pdl = !r && waits_for_grid(k->ptx);
     if (r) k->mod = NULL;
     else {
       double jit = time_ms() - t0;
@@ -434,7 +442,9 @@ static mgpu_status compile(mgpu_kernel *k) {
   if (r) {   /* no cache, or it failed, or a replaced PTX (the written one still gives the tensor maps) */
     mgpu_status s = emit_ptx(k);
     if (s) return s;
-    r = ctx->drv->ModuleLoadDataEx(&k->mod, k->ptx_override ? k->ptx_override : k->ptx, nopt, keys, vals);
+    const char *text = k->ptx_override ? k->ptx_override : k->ptx;
+    r = ctx->drv->ModuleLoadDataEx(&k->mod, text, nopt, keys, vals);
+    k->pdl = !r && waits_for_grid(text);
   }
   if (r) {
     k->mod = NULL;
@@ -712,8 +722,9 @@ static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a, uint64_
   memset(attr, 0, sizeof attr);
   cfg.attrs = attr;
   /* the kernel may begin while the one before it in the stream finishes (its PTX waits for it
-  ** with griddepcontrol.wait before touching global memory); first, so a retry can drop it */
-  if (!ctx->serial_launch) {
+  ** with griddepcontrol.wait before touching global memory; a module without the wait is
+  ** launched without it); first, so a retry can drop it */
+  if (!ctx->serial_launch && k->pdl) {
     attr[cfg.numAttrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attr[cfg.numAttrs++].value.programmaticStreamSerializationAllowed = 1;
   }
@@ -728,7 +739,7 @@ static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a, uint64_
   cfg.hStream = (CUstream)(uintptr_t)a->stream;
   cfg.sharedMemBytes = (unsigned)k->ki.smem_bytes;
   CUresult r = ctx->drv->LaunchKernelEx(&cfg, k->fn, params, NULL);
-  if ((r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_NOT_SUPPORTED) && !ctx->serial_launch) {
+  if ((r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_NOT_SUPPORTED) && !ctx->serial_launch && k->pdl) {
     cfg.attrs++;   /* without programmatic dependent launch: if that is what the driver refused, from now on */
     cfg.numAttrs--;
     r = ctx->drv->LaunchKernelEx(&cfg, k->fn, params, NULL);
