@@ -5,7 +5,9 @@
 -- the kernel at the script line, the command exits non-zero, the REPL makes
 -- a fresh context and goes on, and the watchdog (MGPU_TIMEOUT_MS,
 -- mgpu.configure{ timeout_ms }) bounds a kernel that never ends, on the
--- "GPU" and in the interpreter.  The scripts are in spec/faults/.
+-- "GPU" and in the interpreter; and how launches go on a "GPU" (the bench's
+-- lead kernel, programmatic dependent launch).  The scripts are in
+-- spec/faults/.
 local util = dofile("spec/support/util.lua")
 
 local fake = os.getenv("MGPU_FAKE_CUDA")
@@ -19,26 +21,30 @@ local function run(env, args)
   return out:gsub("exit=%d+%s*$", ""), tonumber(out:match("exit=(%d+)%s*$"))
 end
 
+-- run(env, args), checking that the command exited with status `want`; returns its output.
+local function ran(env, args, want)
+  local out, code = run(env, args)
+  assert.are.equal(want, code, out)
+  return out
+end
+
 local function has(s, plain) return s:find(plain, 1, true) ~= nil end
 
 local describe_fake = fake and describe or pending
 
 describe_fake("GPU faults (a stand-in driver)", function()
   it("run normally without a fault", function()
-    local out, code = run("", "spec/faults/fault.lua")
-    assert.are.equal(0, code, out)
+    ran("", "spec/faults/fault.lua", 0)
   end)
 
   it("name the faulting kernel at the line that sees it, and exit non-zero", function()
-    local out, code = run("FAKE_CUDA_FAULT=oops", "spec/faults/fault.lua")
-    assert.are.equal(1, code, out)
+    local out = ran("FAKE_CUDA_FAULT=oops", "spec/faults/fault.lua", 1)
     assert.is_true(has(out, "spec/faults/fault.lua:5: kernel 'oops' faulted: an illegal memory access was " ..
                             "encountered (CUDA error 700, reported by cuMemcpyDtoH); the GPU context is lost"), out)
   end)
 
   it("the REPL says the context was lost, makes a fresh one and goes on", function()
-    local out, code = run("FAKE_CUDA_FAULT=oops", "< spec/faults/repl.txt")
-    assert.are.equal(0, code, out)
+    local out = ran("FAKE_CUDA_FAULT=oops", "< spec/faults/repl.txt", 0)
     assert.is_true(has(out, "stdin:1: kernel 'oops' faulted"), out)
     assert.is_true(has(out, "mgpu: the GPU context was lost; a fresh one is ready (arrays made before it are gone)"), out)
     assert.is_true(has(out, "after\t1.0"), out)
@@ -49,8 +55,7 @@ describe_fake("GPU faults (a stand-in driver)", function()
   end)
 
   it("when the driver keeps the fault (as it does for 700 and 715), the REPL goes on in the interpreter", function()
-    local out, code = run("FAKE_CUDA_FAULT=oops FAKE_CUDA_STICKY=1", "< spec/faults/repl.txt")
-    assert.are.equal(0, code, out)
+    local out = ran("FAKE_CUDA_FAULT=oops FAKE_CUDA_STICKY=1", "< spec/faults/repl.txt", 0)
     assert.is_true(has(out, "stdin:1: kernel 'oops' faulted"), out)
     assert.is_true(has(out, "mgpu: the GPU context was lost and the driver will not make this process a new one "
                             .. "(cuDevicePrimaryCtxRetain: "), out)
@@ -65,21 +70,18 @@ describe_fake("GPU faults (a stand-in driver)", function()
 
   it("MGPU_TIMEOUT_MS bounds a kernel that never ends", function()
     local t0 = os.time()
-    local out, code = run("FAKE_CUDA_HANG=oops MGPU_TIMEOUT_MS=200", "spec/faults/fault.lua")
-    assert.are.equal(1, code, out)
+    local out = ran("FAKE_CUDA_HANG=oops MGPU_TIMEOUT_MS=200", "spec/faults/fault.lua", 1)
     assert.is_true(has(out, "spec/faults/fault.lua:5: kernel 'oops' was still running 200 ms after its launch"), out)
     assert.is_true(os.time() - t0 < 30)
   end)
 
   it("mgpu.configure{ timeout_ms } sets the watchdog from a script", function()
-    local out, code = run("FAKE_CUDA_HANG=oops", "spec/faults/configure_timeout.lua")
-    assert.are.equal(1, code, out)
+    local out = ran("FAKE_CUDA_HANG=oops", "spec/faults/configure_timeout.lua", 1)
     assert.is_true(has(out, "kernel 'oops' was still running 150 ms after its launch"), out)
   end)
 
   it("a hung kernel in the REPL is given up after the timeout and the session goes on", function()
-    local out, code = run("FAKE_CUDA_HANG=oops MGPU_TIMEOUT_MS=100", "< spec/faults/repl.txt")
-    assert.are.equal(0, code, out)
+    local out = ran("FAKE_CUDA_HANG=oops MGPU_TIMEOUT_MS=100", "< spec/faults/repl.txt", 0)
     assert.is_true(has(out, "kernel 'oops' was still running 100 ms after its launch"), out)
     assert.is_true(has(out, "after\t1.0"), out)
     assert.is_true(has(out, "still here"), out)
@@ -103,26 +105,23 @@ describe("the watchdog", function()
     local out = util.output(string.format("MGPU_INTERPRET=1 MGPU_TIMEOUT_MS=soon %s spec/faults/spin.lua", util.bin))
     assert.is_true(has(out, "MGPU_TIMEOUT_MS must be a whole number of milliseconds, got 'soon'"), out)
   end)
+end)
 
+describe_fake("launches (a stand-in driver)", function()
   it("mgpu.bench starts each timed batch behind its lead kernel on a GPU, not with host = true", function()
-    local out, code = run("FAKE_CUDA_FAULT=bench_spin", "spec/faults/bench.lua")
-    assert.are.equal(1, code, out)
+    local out = ran("FAKE_CUDA_FAULT=bench_spin", "spec/faults/bench.lua", 1)
     assert.is_true(has(out, "kernel 'bench_spin' faulted"), out)
-    out, code = run("FAKE_CUDA_FAULT=bench_spin", "spec/faults/bench.lua host")
-    assert.are.equal(0, code, out)
+    out = ran("FAKE_CUDA_FAULT=bench_spin", "spec/faults/bench.lua host", 0)
     assert.is_true(has(out, "timed: number"), out)
   end)
 
   it("launch with programmatic dependent launch, unless MGPU_PDL=0 or the driver refuses it", function()
-    local out, code = run("FAKE_CUDA_TRACE=1", "spec/faults/fault.lua")
-    assert.are.equal(0, code, out)
+    local out = ran("FAKE_CUDA_TRACE=1", "spec/faults/fault.lua", 0)
     assert.is_true(has(out, "fake_cuda: launch oops pdl=1"), out)
-    out, code = run("FAKE_CUDA_TRACE=1 MGPU_PDL=0", "spec/faults/fault.lua")
-    assert.are.equal(0, code, out)
+    out = ran("FAKE_CUDA_TRACE=1 MGPU_PDL=0", "spec/faults/fault.lua", 0)
     assert.is_true(has(out, "fake_cuda: launch oops pdl=0"), out)
     -- a driver that refuses it: the first launch is retried without it, and so are all later ones
-    out, code = run("FAKE_CUDA_TRACE=1 FAKE_CUDA_NO_PDL=1", "spec/faults/bench.lua host")
-    assert.are.equal(0, code, out)
+    out = ran("FAKE_CUDA_TRACE=1 FAKE_CUDA_NO_PDL=1", "spec/faults/bench.lua host", 0)
     local _, refused = out:gsub("fake_cuda: refused launch oops %(pdl%)", "")
     local _, launched = out:gsub("fake_cuda: launch oops pdl=0", "")
     assert.are.equal(1, refused, out)
@@ -142,9 +141,8 @@ describe("the watchdog", function()
     f = assert(io.open(dir .. "/oops.ptx", "w"))
     f:write(ptx)
     f:close()
-    local out, code = run("FAKE_CUDA_TRACE=1 MGPU_PTX_OVERRIDE=" .. dir, "spec/faults/fault.lua")
+    local out = ran("FAKE_CUDA_TRACE=1 MGPU_PTX_OVERRIDE=" .. dir, "spec/faults/fault.lua", 0)
     os.execute("rm -rf " .. dir)
-    assert.are.equal(0, code, out)
     assert.is_true(has(out, "fake_cuda: launch oops pdl=0"), out)
   end)
 end)

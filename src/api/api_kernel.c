@@ -353,11 +353,6 @@ static bool entry_store(cache *c, cache_key key, const mgpu_kernel *k) {
   return stored;
 }
 
-/* Whether PTX text waits for the kernels before it (griddepcontrol.wait, which
-** the engine writes into every kernel's prologue): only such a module may be
-** launched with programmatic dependent launch (a replaced PTX may lack it). */
-static bool waits_for_grid(const char *ptx) { return ptx && strstr(ptx, "griddepcontrol.wait") != NULL; }
-
 /* Load k->mod through the cache.  An entry holds what the IR lowers to --
 ** the PTX and its tensor maps -- so a hit writes no PTX; the driver JITs the
 ** PTX as a whole program, and its own compute cache (keyed on the PTX) keeps
@@ -386,7 +381,6 @@ static CUresult load_cached(mgpu_kernel *k, int *keys, void **vals, unsigned nop
   const char *ptx = NULL;
   if (hit && entry_split(k, bin, len, &ptx)) {
     r = dr->ModuleLoadDataEx(&k->mod, ptx, nopt, keys, vals);
-    k->pdl = !r && waits_for_grid(ptx);
     if (r) k->mod = NULL;
     else if (debug)
       fprintf(stderr, "mgpu: cache hit %s (kernel %s, loaded in %.1f ms)\n", hex, k->ir->name, time_ms() - t0);
@@ -396,7 +390,6 @@ static CUresult load_cached(mgpu_kernel *k, int *keys, void **vals, unsigned nop
     if (emit_ptx(k)) return CUDA_ERROR_NO_DEVICE;   /* the caller reports it */
     t0 = time_ms();
     r = dr->ModuleLoadDataEx(&k->mod, k->ptx, nopt, keys, vals);
-    k->pdl = !r && waits_for_grid(k->ptx);
     if (r) k->mod = NULL;
     else {
       double jit = time_ms() - t0;
@@ -442,9 +435,7 @@ static mgpu_status compile(mgpu_kernel *k) {
   if (r) {   /* no cache, or it failed, or a replaced PTX (the written one still gives the tensor maps) */
     mgpu_status s = emit_ptx(k);
     if (s) return s;
-    const char *text = k->ptx_override ? k->ptx_override : k->ptx;
-    r = ctx->drv->ModuleLoadDataEx(&k->mod, text, nopt, keys, vals);
-    k->pdl = !r && waits_for_grid(text);
+    r = ctx->drv->ModuleLoadDataEx(&k->mod, k->ptx_override ? k->ptx_override : k->ptx, nopt, keys, vals);
   }
   if (r) {
     k->mod = NULL;
@@ -452,6 +443,9 @@ static mgpu_status compile(mgpu_kernel *k) {
     return diag_set(&ctx->d, ERR_MODULE, "", k->ir->name, drv_errstr(ctx->drv, r), (int)r, err);
   }
   k->mod_gen = ctx->run.gen;
+  /* the engine's PTX (emitted now, or cached under a tag that only this PTX's form carries) waits
+  ** for the kernels before it with griddepcontrol.wait; a replaced PTX may not */
+  k->pdl = !k->ptx_override || strstr(k->ptx_override, "griddepcontrol.wait");
   r = ctx->drv->ModuleGetFunction(&k->fn, k->mod, k->ir->name);
   if (r) return api_drv_fail(ctx, "cuModuleGetFunction", r);
   if (k->ki.smem_bytes > 48 * 1024) {   /* above the default, a function must opt in */
