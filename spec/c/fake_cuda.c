@@ -25,10 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#pragma GCC diagnostic ignored "-Wmissing-prototypes"   /* the driver's entry points: no header declares them */
+#include "../../src/runtime/drv.h"   /* the types and constants mgpu passes (cuLaunchKernelEx's configuration) */
 
-typedef int CUresult;
-typedef unsigned long long CUdeviceptr;
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"   /* the driver's entry points: no header declares them */
 
 enum { OK = 0, INVALID_VALUE = 1, NOT_READY = 600, ILLEGAL_ADDRESS = 700, NOT_SUPPORTED = 801 };
 
@@ -263,18 +262,14 @@ CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
 CUresult cuFuncGetAttribute(int *v, int attr, void *f) { (void)attr; (void)f; *v = 0; return OK; }
 CUresult cuFuncSetAttribute(void *f, int attr, int v) { (void)attr; (void)v; STICKY(); check_handle(f, "stale function"); return OK; }
 
-/* cuLaunchKernelEx's configuration, as far as the launch attributes */
-typedef struct { int id; char pad[4]; char value[64]; } launch_attr;
-typedef struct { unsigned grid[3], block[3], smem; void *stream; const launch_attr *attrs; unsigned nattrs; } launch_config;
-
 CUresult cuLaunchKernelEx(const void *cfg, void *f, void **params, void **extra) {
   (void)params; (void)extra;
   STICKY();
   check_handle(f, "cuLaunchKernelEx of a function from before a reset");
   const char *name = ((handle *)f)->name;
-  const launch_config *c = cfg;
-  int pdl = 0;   /* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION */
-  for (unsigned i = 0; i < c->nattrs; i++) pdl |= c->attrs[i].id == 6;
+  const CUlaunchConfig *c = cfg;
+  int pdl = 0;
+  for (unsigned i = 0; i < c->numAttrs; i++) pdl |= c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
   if (pdl && getenv("FAKE_CUDA_NO_PDL")) {   /* a driver without it */
     if (getenv("FAKE_CUDA_TRACE")) fprintf(stderr, "fake_cuda: refused launch %s (pdl)\n", name);
     return INVALID_VALUE;
