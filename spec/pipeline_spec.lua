@@ -329,6 +329,48 @@ describe("emit_pipeline_warp_specialized", function()
                    err_of(k, mgpu.random.normal({ 128, 64 }, "f32")))
   end)
 
+  -- Pallas' test_delay_release: o = x + y in 32x64 blocks, inputs released one step late; with
+  -- manual consumed barriers the body gets the barrier of the slot released at this step (the
+  -- step before's) and arrives on it at every step but the first
+  for _, static in ipairs({ true, false }) do
+    for _, manual in ipairs({ false, true }) do
+      for _, depth in ipairs({ 2, 3, 4 }) do
+        for _, m in ipairs({ 64, 256 }) do
+          it(("releases inputs one step late (depth %d, %dx%d, %s grid%s)"):format(depth, m, m,
+              static and "static" or "traced", manual and ", manual consumed barriers" or ""), function()
+            local k = mgpu.kernel{
+              out_shape = mgpu.shape({ m, m }, "f32"), num_threads = 2, thread_name = "wg", grid = { 1 },
+              body = function(x, y, o)
+                local grid = { m / 32, m / 64 }
+                if not static then
+                  local one = mgpu.program_id(0) + 1
+                  grid = { one * (m / 32), one * (m / 64) }
+                end
+                local spec = mgpu.BlockSpec{ { 32, 64 }, function(i, j) return i, j end, delay_release = 1 }
+                local ospec = mgpu.BlockSpec{ { 32, 64 }, function(i, j) return i, j end }
+                mgpu.emit_pipeline_warp_specialized(function(idx, xs, ys, os, cx, cy)
+                  os:store(xs:load() + ys:load())
+                  if manual then
+                    mgpu.when(mgpu.bitwise_or(mgpu.ne(idx[1], 0), mgpu.ne(idx[2], 0)), function()
+                      mgpu.barrier_arrive(cx)
+                      mgpu.barrier_arrive(cy)
+                    end)
+                  end
+                end, { grid = grid, max_concurrent_steps = depth, manual_consumed_barriers = manual,
+                       num_compute_wgs = 1, memory_registers = 40, wg_axis = "wg",
+                       in_specs = { spec, spec }, out_specs = { ospec } })(x, y, o)
+              end,
+            }
+            local x, y = mgpu.random.normal({ m, m }, "f32"), mgpu.random.normal({ m, m }, "f32")
+            local want, xt, yt = {}, x:to_table(), y:to_table()
+            for i = 1, m * m do want[i] = xt[i] + yt[i] end
+            assert.is_true(maxdiff(k(x, y):to_table(), want) < 1e-5)
+          end)
+        end
+      end
+    end
+  end
+
   it("reports a deadlock when the body never releases its slots", function()
     local k = mgpu.kernel{
       out_shape = mgpu.shape({ 64, 64 }, "f32"), num_threads = 2, thread_name = "wg",

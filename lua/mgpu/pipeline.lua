@@ -238,6 +238,9 @@ end
 --- [consumed barriers...], [carry]) -> carry runs in the compute
 --- warpgroups; with manual barriers the body waits on the ready ones and
 --- every compute warpgroup arrives on every consumed one once per step.
+--- With delay_release = d the consumed barriers handed to the body at step
+--- s are those of step s - d's slot (as Pallas'), and the body arrives on
+--- them at every step but the first d.
 --- compute_context(run) runs only in compute warpgroups: it calls
 --- run(init_carry), which runs the pipeline and returns the final carry.
 --- step_offset (an mgpu extension, with pipeline_state): the steps the
@@ -314,6 +317,7 @@ function M.emit_pipeline_warp_specialized(body, opts)
       end
     end
   end
+  if st ~= nil and p.manual_consumed and p.delay > 0 then fail("PIPELINE_STATE_MANUAL_DELAY", what) end
   p.state = st
   p.offset = opts.step_offset or 0
   if p.chained and st == nil then fail("STEP_OFFSET_ALONE", what) end
@@ -392,8 +396,11 @@ function WS:memory(ins, a)
       end
       return { s = self:slot_add(slot, 1) }
     end, self.what)
+    -- a manual body releases no slot for its last delay steps (it arrives on every step but the
+    -- first delay), so those slots get no completion to wait for
+    local released = self.manual_consumed and L.sub(nsteps, self.delay) or nsteps
     local function drain()   -- wait out the last uses (of the chain) so every completion is awaited
-      L.fori(L.max(L.sub(nsteps, depth), L.sub(0, self.offset)), nsteps, {}, function(step, carry)
+      L.fori(L.max(L.sub(nsteps, depth), L.sub(0, self.offset)), released, {}, function(step, carry)
         for i = 1, #a.consumed do barrier.barrier_wait(a.consumed[i]:at(self:slot(step))) end
         return carry
       end, self.what)
@@ -425,7 +432,10 @@ function WS:compute(ins, outs, a)
       for i = 1, #ins do args[#args + 1] = a.ins[i]:at(slot) end
       for o = 1, #outs do args[#args + 1] = a.outs[o]:at(st.o[o]) end
       if self.manual_ready then for i = 1, #ins do args[#args + 1] = a.ready[i]:at(slot) end end
-      if self.manual_consumed then for i = 1, #ins do args[#args + 1] = a.consumed[i]:at(slot) end end
+      if self.manual_consumed then   -- the slot this step releases: the one delay steps back
+        local cslot = delay == 0 and slot or self:slot_add(slot, -delay)
+        for i = 1, #ins do args[#args + 1] = a.consumed[i]:at(cslot) end
+      end
       if has_carry then args[#args + 1] = st.c end
       local nc = self.body(compat.unpack(args, 1, #args))
       if not has_carry then nc = nil end
