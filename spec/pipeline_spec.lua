@@ -49,6 +49,26 @@ describe("emit_pipeline", function()
     end)
   end
 
+  it("runs nothing over a traced grid of zero steps, and a step or two of one", function()
+    -- the prologue's fetches of steps 0 and 1 are guarded: with a traced step count their views
+    -- (block 1 lies outside the 128 elements) are built with traced starts
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 256 }, "f32"), grid = { 1 },
+      body = function(x, n, o)
+        o:store(mgpu.broadcast(7.0, { 256 }))
+        mgpu.emit_pipeline(function(_, xs, os) os:store(xs:load() + 1.0) end,
+          { grid = { n }, max_concurrent_steps = 3, in_specs = { spec1(128) }, out_specs = { spec1(128) } })(x, o)
+      end,
+    }
+    local x = mgpu.random.normal({ 256 }, "f32")
+    local xt = x:to_table()
+    for n = 0, 2 do
+      local want = {}
+      for i = 1, 256 do want[i] = i <= 128 * n and xt[i] + 1 or 7 end
+      assert.is_true(maxdiff(k(x, n):to_table(), want) < 1e-6)
+    end
+  end)
+
   it("carries values across steps and returns the final carry", function()
     local k = mgpu.kernel{
       out_shape = mgpu.shape({ 256 }, "f32"),

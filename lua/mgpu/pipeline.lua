@@ -174,10 +174,16 @@ function M.emit_pipeline(body, opts)
         local slot = L.rem(step, depth)
         copy.copy_gmem_to_smem(pl:view(pl:indices(L.unravel(step, grid))), inbuf[i]:at(slot), bars:at(slot))
       end
-      local function guarded(step, fn) ops.when(L.lt(step, nsteps), fn) end   -- fn() for a step that exists
+      -- fn(step) for a step that exists; under a traced step count a constant step is traced too,
+      -- so that its view (outside the array when the grid is short) is never built at trace time
+      local function guarded(step, fn)
+        local exists = L.lt(step, nsteps)
+        if exists == true then fn(step)
+        elseif exists ~= false then ops.when(exists, function() fn(trace.lift(step)) end) end
+      end
       for _, i in ipairs(smem_in) do
         local d = delay_of(p.in_specs[i], default_delay)
-        for s = 0, depth - d - 1 do guarded(s, function() fetch(i, s) end) end
+        for s = 0, depth - d - 1 do guarded(s, function(step) fetch(i, step) end) end
       end
       local oslots, outputs = {}, {}
       for _, o in ipairs(smem_out) do oslots[o], outputs[o] = 0, { plan = outs[o], buf = outbuf[o] } end
@@ -200,7 +206,7 @@ function M.emit_pipeline(body, opts)
         local no = store_outputs(outputs, st.o, idx, step, nsteps, grid, depth)
         for _, i in ipairs(smem_in) do
           local t = L.add(step, depth - delay_of(p.in_specs[i], default_delay))
-          guarded(t, function() fetch(i, t) end)
+          guarded(t, function(step) fetch(i, step) end)
         end
         return { c = nc, o = no }
       end, "emit_pipeline body")
