@@ -503,6 +503,107 @@ describe("pallas_call", function()
   end
 end)
 
+describe("pallas_call without specs, with GMEM specs, with nested specs", function()
+  local function plus(x, c)
+    local want = {}
+    for i, v in ipairs(x:to_table()) do want[i] = v + c end
+    return want
+  end
+
+  it("pipelines each operand whole through SMEM when there are no grid and no specs", function()
+    local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 256 }, "f32"),
+                                body = function(x, o) o:store(x:load() + 1.0) end }
+    local x = mgpu.random.normal({ 256 }, "f32")
+    assert.is_true(maxdiff(k(x):to_table(), plus(x, 1)) < 1e-6)
+    assert.matches("smem", k:lower(x).ir)
+  end)
+
+  it("hands GMEM blocks and whole GMEM arrays to the body", function()
+    local G = mgpu.GMEM
+    local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 512 }, "f32"), grid = { 4 },
+      in_specs = { mgpu.BlockSpec{ { 128 }, function(i) return i end, memory_space = G } },
+      out_specs = { mgpu.BlockSpec{ { 128 }, function(i) return i end, memory_space = G } },
+      body = function(x, o) o:store(x:load() * 2.0) end }
+    local whole = mgpu.pallas_call{ out_shape = mgpu.shape({ 512 }, "f32"), grid = { 4 },
+      in_specs = { mgpu.BlockSpec{ memory_space = G } }, out_specs = { mgpu.BlockSpec{ memory_space = G } },
+      body = function(x, o)
+        local b = mgpu.ds(mgpu.program_id(0) * 128, 128)
+        o:at(b):store(x:at(b):load() + 3.0)
+      end }
+    local x = mgpu.random.normal({ 512 }, "f32")
+    local twice = {}
+    for i, v in ipairs(x:to_table()) do twice[i] = 2 * v end
+    assert.is_true(maxdiff(k(x):to_table(), twice) < 1e-6)
+    assert.is_true(maxdiff(whole(x):to_table(), plus(x, 3)) < 1e-6)
+    assert.is_nil(k:lower(x).ir:find("smem_alloc"))
+  end)
+
+  it("hands nested in_specs and out_specs to the body nested the same way", function()
+    local S = mgpu.BlockSpec
+    local k = mgpu.pallas_call{ out_shape = { mgpu.shape({ 128 }, "f32"), mgpu.shape({ 128 }, "f32") },
+      in_specs = { { S{}, { b = S{} } } }, out_specs = { { sum = S{}, copy = S{ memory_space = mgpu.GMEM } } },
+      body = function(xy, o)
+        o.sum:store(xy[1]:load() + xy[2].b:load())
+        o.copy:store(xy[1]:load())
+      end }
+    local x, y = mgpu.random.normal({ 128 }, "f32"), mgpu.random.normal({ 128 }, "f32")
+    local copy, sum = k(x, y)     -- outputs in the specs' order: named keys sorted
+    local want, xt, yt = {}, x:to_table(), y:to_table()
+    for i = 1, 128 do want[i] = xt[i] + yt[i] end
+    assert.is_true(maxdiff(sum:to_table(), want) < 1e-6)
+    assert.is_true(maxdiff(copy:to_table(), xt) < 1e-6)
+  end)
+
+  it("refuses a number as an input without in_specs", function()
+    local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 128 }, "f32"), body = function(x, s, o) o:store(x:load()) end }
+    assert.matches("pallas_call input 2 is a number: a pallas_call without in_specs pipelines whole arrays",
+                   err_of(k, mgpu.random.normal({ 128 }, "f32"), 2))
+  end)
+end)
+
+describe("nested specs in pipelines", function()
+  -- Pallas' test_elementwise_add with in_specs shaped (x, (y,)): the body gets (xs, { ys }), and
+  -- with manual barriers those come nested the same way
+  for _, manual in ipairs({ false, true }) do
+    it("gives the warp-specialized body its refs and barriers nested as in_specs" .. (manual and " (manual)" or ""), function()
+      local k = mgpu.kernel{
+        out_shape = mgpu.shape({ 128, 128 }, "f32"), num_threads = 2, thread_name = "wg",
+        body = function(x, y, o)
+          local spec = mgpu.BlockSpec{ { 64, 64 }, function(i, j) return i, j end }
+          mgpu.emit_pipeline_warp_specialized(function(_, xs, ys, os, rx, ry, cx, cy)
+            if manual then
+              mgpu.barrier_wait(rx)
+              mgpu.barrier_wait(ry[1])
+            end
+            os:store(xs:load() + ys[1]:load())
+            if manual then
+              mgpu.barrier_arrive(cx)
+              mgpu.barrier_arrive(cy[1])
+            end
+          end, { grid = { 2, 2 }, max_concurrent_steps = 2, num_compute_wgs = 1, memory_registers = 40, wg_axis = "wg",
+                 manual_ready_barriers = manual, manual_consumed_barriers = manual,
+                 in_specs = { spec, { spec } }, out_specs = { spec } })(x, { y }, o)
+        end,
+      }
+      local x, y = mgpu.random.normal({ 128, 128 }, "f32"), mgpu.random.normal({ 128, 128 }, "f32")
+      local want, xt, yt = {}, x:to_table(), y:to_table()
+      for i = 1, 128 * 128 do want[i] = xt[i] + yt[i] end
+      assert.is_true(maxdiff(k(x, y):to_table(), want) < 1e-6)
+    end)
+  end
+
+  it("names the argument whose nesting differs from its specs", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 128 }, "f32"),
+      body = function(x, o)
+        mgpu.emit_pipeline(function() end, { grid = { 1 }, in_specs = { { spec1(128) } }, out_specs = spec1(128) })(x, o)
+      end,
+    }
+    assert.matches("emit_pipeline input argument 1 must be nested as its specs are: expected a table, got",
+                   err_of(k, mgpu.random.normal({ 128 }, "f32")))
+  end)
+end)
+
 describe("pipeline errors", function()
   local function run_body(body, opts)
     local spec = { out_shape = mgpu.shape({ 256 }, "f32"), body = body }
