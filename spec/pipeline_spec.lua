@@ -439,6 +439,22 @@ describe("nd_loop", function()
   end)
 end)
 
+describe("nd_loop over a traced grid", function()
+  it("walks it tile by tile with a static tiling", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 4, 6 }, "i32"), grid = { 1 },
+      body = function(rows, order)
+        mgpu.nd_loop({ rows, 6 }, { tiling = { 2, 3 } }, function(info)
+          order:at(info.index[1], info.index[2]):store(info.local_index)
+        end)
+      end,
+    }
+    -- tiles of 2x3, row-major inside, the tiles row-major
+    assert.are.same({ 0, 1, 2, 6, 7, 8, 3, 4, 5, 9, 10, 11, 12, 13, 14, 18, 19, 20, 15, 16, 17, 21, 22, 23 },
+                    k(4):to_table())
+  end)
+end)
+
 describe("planar_snake", function()
   local function table_of(shape, minor, width)
     local n = shape[1] * shape[2]

@@ -159,7 +159,6 @@ return {
   COLLECTIVE_AXES_NOT_GRID = "%s: collective_axes must name grid axes",
   ND_LOOP_OPTIONS = "%s: options must be a table such as { collective_axes = \"sm\" }",
   TILING_PER_AXIS = "%s: tiling must have one size per grid axis (%d)",
-  TILING_DYNAMIC_GRID = "%s: tiling needs a grid known at trace time",
   TILING_NOT_DIVIDING = "%s: tiling[%d] = %d does not divide grid[%d] = %d",
   DYNAMIC_LOOP_OPTIONS = "%s: options must be a table such as { counter = ref, thread_axis = \"wg\" }",
   NO_CLUSTER_AXES = "%s: cluster_axes needs cluster launch control, which Hopper does not have",

@@ -209,7 +209,8 @@ end
 --- along collective_axes (block w takes points w, w + W, w + 2W, ...).
 --- body(info, carry) -> carry, where info = { index = {...} (0-based),
 --- local_index, num_local_steps }.  With `tiling` the grid is walked tile by
---- tile (tiles of that shape, row-major inside).  Returns the final carry.
+--- tile (tiles of that shape, row-major inside); a traced grid dimension
+--- must then be a multiple of its tile.  Returns the final carry.
 function M.nd_loop(grid, opts, body)
   local what = "nd_loop"
   if type(opts) == "function" and body == nil then opts, body = {}, opts end
@@ -224,9 +225,10 @@ function M.nd_loop(grid, opts, body)
     walk = {}
     for i = 1, #g do
       local t = compat.int(tiling[i], what .. " tiling[" .. i .. "]")
-      if not known(g[i]) then fail("TILING_DYNAMIC_GRID", what) end
-      if t < 1 or g[i] % t ~= 0 then fail("TILING_NOT_DIVIDING", what, i, t, i, g[i]) end
-      walk[i], walk[#g + i] = g[i] / t, t
+      if t < 1 then fail("BELOW_MINIMUM", what .. " tiling[" .. i .. "]", 1, t) end
+      -- a traced grid dim must be a multiple of its tile (as in Pallas, not checked)
+      if known(g[i]) and g[i] % t ~= 0 then fail("TILING_NOT_DIVIDING", what, i, t, i, g[i]) end
+      walk[i], walk[#g + i] = M.div(g[i], t), t
     end
   end
   local w, nw = 0, 1
