@@ -61,6 +61,7 @@ CompilerParams.__index = CompilerParams
 local known_params = { approx_math = true, lowering_semantics = true, unsafe_no_auto_barriers = true,
                        reduction_scratch_bytes = true, dimension_semantics = true, max_concurrent_steps = true,
                        delay_release = true, profile_space = true, profile_dir = true, profile_trace_scope = true,
+                       profile_bounds_check = true,   -- (always so: events past profile_space are dropped)
                        vmem_limit_bytes = true, has_side_effects = true, disable_bounds_checks = true, flags = true }
 -- Pallas TPU fields without a meaning on Hopper, and what to use instead.
 local tpu_only = {
@@ -69,9 +70,9 @@ local tpu_only = {
   serialization_format = "kernels are traced to mgpu IR in process; use k:lower(...) for its text and PTX",
   kernel_type = "every mgpu kernel runs on the SMs; use num_threads (warpgroups) and cluster",
   skip_device_barrier = "launches are ordered on one stream; there is no device barrier to skip",
-  collective_id = "mgpu drives one GPU; use mgpu.ClusterBarrier within a cluster or atomics on GMEM",
-  allow_collective_id_without_custom_barrier = "mgpu drives one GPU; use mgpu.ClusterBarrier within a cluster",
-  disable_semaphore_checks = "GMEM semaphores are not implemented; use mgpu.Barrier / mgpu.ClusterBarrier",
+  collective_id = "semaphores need no id: declare them with mgpu.SemaphoreType.REGULAR in scratch_shapes",
+  allow_collective_id_without_custom_barrier = "semaphores need no id: declare them with mgpu.SemaphoreType.REGULAR in scratch_shapes",
+  disable_semaphore_checks = "semaphores are checked only by the interpreter (back at zero after a launch); there is nothing to turn off",
   shape_invariant_numerics = "mgpu's numerics do not depend on the block shape; leave it out",
   use_tc_tiling_on_sc = "there are no SparseCores; SMEM tiling is chosen with mgpu.SMEM transforms",
   needs_layout_passes = "layouts are inferred with lowering_semantics = \"Warpgroup\" (or chosen with \"Lane\")",
