@@ -321,7 +321,8 @@ void mgpu_kernel_release(mgpu_kernel *k);
 void mgpu_kernel_retain(mgpu_kernel *k);       /* another reference; release each one */
 int32_t mgpu_kernel_param_count(const mgpu_kernel *k);
 /* The register layout inference chose for traced value `value` (an array),
-** as text into buf (empty for non-arrays). */
+** as the Lua API names it (WGMMA, WG_STRIDED(8), TILED{...}, WGMMA:reduce(1))
+** into buf (empty for non-arrays). */
 mgpu_status mgpu_kernel_layout(mgpu_kernel *k, int32_t value, char *buf, int32_t n);
 mgpu_status mgpu_kernel_param(mgpu_kernel *k, int32_t index, mgpu_param_info *out);
 mgpu_status mgpu_kernel_compile(mgpu_kernel *k);

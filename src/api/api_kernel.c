@@ -542,11 +542,7 @@ mgpu_status mgpu_kernel_layout(mgpu_kernel *k, int32_t value, char *buf, int32_t
   if (value <= 0 || (uint32_t)value >= k->ir->vals.n) return diag_set(&k->ctx->d, ERR_BAD_VALUE, "", "mgpu_kernel_layout", value);
   buf[0] = 0;
   if (ir_vtype(k->ir, (uint32_t)value)->kind != MGPU_VALUE_ARRAY) return MGPU_OK;
-  strbuf sb;
-  sb_init(&sb, &k->ctx->alloc);
-  lay_print(&k->ki.lay[value], &sb);
-  snprintf(buf, (size_t)n, "%s", sb_str(&sb));
-  sb_free(&sb);
+  pass_layout_name(k->ir, &k->ki.lay[value], buf, (size_t)n);
   return MGPU_OK;
 }
 

@@ -88,6 +88,16 @@ void lay_index(const lay_fit *f, int warp, int lane, int64_t reg, int e, int64_t
 ** stores: only one thread writes each element. */
 bool lay_owner(const lay_fit *f, int warp, int lane);
 
+/* lay_name.c: the layout as the Lua API writes it (WG_SPLAT, WG_STRIDED(v),
+** WGMMA, TILED{...}, X:reduce(1)): the named layouts, the rows layouts
+** inference picks by default and `texts` (lay_parse's "tiled(...)" form,
+** e.g. a kernel's layout_cast texts), or one of those reduced. */
+void lay_name(const lay_layout *l, const char *const *texts, int ntexts, strbuf *sb);
+/* "tiled((4,128),(4));warp(-3);lane(-2,rep4);vec(-1)" as "TILED{ tiling = {{4, 128}, {4}}, ... }". */
+bool lay_tiled_api_text(const char *text, strbuf *sb);
+/* The rows layout: rows over the 4 warps, 32 lanes x vec columns. */
+void lay_rows_text(int vec, char *buf, size_t n);
+
 /* The layout of the array reduced over logical dims `axes` (0-based, of
 ** an array of logical rank `rank`).  Dims split over warps or lanes become
 ** replications; register and vector factors disappear. */

@@ -26,6 +26,8 @@ void pass_free(const ir_kernel *k, kinfo *ki);
 
 /* pass_layout.c */
 mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d);
+/* The layout as the Lua API writes it, naming the script's TILED layouts. */
+void pass_layout_name(const ir_kernel *k, const lay_layout *l, char *buf, size_t n);
 /* pass_smem.c: the SMEM plan, checked against the limit (bytes). */
 mgpu_status pass_smem(const ir_kernel *k, kinfo *ki, int64_t limit, diag *d);
 
