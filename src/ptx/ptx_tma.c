@@ -401,7 +401,9 @@ void ptx_tma(pe *e, const ir_op *op) {
     group = multicast(e, at[0], &place, &ctamask);
     int split = -1;
     for (int i = 0; i < p.n && split < 0; i++) if (p.d[i].box > 1) split = i;
-    if (split < 0 || split == p.n - 1 || p.d[split].box % group)
+    /* the innermost dim splits only when it is the tile's one dim (each part a contiguous run) */
+    bool rows = split < p.n - 1 || (split == p.n - 1 && !swizzle);
+    if (split < 0 || !rows || p.d[split].box % group)
       pe_failf(e, "%s: the tile's outermost dimension (box %lld) does not divide among the %d blocks multicasting it "
             "(each block loads a part of it; its rows must stay whole)", p.what, split < 0 ? 1LL : (long long)p.d[split].box, group);
     int64_t part = bytes / group, palign = swizzle ? 1024 : 128;
