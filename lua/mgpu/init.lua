@@ -73,6 +73,15 @@ local mgpu = {
 }
 
 for k, v in pairs(ops) do mgpu[k] = v end
+mgpu.in_kernel = nil
+-- zeros, full, empty and iota make traced arrays inside a kernel body, device arrays elsewhere
+for name, traced in pairs(ops.in_kernel) do
+  local on_device = mgpu[name]
+  mgpu[name] = function(...)
+    if trace.current then return traced(...) end
+    return on_device(...)
+  end
+end
 
 -- Names of the Pallas Mosaic GPU module that mgpu does not provide, and what
 -- to use instead; using one is an error that says so (rawget finds nil).
