@@ -70,6 +70,7 @@ typedef struct pe {
   bool smem_reads;               /* SMEM was read since the last warpgroup barrier (auto barriers) */
   bool single_warp;              /* inside a single_warp region (no warpgroup barriers there) */
   bool wg_fence;                 /* accumulator registers written since the last wgmma.fence */
+  preg wg_acc;                   /* the accumulator of the last wgmma (0: none yet) */
   int ptx_isa;                   /* PTX ISA version the kernel needs beyond 8.0 (84: mixed s8/u8 wgmma), else 0 */
   bool maxreg;                   /* setmaxnreg is used (the entry needs .minnctapersm 1) */
   preg *phase;                   /* per barrier_alloc result: b32 of expected parities */

@@ -92,19 +92,28 @@ static void acc_move(pe *e, uint32_t accv, uint32_t v, bool to_acc) {
 
 /* How many wgmma groups may still be in flight when the accumulator of ref
 ** accv is read by op i: those issued after its last wgmma, in the same
-** region, into other accumulators (so S can be read while P V runs); 0
-** when anything between could hide a group or a wait (a nested region, a
-** region's start, an explicit wait). */
+** region, into other accumulators (so S can be read while P V runs); -1
+** when an explicit wgmma_wait between already completed that wgmma (it left
+** at most as many groups pending as were issued after it); 0 when anything
+** between could hide a group (a nested region, a region's start). */
 static int acc_pending(const pe *e, uint32_t i, uint32_t accv) {
   const ir_kernel *k = e->k;
   uint32_t root = e->refs[accv].root;
-  int n = 0;
+  int n = 0, nw = 0, after[8];            /* groups issued after each explicit wait met, up to the read */
+  int64_t left[8];                        /* ... and the groups that wait left pending */
   while (i-- > 0) {
     const ir_op *op = &k->ops.v[i];
     if (op->code == IR_wgmma) {
-      if (e->refs[ir_opds(k, op)[0]].root == root) return n < 7 ? n : 7;
+      if (e->refs[ir_opds(k, op)[0]].root == root) {
+        for (int w = 0; w < nw; w++) if (n - after[w] >= left[w]) return -1;
+        return n < 7 ? n : 7;
+      }
       n++;
-    } else if (op->body[0] || op->body[1] || op->code == IR_yield || op->code == IR_wgmma_wait) {
+    } else if (op->code == IR_wgmma_wait) {
+      if (nw == 8) return 0;
+      after[nw] = n;
+      left[nw++] = ir_ints(k, op)[0];
+    } else if (op->body[0] || op->body[1] || op->code == IR_yield) {
       return 0;
     }
   }
@@ -113,7 +122,8 @@ static int acc_pending(const pe *e, uint32_t i, uint32_t accv) {
 
 void ptx_acc_load(pe *e, const ir_op *op) {
   uint32_t accv = ir_opds(e->k, op)[0];
-  pe_ins(e, "wgmma.wait_group.sync.aligned", 1, I(acc_pending(e, (uint32_t)(op - e->k->ops.v), accv)));
+  int pending = acc_pending(e, (uint32_t)(op - e->k->ops.v), accv);
+  if (pending >= 0) pe_ins(e, "wgmma.wait_group.sync.aligned", 1, I(pending));
   acc_move(e, accv, op->res, false);
 }
 
@@ -291,8 +301,12 @@ void ptx_wgmma(pe *e, const ir_op *op) {
           pe_ins(e, "mov.b32", 2, R(d), RV(pair, 2));
         }
   }
-  if (e->wg_fence || areg) pe_ins(e, "wgmma.fence.sync.aligned", 0);
+  /* a group into another accumulator than the last one's gets its own fence too: ptxas otherwise
+  ** injects warpgroup.arrive/wait (C7519/C7517) when the two are issued back to back in a loop */
+  preg acc0 = e->acc[e->refs[o[0]].root];
+  if (e->wg_fence || areg || (e->wg_acc && e->wg_acc != acc0)) pe_ins(e, "wgmma.fence.sync.aligned", 0);
   e->wg_fence = false;
+  e->wg_acc = acc0;
 
   bool half = acct->dtype == MGPU_F16, sixteen = bytes == 2, integer = acct->dtype == MGPU_I32;
   if (integer && at->dtype != bt->dtype && e->ptx_isa < 84) e->ptx_isa = 84;   /* s8 x u8: PTX ISA 8.4 (CUDA 12.4 drivers) */
