@@ -805,3 +805,49 @@ describe("dynamic_scheduling_loop", function()
       err_of(clustered, mgpu.zeros({ 2 }, "i32")))
   end)
 end)
+
+describe("races between blocks in GMEM (interpreter)", function()
+  it("reports blocks of a parallel pallas_call writing the same output block", function()
+    local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 128 }, "f32"), grid = { 4 },
+      in_specs = { mgpu.BlockSpec{ { 128 }, function(i) return i end } },
+      out_specs = { mgpu.BlockSpec{ { 128 }, function(_) return 0 end } },
+      body = function(x, o) o:store(o:load() + x:load()) end }
+    assert.matches("race between blocks: block %(1%) writes element 0 of output 1, which block %(0%) wrote at " ..
+                   "spec/pipeline_spec.lua:%d+, with nothing ordering the two",
+                   err_of(k, mgpu.random.normal({ 512 }, "f32")))
+  end)
+
+  it("reports a write of what another block read, naming the lines", function()
+    local k = mgpu.kernel{ out_shape = mgpu.shape({ 2, 64 }, "f32"), grid = { 2 },
+      body = function(x, o)
+        local i = mgpu.program_id(0)
+        o:at(i):store(x:load())
+        o:at(i):store(o:at(1 - i):load())
+      end }
+    local msg = err_of(k, mgpu.random.normal({ 64 }, "f32"))
+    -- block 0 read row 1 before block 1 (run after it here) wrote it
+    assert.matches("spec/pipeline_spec.lua:%d+: race between blocks: block %(1%) writes element 64 of output 1, which block %(0%) read at spec/pipeline_spec.lua:%d+", msg)
+  end)
+
+  it("accepts blocks ordered by a semaphore, and atomics on one element", function()
+    local k = mgpu.kernel{ out_shape = { mgpu.shape({ 64 }, "f32"), mgpu.shape({ 1 }, "i32") }, grid = { 2 },
+      scratch_shapes = { mgpu.SemaphoreType.REGULAR },
+      body = function(x, o, count, sem)
+        local i = mgpu.program_id(0)
+        mgpu.atomic_add(count:at(0), 1)
+        mgpu.when(mgpu.eq(i, 0), function()
+          o:store(x:load())
+          mgpu.semaphore_signal(sem, 1)
+        end)
+        mgpu.when(mgpu.eq(i, 1), function()
+          mgpu.semaphore_wait(sem, 1)
+          o:store(o:load() * 2.0)
+        end)
+      end }
+    local x, o, count = mgpu.random.normal({ 64 }, "f32"), mgpu.empty({ 64 }, "f32"), mgpu.zeros({ 1 }, "i32")
+    k:call_into({ o, count }, x)
+    local xt, ot = x:to_table(), o:to_table()
+    for j = 1, 64 do assert.are.equal(2 * xt[j], ot[j]) end
+    assert.are.equal(2, count:get(1))
+  end)
+end)

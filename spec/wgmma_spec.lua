@@ -141,3 +141,42 @@ describe("wgmma PTX", function()
     assert.matches("m64n64k32%.f32%.e4m3%.e5m2 {[^}]*}, {%%r%d+, %%r%d+, %%r%d+, %%r%d+}, %%rd%d+, %%p%d+, 1, 1;", p)
   end)
 end)
+
+describe("wgmma operand races (interpreter)", function()
+  local xf = { transforms = { T.tiling{ 8, 64 }, T.swizzle(128) } }
+  local function kernel(wait_first, overwrite)
+    return mgpu.kernel{
+      out_shape = mgpu.shape({ 64, 64 }, "f32"),
+      scratch_shapes = { mgpu.SMEM({ 64, 64 }, "bf16", xf), mgpu.SMEM({ 64, 64 }, "bf16", xf), mgpu.Barrier{ num_arrivals = 2 } },
+      body = function(a, b, o, as, bs, bar)
+        mgpu.copy_gmem_to_smem(a, as, bar)
+        mgpu.copy_gmem_to_smem(b, bs, bar)
+        mgpu.barrier_wait(bar)
+        mgpu.run_scoped(function(acc)
+          mgpu.wgmma(acc, as, bs)
+          if wait_first then mgpu.wgmma_wait(0) end
+          overwrite(a, as, bar)
+          mgpu.wgmma_wait(0)
+          o:store(acc:load())
+        end, mgpu.ACC({ 64, 64 }, "f32"))
+      end }
+  end
+  local a, b = mgpu.random.normal({ 64, 64 }, "bf16"), mgpu.random.normal({ 64, 64 }, "bf16")
+
+  it("reports a TMA load into an operand of a wgmma still in flight", function()
+    local k = kernel(false, function(x, s, bar)
+      mgpu.copy_gmem_to_smem(x, s, bar)
+      mgpu.barrier_wait(bar)
+    end)
+    assert.matches("wgmma_spec.lua:%d+: copy_gmem_to_smem writes SMEM that the wgmma at spec/wgmma_spec.lua:%d+ is still reading",
+                   err_of(k, a, b))
+  end)
+
+  it("reports a register store into one, and accepts both after wgmma_wait", function()
+    local store = function(_, s) s:store(mgpu.broadcast(0.0, { 64, 64 }, "bf16")) end
+    assert.matches("the SMEM store writes SMEM that the wgmma at spec/wgmma_spec.lua:%d+ is still reading",
+                   err_of(kernel(false, store), a, b))
+    local out = kernel(true, store)(a, b)
+    assert.is_true(mgpu.host.relerr(out, mgpu.host.matmul(mgpu.host.from(a), mgpu.host.from(b))) < 1e-5)
+  end)
+end)

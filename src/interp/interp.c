@@ -85,6 +85,7 @@ void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, co
   uint32_t me = (uint32_t)(a - I->agents);
   for (int i = 0; i < bytes; i++, sh++) {
     if (how == ISH_WRITE) {
+      if (sh->mma) interp_mma_overwrite(I, op, sh);
       sh->gop = (uint32_t)(op - k->ops.v) + 1;
       sh->gepoch = a->epoch;
       sh->gagent = (uint16_t)me;
@@ -108,9 +109,17 @@ void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, co
   }
 }
 
+MGPU_NORET void interp_mma_overwrite(interp *I, const ir_op *op, const ishadow *sh) {
+  const ir_kernel *k = I->k;
+  FAULT(I, op, "%s writes SMEM that the wgmma at %s is still reading: wait for that wgmma (mgpu.wgmma_wait) before "
+        "reusing its operands' buffer (in a pipeline, release the slot later with delay_release)",
+        user_name(op), ir_loc(k, &k->ops.v[sh->mop - 1]));
+}
+
 void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned char *q, int bytes, int bar, int64_t phase) {
   ishadow *sh = I->blocks[blk].shadow + (q - I->blocks[blk].smem);
   for (int i = 0; i < bytes; i++, sh++) {
+    if (sh->mma) interp_mma_overwrite(I, op, sh);
     sh->gop = 0;   /* the copy's data replaces the register writes */
     sh->lop = (uint32_t)(op - I->k->ops.v) + 1;
     sh->lbar = (uint16_t)bar;
@@ -142,6 +151,7 @@ static void do_load(interp *I, iagent *a, const ir_op *op) {
       interp_gmem_read_check(I, a, op, interp_pslot(I, r), interp_param(I, r)->rank, idx, NULL);
     }
     if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, a->block, q, dt_bytes(t->dtype), ISH_READ);
+    else interp_race_access(I, op, interp_pslot(I, r), q, false);
     if (fl) out[e].f = dt_load(t->dtype, q);
     else out[e].i = dt_load_int(t->dtype, q);
   }
@@ -157,6 +167,7 @@ static void do_atomic(interp *I, iagent *a, const ir_op *op) {
   ival *out = val(a, op->res);
   unsigned char *q = interp_elem(I, op, r, t->shape, 0, a->block);
   if (!q) { out->i = 0; return; }   /* outside the array: nothing happens and 0 is read, as on the GPU */
+  if (r->space == MGPU_SPACE_GMEM) interp_race_sync(I, interp_pslot(I, r), q, true, true);
   int dt = t->dtype;
   const ival *v = val(a, o[1]);
   if (dt == MGPU_F32) {
@@ -247,6 +258,7 @@ static void do_store(interp *I, iagent *a, const ir_op *op) {
     unsigned char *q = interp_elem(I, op, r, t->shape, e, a->block);
     if (!q) continue;
     if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, a->block, q, dt_bytes(t->dtype), ISH_WRITE);
+    else interp_race_access(I, op, interp_pslot(I, r), q, true);
     if (fl) dt_store(t->dtype, q, src[e * s].f);
     else dt_store_int(t->dtype, q, src[e * s].i);
   }
@@ -508,6 +520,7 @@ static bool sem_wait(interp *I, iagent *a, const ir_op *op) {
   if (want < 0) FAULT(I, op, "semaphore_wait: the value must not be negative, got %lld", (long long)want);
   if (have < want) return false;
   dt_store_int(MGPU_I32, q, have - want);
+  interp_race_sync(I, interp_pslot(I, r), q, true, false);
   return true;
 }
 
@@ -905,6 +918,7 @@ static void flush_prints(interp *I) {
 /* Run one cluster of blocks (one block without clusters) to the end. */
 static void run_cluster(interp *I) {
   charge(I, NULL, I->nblocks);
+  interp_race_cluster(I);
   for (int b = 0; b < I->nblocks; b++)
     if (I->blocks[b].smem) {
       memset(I->blocks[b].smem, 0xff, (size_t)I->ki->smem_bytes);   /* SMEM starts as garbage (NaN) */
@@ -967,6 +981,7 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
   }
   alloc_blocks(&I);
   alloc_agents(&I);
+  interp_race_init(&I);
   for (uint32_t i = 0; i < k->params.n; i++) {   /* scalar parameters */
     uint32_t v = k->params.v[i].value;
     if (k->params.v[i].role != MGPU_PARAM_SCALAR) continue;
@@ -984,6 +999,7 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
   }
 done:
   flush_prints(&I);   /* what was printed before a fault helps explain it */
+  interp_race_free(&I);
   free_all(&I);
   if (I.params) mem_free(k->alloc, I.params, sizeof(iparam) * (size_t)ndev * (k->params.n ? k->params.n : 1));
   d->jmp = saved;

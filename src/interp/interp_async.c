@@ -125,6 +125,7 @@ static void run_load(interp *I, const iasync *c) {
     if (!in_part(t, pd, c->part_lo, c->part_hi, e)) continue;
     const unsigned char *src = interp_elem(I, c->op, &c->gmem, t->shape, e, c->block);
     unsigned char *dst = interp_elem(I, c->op, &c->smem, t->shape, e, c->block);
+    if (src) interp_race_access(I, c->op, interp_pslot(I, &c->gmem), src, false);
     if (src) memcpy(dst, src, (size_t)bytes);
     else memset(dst, 0, (size_t)bytes);   /* out of bounds: zeros */
     moved += bytes;
@@ -168,7 +169,10 @@ static void run_store(interp *I, const iasync *c) {
   for (int64_t e = 0; e < n; e++) {
     const unsigned char *src = interp_elem(I, c->op, &c->smem, t->shape, e, c->block);
     unsigned char *dst = interp_elem(I, c->op, &c->gmem, t->shape, e, c->block);
-    if (dst) reduce_into(t->dtype, red, dst, src);   /* elements outside the array are not written */
+    if (!dst) continue;   /* elements outside the array are not written */
+    if (red == IR_RED_NONE) interp_race_access(I, c->op, interp_pslot(I, &c->gmem), dst, true);
+    else interp_race_sync(I, interp_pslot(I, &c->gmem), dst, true, true);   /* (a reduction is atomic per element) */
+    reduce_into(t->dtype, red, dst, src);
   }
 }
 
@@ -197,6 +201,7 @@ static iasync new_async(const interp *I, const iagent *a, const ir_op *op, int k
 }
 
 static void run_wgmma(interp *I, const iasync *c);
+static void mma_mark(interp *I, const iasync *c, int delta);
 
 /* Which operations in flight a completion applies to (-1: any). */
 typedef struct akey { int kind, agent, block, bar; int64_t group; } akey;
@@ -433,7 +438,28 @@ void interp_wgmma(interp *I, iagent *a, const ir_op *op) {
   }
   c.b = *a->slots[o[2]].ref;
   async_reads(I, a, op, &c.b, ir_vtype(k, o[2]));
+  mma_mark(I, &c, 1);
   push_async(I, &c);
+}
+
+/* Count the wgmma c in (delta 1) or out (-1) of the readers of its SMEM operands' bytes. */
+static void mma_mark(interp *I, const iasync *c, int delta) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, c->op);
+  for (int which = c->areg ? 1 : 0; which < 2; which++) {
+    const iref *r = which ? &c->b : &c->a;
+    const ir_type *t = ir_vtype(k, o[1 + which]);
+    int64_t n = ir_numel(t);
+    int eb = dt_bytes(t->dtype);
+    for (int64_t e = 0; e < n; e++) {
+      const unsigned char *q = interp_elem(I, c->op, r, t->shape, e, c->block);
+      ishadow *sh = I->blocks[c->block].shadow + (q - I->blocks[c->block].smem);
+      for (int i = 0; i < eb; i++, sh++) {
+        sh->mma = (uint16_t)(sh->mma + delta);
+        if (delta > 0) sh->mop = (uint32_t)(c->op - k->ops.v) + 1;
+      }
+    }
+  }
 }
 
 /* An operand element as the tensor cores see it (f32 operands are tf32:
@@ -470,6 +496,7 @@ static void run_wgmma(interp *I, const iasync *c) {
       if (acct->dtype == MGPU_I32) d->i = (int32_t)(uint32_t)(uint64_t)(d->i + (int64_t)sum);   /* s32 wraps */
       else d->f = dt_round(acct->dtype, d->f + sum);
     }
+  mma_mark(I, c, -1);
 }
 
 void interp_wgmma_wait(interp *I, iagent *a, int64_t n) {
@@ -485,6 +512,7 @@ void interp_agent_end(interp *I, iagent *a) {
     if (c->kind == IA_STORE)
       FAULT(I, c->op, "copy_smem_to_gmem was never awaited: call mgpu.wait_smem_to_gmem before the warpgroup ends "
             "(its SMEM must stay alive until the copy has read it)");
+    if (c->kind == IA_WGMMA) mma_mark(I, c, -1);
     drop_async(I, i);   /* a wgmma nobody reads */
   }
 }

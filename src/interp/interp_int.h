@@ -68,8 +68,9 @@ typedef struct ibar {
 } ibar;
 
 /* What the race checks know of one SMEM byte: its latest generic
-** (register) write not yet followed by a commit_smem of the writer, and the
-** latest TMA load into it with the barrier completion that lands it. */
+** (register) write not yet followed by a commit_smem of the writer, the
+** latest TMA load into it with the barrier completion that lands it, and
+** the wgmmas in flight that read it. */
 typedef struct ishadow {
   uint32_t gop;                  /* generic write: op index + 1, or 0 */
   uint32_t gepoch;               /* the writer's epoch at the write */
@@ -77,6 +78,8 @@ typedef struct ishadow {
   uint16_t lbar;                 /* TMA load: barrier index in the block */
   uint32_t lop;                  /* TMA load: op index + 1, or 0 */
   uint32_t lphase;               /* the barrier completion (1-based) that lands it */
+  uint32_t mop;                  /* the latest wgmma reading it: op index + 1 */
+  uint16_t mma;                  /* wgmmas in flight that read it */
 } ishadow;
 
 typedef struct iblock {
@@ -103,6 +106,8 @@ typedef struct iasync {
   iref a, b;                     /* wgmma operands (a unused when areg) */
   ival *areg;                    /* wgmma: A from registers (a copy) */
 } iasync;
+
+typedef struct irace irace;      /* interp_race.c */
 
 typedef struct interp {
   const ir_kernel *k;
@@ -133,6 +138,7 @@ typedef struct interp {
   int64_t timeout_ms;            /* interp_set_timeout: 0 = none */
   double deadline_ms;            /* time_ms() at which the run stops */
   uint32_t tick;                 /* ops since the clock was last read */
+  irace *race;                   /* races between clusters in GMEM (NULL: not checked) */
 } interp;
 
 /* A fault of the interpreted kernel at op's script line (printf-style message). */
@@ -151,6 +157,8 @@ static inline const iparam *interp_param(const interp *I, const iref *r) { retur
 ** generic ones mark the bytes, TMA loads mark them with their barrier phase. */
 enum { ISH_READ, ISH_ASYNC_READ, ISH_WRITE };
 void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, const unsigned char *q, int bytes, int how);
+/* A write to SMEM that a wgmma in flight reads (sh: its shadow). */
+MGPU_NORET void interp_mma_overwrite(interp *I, const ir_op *op, const ishadow *sh);
 void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned char *q, int bytes, int bar, int64_t phase);
 
 /* interp.c */
@@ -177,6 +185,14 @@ void interp_wgmma(interp *I, iagent *a, const ir_op *op);
 void interp_wgmma_wait(interp *I, iagent *a, int64_t n);
 /* An agent ends: its SMEM->GMEM copies must have been awaited. */
 void interp_agent_end(interp *I, iagent *a);
+
+/* interp_race.c: races between clusters in GMEM (q: the element's address
+** in parameter slot `slot`). */
+void interp_race_init(interp *I);
+void interp_race_free(interp *I);
+void interp_race_cluster(interp *I);   /* a cluster starts */
+void interp_race_access(interp *I, const ir_op *op, int slot, const unsigned char *q, bool write);
+void interp_race_sync(interp *I, int slot, const unsigned char *q, bool acquire, bool release);
 /* Drop whatever is still in flight when a cluster ends (copies nobody waited for). */
 void interp_async_clear(interp *I);
 /* Every agent waits: explain the deadlock. */
