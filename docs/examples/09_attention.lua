@@ -20,7 +20,6 @@ local D = tonumber((select(3, ...))) or 64
 local BQ, BKV = 64, 64
 local xf = { T.tiling{ 8, 64 }, T.swizzle(128) }      -- 16-bit rows of 128 bytes
 local scale2 = 1 / math.sqrt(D) * 1.4426950408889634   -- the softmax scale times log2(e): exp2 below
-local W = mgpu.Layout.WGMMA
 
 local attention = mgpu.kernel{
   name = "attention",
@@ -47,9 +46,10 @@ local attention = mgpu.kernel{
     mgpu.barrier_wait(q_bar)
 
     mgpu.run_scoped(function(acc)                  -- O, (BQ x D) in f32
-      local rowl = W:reduce(1)                     -- the layout of one value per row of S
-      local m0 = mgpu.layout_cast(mgpu.broadcast(-1e30, { BQ }, "f32"), rowl)
-      local l0 = mgpu.layout_cast(mgpu.broadcast(0.0, { BQ }, "f32"), rowl)
+      -- the running max and sum of each query row (their layout is inferred:
+      -- WGMMA:reduce(1), that of s:max(1) below)
+      local m0 = mgpu.broadcast(-1e30, { BQ }, "f32")
+      local l0 = mgpu.broadcast(0.0, { BQ }, "f32")
       local m, l = mgpu.fori(0, nkv, function(j, m, l)
         local slot = j % 2
         mgpu.barrier_wait(kv_bar:at(slot))
