@@ -165,10 +165,15 @@ typedef enum mgpu_text_kind {
 } mgpu_text_kind;
 
 /* One launch argument: a buffer for an array parameter, a number for a
-** scalar parameter (integers must be exact). */
+** scalar parameter (integers must be exact).  Instead of a buffer (NULL), an
+** array parameter may take the address of memory another framework owns
+** (device memory on a GPU, host memory when interpreting), as
+** mgpu_buffer_wrap would take it, for this launch alone: the caller vouches
+** that it holds the parameter's bytes; it must be 16-byte aligned. */
 typedef struct mgpu_arg {
   mgpu_buffer *buffer;
   double scalar;
+  uint64_t address;
 } mgpu_arg;
 
 typedef struct mgpu_launch_args {
@@ -405,6 +410,6 @@ mgpu_status mgpu_script_kernel(mgpu_script *s, const char *name, const mgpu_valu
 #endif
 
 /* The ABI version this header describes; mgpu_abi_version() must match. */
-#define MGPU_ABI_VERSION 5
+#define MGPU_ABI_VERSION 6
 
 #endif
