@@ -393,8 +393,14 @@ typedef struct mgpu_script mgpu_script;    /* an engine-owned Lua 5.4 state runn
 ** define kernels with mgpu.kernel; C fetches one by the name of the
 ** variable holding it (a global, or a dotted path such as "lib.add"),
 ** traced for arguments of the given kinds, dtypes and shapes (kind REF for
-** arrays, SCALAR for numbers).  A Lua error returns MGPU_ERR_SCRIPT with
-** its message.  One thread at a time per script. */
+** arrays, SCALAR for numbers).  The variable may also hold a function of
+** those arguments (abstract arrays and mgpu.scalar values) that returns the
+** kernel for them, for libraries that build one per shape.  The kernel's
+** parameters are the arguments, then its outputs (mgpu_kernel_param gives
+** their dtypes and shapes); a kernel whose launches need arrays that only
+** its Lua calls provide (profiling, GMEM scratch, semaphores, other
+** devices) is refused.  A Lua error returns MGPU_ERR_SCRIPT with its
+** message.  One thread at a time per script. */
 mgpu_status mgpu_script_create(mgpu_ctx *ctx, mgpu_script **out);
 void mgpu_script_release(mgpu_script *s);
 mgpu_status mgpu_script_run_file(mgpu_script *s, const char *path, const char *const *args, int32_t nargs);
