@@ -722,7 +722,7 @@ function Kernel:trace_for(specs)
   local needs = entry.profile and "a profile buffer (CompilerParams profile_space)"
                 or entry.peers and "the peer table of a multi-device job"
                 or #entry.hidden > 0 and "arrays kept between launches (mgpu.GMEM scratch or semaphores)"
-  if needs then fail("TRACE_FOR_HIDDEN", self.name, needs) end
+  if needs then compat.fail_at(self.where, "TRACE_FOR_HIDDEN", self.name, needs) end
   context.core.compile(entry.kernel)
   return entry.kernel
 end
