@@ -718,7 +718,11 @@ end
 --- peer table, GMEM scratch and semaphores) is refused.
 function Kernel:trace_for(specs)
   check_self(self, "trace_for")
-  local entry = prepare(self, specs)
+  local ok, entry = pcall(prepare, self, specs)
+  if not ok then    -- no script line called it (C did): a mistake in the call is placed at the kernel
+    if type(entry) == "string" and entry:sub(1, 3) == "?: " then entry = self.where .. entry:sub(2) end
+    error(entry, 0)
+  end
   local needs = entry.profile and "a profile buffer (CompilerParams profile_space)"
                 or entry.peers and "the peer table of a multi-device job"
                 or #entry.hidden > 0 and "arrays kept between launches (mgpu.GMEM scratch or semaphores)"

@@ -65,6 +65,9 @@ int main(void) {
   CHECK(mgpu_script_kernel(s, "lib.neg", bad, 1, &k2) == MGPU_OK);   /* another signature, another trace */
   mgpu_kernel_release(k2);
   CHECK(mgpu_kernel_param_count(k) == 2);
+  mgpu_value_info two[2] = { sig[0], sig[0] };   /* a mistake in the call: placed at the kernel's definition */
+  CHECK(mgpu_script_kernel(s, "lib.neg", two, 2, &none) == MGPU_ERR_SCRIPT);
+  CONTAINS(mgpu_errmsg(ctx), "lib:2: kernel 'neg' takes 1 input, got 2 arguments");
 
   /* a function of the argument specs that returns the kernel for them (one built per shape) */
   const char *factory =
