@@ -3,7 +3,7 @@ that device, outputs allocated by torch (its caching allocator), no copies eithe
 gets the tensors' data pointers); with interpret=True, CPU tensors run in the interpreter."""
 import torch
 
-from ._lib import ArgumentError
+from ._lib import lib, ArgumentError
 from ._call import Kernel, array_info, scalar_info, scalar
 
 _DTYPES = {torch.bool: "pred", torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64",
@@ -17,14 +17,11 @@ _TORCH = {m: t for t, m in _DTYPES.items()}
 
 _Tensor = torch.Tensor
 _empty = torch.empty
-_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-
-
-def _stream(device):
-    """torch's current CUDA stream on device, as a CUstream."""
-    if _raw_stream is not None:
-        return _raw_stream(device)
-    return torch.cuda.current_stream(device).cuda_stream
+_launch = lib.mgpu_kernel_launch
+# torch's current CUDA stream on a device as a CUstream, and its current device: the functions
+# behind torch.cuda.current_stream and current_device, without their Python objects and checks
+_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (lambda d: torch.cuda.current_stream(d).cuda_stream)
+_current_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
 
 
 class TorchKernel(Kernel):
@@ -35,39 +32,33 @@ class TorchKernel(Kernel):
         self.interpret = interpret
 
     def __call__(self, *args, out=None):
-        key = []
-        for a in args:
-            if isinstance(a, _Tensor):
-                key.append((a.dtype, a.shape, a.get_device(), a.is_contiguous()))
-            else:
-                key.append(a.dtype if isinstance(a, scalar) else type(a))
-        key = tuple(key)
+        key = tuple([(a.dtype, a.shape, a.get_device(), a.is_contiguous()) if isinstance(a, _Tensor)
+                     else (a.dtype if isinstance(a, scalar) else type(a)) for a in args])
         e = self._cache.get(key)
         if e is None:
             e = self._prepare(args, key)
+        tensors, numbers, outputs, device, dev = e.extra
+        if dev >= 0 and dev != _current_device():   # the engine makes its device's context current:
+            with torch.cuda.device(dev):              # torch's own device comes back after
+                return self(*args, out=out)
         u64, f64 = e.u64, e.f64
-        j = 0
-        for a, is_scalar in zip(args, e.scalars):
-            if is_scalar:
-                f64[j + 1] = a.value if isinstance(a, scalar) else a
-            else:
-                u64[j + 2] = a.data_ptr()
-            j += 3
-        dtypes, device, dev = e.extra
+        for i, slot in tensors:
+            u64[slot] = args[i].data_ptr()
+        for i, slot in numbers:
+            a = args[i]
+            f64[slot] = a.value if isinstance(a, scalar) else a
         if out is None:
-            outs = [_empty(shape, dtype=dt, device=device) for (shape, _), dt in zip(e.outs, dtypes)]
+            outs = [_empty(shape, dtype=dt, device=device) for shape, dt in outputs]
         else:
             outs = self._check_out(e, out)
+        slot = 3 * e.nin + 2
         for o in outs:
-            u64[j + 2] = o.data_ptr()
-            j += 3
-        if dev < 0:
-            self._launch(e, 0)
-        elif dev == torch.cuda.current_device():
-            self._launch(e, _stream(dev))
-        else:          # the engine makes its device's context current: torch's device is put back after
-            with torch.cuda.device(dev):
-                self._launch(e, _stream(dev))
+            u64[slot] = o.data_ptr()
+            slot += 3
+        e.la.stream = _stream(dev) if dev >= 0 else 0
+        st = _launch(e.kernel, e.la_ref)
+        if st:
+            raise e.ctx.fail(st, self.name)
         if out is not None:
             return out
         return outs[0] if len(outs) == 1 else tuple(outs)
@@ -117,23 +108,27 @@ class TorchKernel(Kernel):
         return self._trace(args, key, None)
 
     def _setup(self, e):
-        dtypes = []
+        """e.extra: what a call needs: the (argument, u64 slot) of each tensor, the (argument, f64 slot)
+        of each number, each output's shape and torch dtype, the torch device and its index (-1: CPU)."""
+        outputs = []
         for j, (shape, dt) in enumerate(e.outs):
             t = _TORCH.get(dt)
             if t is None:
                 raise ArgumentError("%s: output %d is %s, which this torch has no dtype for" % (self.name, j + 1, dt))
-            dtypes.append(t)
+            outputs.append((shape, t))
         dev = -1 if e.ctx.device is None else e.ctx.device
-        e.extra = (dtypes, torch.device("cpu") if dev < 0 else torch.device("cuda", dev), dev)
+        e.extra = ([(i, 3 * i + 2) for i in range(e.nin) if not e.scalars[i]],
+                   [(i, 3 * i + 1) for i in range(e.nin) if e.scalars[i]], outputs,
+                   torch.device("cpu") if dev < 0 else torch.device("cuda", dev), dev)
 
     def _out_mismatch(self, e, j, o):
         if not isinstance(o, _Tensor):
             return "got a %s" % type(o).__name__
-        shape, dt = e.outs[j]
-        if o.dtype != e.extra[0][j] or tuple(o.shape) != shape:
+        shape, dtype = e.extra[2][j]
+        if o.dtype != dtype or tuple(o.shape) != shape:
             return "got %s%s" % (o.dtype, list(o.shape))
-        if o.device != e.extra[1]:
-            return "it is on %s, the kernel runs on %s" % (o.device, e.extra[1])
+        if o.device != e.extra[3]:
+            return "it is on %s, the kernel runs on %s" % (o.device, e.extra[3])
         if not o.is_contiguous():
             return "it is not contiguous"
         return None
