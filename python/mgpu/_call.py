@@ -4,7 +4,7 @@ import ctypes
 
 from ._lib import (lib, Error, ArgumentError, Arg, LaunchArgs, ParamInfo, ValueInfo, DTYPE, DTYPES, VALUE_SCALAR,
                    VALUE_REF, SPACE_NONE, SPACE_GMEM, PARAM_OUTPUT, PARAM_SCALAR)
-from ._engine import context, describe
+from ._engine import context
 
 
 class scalar:
@@ -24,8 +24,8 @@ class scalar:
         return "mgpu.scalar(%r, %r)" % (self.value, self.dtype)
 
 
-def scalar_info(i, a):
-    """The ValueInfo of argument i when it is a number (int -> i32, float -> f32, mgpu.scalar), else None."""
+def scalar_info(a):
+    """The ValueInfo of an argument that is a number (int -> i32, float -> f32, mgpu.scalar), else None."""
     if isinstance(a, scalar):
         dt = a.dtype
     elif isinstance(a, int):
@@ -49,7 +49,7 @@ class Entry:
     """A kernel traced for one signature: its handle, its outputs (shapes and mgpu dtypes), and
     the launch arguments, filled in place on each call (u64 and f64 view the same mgpu_arg array:
     element 3i + 0 is argument i's buffer, 3i + 1 its scalar, 3i + 2 its address)."""
-    __slots__ = ("kernel", "ctx", "nin", "outs", "scalars", "args", "u64", "f64", "la", "la_ref", "extra", "__weakref__")
+    __slots__ = ("kernel", "ctx", "nin", "outs", "scalars", "args", "u64", "f64", "la", "la_ref", "extra")
 
     def __init__(self, ctx, handle, nin, scalars, outs):
         self.ctx, self.kernel, self.nin, self.scalars, self.outs = ctx, handle, nin, scalars, outs
@@ -113,10 +113,6 @@ class Kernel:
         self._setup(e)
         self._cache[key] = e
         return e
-
-    def signature(self, *args):
-        """The signature as the engine sees it, for messages: 'f32[1000], f32 scalar'."""
-        return ", ".join(describe(self._info(i, a)) for i, a in enumerate(args))
 
     def _check_out(self, e, out):
         """The outputs given with out= as a list matching e's outputs (else an ArgumentError)."""

@@ -4,7 +4,7 @@ import os
 import re
 
 from ._lib import (lib, Error, ArgumentError, CtxOptions, DeviceInfo, ValueInfo, MODE_GPU, MODE_INTERPRET,
-                   DTYPES)
+                   VALUE_SCALAR, DTYPES)
 
 
 class Context:
@@ -54,6 +54,7 @@ class Script:
     in each context that calls one of them."""
 
     def __init__(self, script, options):
+        self._loaded = {}    # context -> mgpu_script handle
         if isinstance(script, os.PathLike) or (isinstance(script, str) and "\n" not in script
                                                and script.endswith(".lua")):
             self.path = os.path.abspath(os.fspath(script))
@@ -70,7 +71,6 @@ class Script:
             raise ArgumentError("mgpu: script must be a path to a .lua file or Lua source, got %s"
                                 % type(script).__name__)
         self.args = ["%s=%s" % (k, _option_text(v)) for k, v in options.items()]
-        self._loaded = {}    # context -> mgpu_script handle
 
     def handle(self, ctx):
         """The script run in ctx (run at the first call)."""
@@ -100,12 +100,12 @@ class Script:
             raise ArgumentError("mgpu: a kernel name is a Lua global or a dotted path such as 'lib.add', got %r" % (name,))
         check = ("local v = _G\n"
                  "for part in ('%s'):gmatch('[^.]+') do v = type(v) == 'table' and v[part] or nil end\n"
-                 "if not (require('mgpu.kernel').is_kernel(v) or type(v) == 'function') then\n"
-                 "  error(\"'%s' is not an mgpu kernel (nor a function returning one) in %s: \" .. type(v), 0)\n"
-                 "end\n" % (name, name, self.label.replace("\\", "/").replace("'", "").replace('"', "")))
+                 "if not (require('mgpu.kernel').is_kernel(v) or type(v) == 'function') then error(type(v), 0) end\n"
+                 % name)
         st = lib.mgpu_script_run_string(self.handle(ctx), check.encode(), b"=mgpu")
         if st:
-            raise Error("mgpu: %s" % lib.message(ctx.handle), st)
+            raise Error("mgpu: '%s' is not an mgpu kernel (nor a function returning one) in %s: %s"
+                        % (name, self.label, lib.message(ctx.handle)), st)
 
     def kernel(self, ctx, name, sig):
         """The kernel handle `name` traced for sig (a list of ValueInfo), and its parameters."""
@@ -116,14 +116,13 @@ class Script:
             raise ctx.fail(st, "%s(%s)" % (name, ", ".join(describe(v) for v in sig)))
         return out.value
 
-    def close(self):
-        for h in self._loaded.values():
-            lib.mgpu_script_release(h)
-        self._loaded.clear()
+    def __del__(self, release=lib.mgpu_script_release):
+        for h in self._loaded.values():   # the kernels traced from it hold their own references
+            release(h)
 
 
 def describe(v):
     """A ValueInfo as text: f32[1000], or 'f32 scalar'."""
-    if v.kind == 0:
+    if v.kind == VALUE_SCALAR:
         return "%s scalar" % DTYPES[v.dtype]
     return "%s[%s]" % (DTYPES[v.dtype], ",".join(str(v.shape[i]) for i in range(v.rank)))

@@ -11,12 +11,10 @@ ABI_VERSION = 6          # MGPU_ABI_VERSION of the header these declarations fol
 NAMES = ("libmgpu.so.0", "libmgpu_script.so.0")
 
 # enum values of mgpu.h
-OK = 0
-ERR_SCRIPT = -8
 MODE_GPU, MODE_INTERPRET = 1, 2
 VALUE_SCALAR, VALUE_REF = 0, 2
 SPACE_NONE, SPACE_GMEM = 0, 1
-PARAM_INPUT, PARAM_OUTPUT, PARAM_SCALAR = 0, 1, 2
+PARAM_OUTPUT, PARAM_SCALAR = 1, 2
 DTYPES = ("pred", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
           "f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2")     # ORDER DTYPE
 DTYPE = {name: code for code, name in enumerate(DTYPES)}

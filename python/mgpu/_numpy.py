@@ -74,8 +74,8 @@ class NumpyKernel(Kernel):
                 raise self._fail(i, "not C-contiguous (strides %s); pass numpy.ascontiguousarray(x)" % (a.strides,))
             return array_info(dt, a.shape)
         if isinstance(a, numpy.generic) and a.dtype in _DTYPES:
-            return scalar_info(i, scalar(a.item(), _DTYPES[a.dtype]))
-        v = scalar_info(i, a)
+            return scalar_info(scalar(a.item(), _DTYPES[a.dtype]))
+        v = scalar_info(a)
         if v is None:
             raise self._fail(i, "a %s; kernels take numpy arrays and numbers (int, float, numpy scalars, "
                                 "mgpu.scalar)" % type(a).__name__)

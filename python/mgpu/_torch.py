@@ -72,7 +72,7 @@ class TorchKernel(Kernel):
             if a.dim() > 8:
                 raise self._fail(i, "%d dimensions; kernel arrays have at most 8" % a.dim())
             return array_info(dt, tuple(a.shape))
-        v = scalar_info(i, a)
+        v = scalar_info(a)
         if v is None:
             raise self._fail(i, "a %s; kernels take torch tensors and numbers (int, float, mgpu.scalar)"
                              % type(a).__name__)
