@@ -165,10 +165,15 @@ typedef enum mgpu_text_kind {
 } mgpu_text_kind;
 
 /* One launch argument: a buffer for an array parameter, a number for a
-** scalar parameter (integers must be exact). */
+** scalar parameter (integers must be exact).  Instead of a buffer (NULL), an
+** array parameter may take the address of memory another framework owns
+** (device memory on a GPU, host memory when interpreting), as
+** mgpu_buffer_wrap would take it, for this launch alone: the caller vouches
+** that it holds the parameter's bytes; it must be 16-byte aligned. */
 typedef struct mgpu_arg {
   mgpu_buffer *buffer;
   double scalar;
+  uint64_t address;
 } mgpu_arg;
 
 typedef struct mgpu_launch_args {
@@ -389,8 +394,14 @@ typedef struct mgpu_script mgpu_script;    /* an engine-owned Lua 5.4 state runn
 ** define kernels with mgpu.kernel; C fetches one by the name of the
 ** variable holding it (a global, or a dotted path such as "lib.add"),
 ** traced for arguments of the given kinds, dtypes and shapes (kind REF for
-** arrays, SCALAR for numbers).  A Lua error returns MGPU_ERR_SCRIPT with
-** its message.  One thread at a time per script. */
+** arrays, SCALAR for numbers).  The variable may also hold a function of
+** those arguments (abstract arrays and mgpu.scalar values) that returns the
+** kernel for them, for libraries that build one per shape.  The kernel's
+** parameters are the arguments, then its outputs (mgpu_kernel_param gives
+** their dtypes and shapes); a kernel whose launches need arrays that only
+** its Lua calls provide (profiling, GMEM scratch, semaphores, other
+** devices) is refused.  A Lua error returns MGPU_ERR_SCRIPT with its
+** message.  One thread at a time per script. */
 mgpu_status mgpu_script_create(mgpu_ctx *ctx, mgpu_script **out);
 void mgpu_script_release(mgpu_script *s);
 mgpu_status mgpu_script_run_file(mgpu_script *s, const char *path, const char *const *args, int32_t nargs);
@@ -406,6 +417,6 @@ mgpu_status mgpu_script_kernel(mgpu_script *s, const char *name, const mgpu_valu
 #endif
 
 /* The ABI version this header describes; mgpu_abi_version() must match. */
-#define MGPU_ABI_VERSION 5
+#define MGPU_ABI_VERSION 6
 
 #endif

@@ -28,7 +28,7 @@ local not_provided = {
   tcgen05_mma = "Blackwell%-only", tcgen05_commit_arrive = "Blackwell%-only", async_load_tmem = "Blackwell%-only",
   async_store_tmem = "Blackwell%-only", wait_load_tmem = "Blackwell%-only", commit_tmem = "Blackwell%-only",
   try_cluster_cancel = "Blackwell%-only", query_cluster_cancel = "Blackwell%-only",
-  as_torch_kernel = "PyTorch%-only",
+  as_torch_kernel = "called from Python: mgpu.as_torch_kernel%(script, name%) of the Python package",
 }
 
 describe("Pallas Mosaic GPU names", function()

@@ -318,6 +318,8 @@ return {
   CALL_INTO_ABSTRACT = "kernel '%s': output %d is an abstract array (no data) outside compile-only mode",
   KERNEL_NO_COLON = "%s: call it as k:%s(...) (with a colon), got %s as the kernel",
   SHOW_NOT_KERNEL = "show: expected an mgpu.kernel, got %s",
+  TRACE_FOR_HIDDEN = "kernel '%s' launches with %s, which only its calls from Lua provide: " ..
+    "C and Python (mgpu_script_kernel) cannot launch it",
 
   -- -- Context and configuration ------------------------------------------------------------------
   CONFIGURE_TIMEOUT = "mgpu.configure: timeout_ms must be a whole number of milliseconds (0: no timeout), got %s",

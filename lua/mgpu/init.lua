@@ -95,8 +95,9 @@ mgpu._NOT_PROVIDED = {
   try_cluster_cancel = "Blackwell-only (cluster launch control); on Hopper use mgpu.nd_loop over a persistent grid",
   query_cluster_cancel = "Blackwell-only (cluster launch control); on Hopper use mgpu.nd_loop over a persistent grid",
   TMEM = "Blackwell-only (tensor memory); on Hopper use mgpu.ACC (registers) or mgpu.SMEM",
-  as_torch_kernel = "PyTorch-only; exchange arrays with other frameworks through DLPack (a:to_dlpack(), " ..
-                    "mgpu.from_dlpack(t)) or embed kernels through include/mgpu.h",
+  as_torch_kernel = "called from Python: mgpu.as_torch_kernel(script, name) of the Python package (python/, " ..
+                    "docs/python.md) runs this script's kernels on torch tensors; in Lua, exchange arrays " ..
+                    "through DLPack (a:to_dlpack(), mgpu.from_dlpack(t))",
 }
 setmetatable(mgpu, { __index = function(_, k)
   local why = rawget(mgpu, "_NOT_PROVIDED")[k]

@@ -712,10 +712,22 @@ function Kernel:call_into(outs, ...)
 end
 
 --- The core kernel handle for arguments described by `specs` (arrays from
---- mgpu.array spec or numbers/mgpu.scalar), traced and compiled if needed.
+--- mgpu.array spec or numbers/mgpu.scalar), traced and compiled if needed,
+--- for callers that launch it themselves (mgpu_script_kernel): its
+--- parameters are the arguments, then the outputs.  A kernel whose
+--- launches need arrays only a Lua call provides (a profile buffer, the
+--- peer table, GMEM scratch and semaphores) is refused.
 function Kernel:trace_for(specs)
   check_self(self, "trace_for")
-  local entry = prepare(self, specs)
+  local ok, entry = pcall(prepare, self, specs)
+  if not ok then    -- no script line called it (C did): a mistake in the call is placed at the kernel
+    if type(entry) == "string" and entry:sub(1, 3) == "?: " then entry = self.where .. entry:sub(2) end
+    error(entry, 0)
+  end
+  local needs = entry.profile and "a profile buffer (CompilerParams profile_space)"
+                or entry.peers and "the peer table of a multi-device job"
+                or #entry.hidden > 0 and "arrays kept between launches (mgpu.GMEM scratch or semaphores)"
+  if needs then compat.fail_at(self.where, "TRACE_FOR_HIDDEN", self.name, needs) end
   context.core.compile(entry.kernel)
   return entry.kernel
 end

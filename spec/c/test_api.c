@@ -91,15 +91,15 @@ void test_api_errors(void) {
   mgpu_buffer *small = NULL, *big = NULL;
   mgpu_buffer_alloc(c, 100, &small);
   mgpu_buffer_alloc(c, 1024, &big);
-  mgpu_launch_args one = { (mgpu_arg[]){ { big, 0 } }, 1, 0 };
+  mgpu_launch_args one = { (mgpu_arg[]){ { big, 0, 0 } }, 1, 0 };
   CHECK(mgpu_kernel_launch(k, &one) == MGPU_ERR_ARG);
   CHECK_CONTAINS(mgpu_errmsg(c), "expects 2 arguments");
-  mgpu_launch_args two = { (mgpu_arg[]){ { big, 0 }, { small, 0 } }, 2, 0 };
+  mgpu_launch_args two = { (mgpu_arg[]){ { big, 0, 0 }, { small, 0, 0 } }, 2, 0 };
   CHECK(mgpu_kernel_launch(k, &two) == MGPU_ERR_ARG);
   CHECK_CONTAINS(mgpu_errmsg(c), "argument 2 holds 100 bytes but parameter 2 (gmem f32[256]) needs 1024");
-  mgpu_launch_args dead = { (mgpu_arg[]){ { big, 0 }, { NULL, 0 } }, 2, 0 };
+  mgpu_launch_args dead = { (mgpu_arg[]){ { big, 0, 0 }, { NULL, 0, 0 } }, 2, 0 };
   CHECK(mgpu_kernel_launch(k, &dead) == MGPU_ERR_ARG);
-  CHECK_CONTAINS(mgpu_errmsg(c), "argument 2 (gmem f32[256]) is not a valid buffer handle");
+  CHECK_CONTAINS(mgpu_errmsg(c), "argument 2 (gmem f32[256]) has neither a valid buffer handle nor an address");
   mgpu_param_info pi;
   CHECK(mgpu_kernel_param_count(k) == 2);
   CHECK(mgpu_kernel_param(k, 1, &pi) == MGPU_OK && pi.role == MGPU_PARAM_OUTPUT && pi.value.shape[0] == 256);
@@ -108,10 +108,25 @@ void test_api_errors(void) {
   mgpu_buffer_alloc(c, 1024, &out);
   mgpu_fill f = { MGPU_FILL_IOTA, MGPU_F32, 256, 1, 2, 0 };
   CHECK(mgpu_buffer_fill(big, &f) == MGPU_OK);
-  mgpu_launch_args ok = { (mgpu_arg[]){ { big, 0 }, { out, 0 } }, 2, 0 };
+  mgpu_launch_args ok = { (mgpu_arg[]){ { big, 0, 0 }, { out, 0, 0 } }, 2, 0 };
   CHECK(mgpu_kernel_launch(k, &ok) == MGPU_OK);
   double v[3];
   CHECK(mgpu_buffer_get_f64(out, MGPU_F32, 253, 3, v) == MGPU_OK && v[0] == 507 && v[2] == 511);
+  /* arrays by address: another framework's memory (host memory when interpreting), no buffers */
+  _Alignas(16) float hin[257], hout[257];
+  for (int i = 0; i < 256; i++) hin[i] = (float)i - 100, hout[i] = -1;
+  mgpu_launch_args byaddr = { (mgpu_arg[]){ { NULL, 0, (uint64_t)(uintptr_t)hin }, { NULL, 0, (uint64_t)(uintptr_t)hout } },
+                              2, 0 };
+  CHECK(mgpu_kernel_launch(k, &byaddr) == MGPU_OK);
+  CHECK(hout[0] == -100 && hout[255] == 155);
+  mgpu_launch_args mixed = { (mgpu_arg[]){ { big, 0, 0 }, { NULL, 0, (uint64_t)(uintptr_t)hout } }, 2, 0 };
+  CHECK(mgpu_kernel_launch(k, &mixed) == MGPU_OK && hout[0] == 1 && hout[255] == 511);
+  mgpu_launch_args both = { (mgpu_arg[]){ { big, 0, (uint64_t)(uintptr_t)hin }, { out, 0, 0 } }, 2, 0 };
+  CHECK(mgpu_kernel_launch(k, &both) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "argument 1 gives both a buffer and an address");
+  mgpu_launch_args skew = { (mgpu_arg[]){ { NULL, 0, (uint64_t)(uintptr_t)(hin + 1) }, { out, 0, 0 } }, 2, 0 };
+  CHECK(mgpu_kernel_launch(k, &skew) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "argument 1 is not 16-byte aligned");
   const char *text = NULL;
   CHECK(mgpu_kernel_text(k, MGPU_TEXT_PTX, &text) == MGPU_OK);
   CHECK_CONTAINS(text, ".target sm_90a");

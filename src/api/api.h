@@ -88,6 +88,9 @@ struct mgpu_kernel {
 
 /* api_buffer.c: a buffer record over existing memory (one reference). */
 mgpu_status api_buffer_new(mgpu_ctx *ctx, uint64_t n, uint64_t addr, bool owned, mgpu_buffer **out);
+/* api_buffer.c: a buffer record in out over n bytes at addr, for one call (a launch argument
+** given by address): nothing to release, and no reference on ctx. */
+void api_buffer_view(mgpu_ctx *ctx, uint64_t addr, uint64_t n, mgpu_buffer *out);
 
 /* api_dist.c */
 /* The context's job ends (it leaves its world; NVSHMEM is finalized). */

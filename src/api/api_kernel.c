@@ -609,7 +609,8 @@ static mgpu_status check_launch(mgpu_kernel *k, const mgpu_launch_args *a, uint6
     bool ok = b && b->magic == MAGIC_BUF && b->ctx == ctx && b->size >= need && b->addr % 16 == 0;
     if (ok) continue;
     ir_type_str(t, ts, sizeof ts);     /* only for the message */
-    if (!b || b->magic != MAGIC_BUF) snprintf(msg, sizeof msg, "argument %u (%s) is not a valid buffer handle", i + 1, ts + 1);
+    if (!b || b->magic != MAGIC_BUF)
+      snprintf(msg, sizeof msg, "argument %u (%s) has neither a valid buffer handle nor an address", i + 1, ts + 1);
     else if (b->ctx != ctx) snprintf(msg, sizeof msg, "argument %u belongs to another context", i + 1);
     else if (b->size < need)
       snprintf(msg, sizeof msg, "argument %u holds %llu bytes but parameter %u (%s) needs %llu", i + 1,
@@ -739,12 +740,49 @@ static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a, uint64_
   return api_launched(ctx, ir->name, cfg.hStream);
 }
 
+/* The launch's arguments with those given by address (buffer NULL) replaced by views of
+** their memory made for this launch (in copy and views, one per parameter at most), so
+** everything after sees buffers; args itself when none is.  Arguments of another count are
+** left to check_launch. */
+static mgpu_status bind_addresses(mgpu_kernel *k, const mgpu_launch_args **args, mgpu_launch_args *bound,
+                                  mgpu_arg *copy, mgpu_buffer *views) {
+  const mgpu_launch_args *a = *args;
+  const ir_kernel *ir = k->ir;
+  if (!a || !a->args || (uint32_t)a->nargs != ir->params.n) return MGPU_OK;
+  bool any = false;
+  for (uint32_t i = 0; i < ir->params.n; i++) {
+    if (ir->params.v[i].role == MGPU_PARAM_SCALAR || !a->args[i].address) continue;
+    if (a->args[i].buffer) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "argument %u gives both a buffer and an address", i + 1);
+      return diag_set(&k->ctx->d, ERR_LAUNCH_ARG, "", ir->name, msg);
+    }
+    any = true;
+  }
+  if (!any) return MGPU_OK;
+  for (uint32_t i = 0; i < ir->params.n; i++) {
+    copy[i] = a->args[i];
+    if (ir->params.v[i].role == MGPU_PARAM_SCALAR || !a->args[i].address) continue;
+    const ir_type *t = ir_vtype(ir, ir->params.v[i].value);
+    api_buffer_view(k->ctx, a->args[i].address, (uint64_t)ir_numel(t) * dt_bytes(t->dtype), &views[i]);
+    copy[i].buffer = &views[i];
+  }
+  *bound = *a;
+  bound->args = copy;
+  *args = bound;
+  return MGPU_OK;
+}
+
 mgpu_status mgpu_kernel_launch(mgpu_kernel *k, const mgpu_launch_args *args) {
   KER_ENTER(k);
   mgpu_ctx *ctx = k->ctx;
   uint64_t scalars[256];
+  mgpu_arg copy[256];
+  mgpu_buffer views[256];
+  mgpu_launch_args bound;
   mgpu_status s = k->ir->params.n > 256 ? diag_set(&ctx->d, ERR_UNSUPPORTED, "", k->ir->name, "more than 256 parameters")
-                                         : check_launch(k, args, scalars);
+                                         : bind_addresses(k, &args, &bound, copy, views);
+  if (!s) s = check_launch(k, args, scalars);
   if (!s && ctx->info.mode != MGPU_MODE_COMPILE_ONLY) {
     s = compile(k);
     bool coll = !s && api_dist_collective(k);

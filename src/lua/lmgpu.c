@@ -599,6 +599,7 @@ static int l_launch(lua_State *L) {
     lua_geti(L, 2, i + 1);
     args[i].buffer = NULL;
     args[i].scalar = 0;
+    args[i].address = 0;
     if (lua_type(L, -1) == LUA_TNUMBER) args[i].scalar = lua_tonumber(L, -1);
     else {
       handle *b = luaL_testudata(L, -1, T_BUF);
