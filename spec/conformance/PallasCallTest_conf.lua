@@ -878,4 +878,781 @@ describe("PallasCallTest", function()
     local x = C.normal({ 1, 64, 64 })
     C.equal(k(x), C.concat(C.flat(x), C.flat(x)))
   end)
+
+  for _, src_t in ipairs({ false, true }) do
+    for _, shape in ipairs({ { 128, 128 }, { 1, 128, 128 } }) do
+      test(string.format("test_transposed_load_store(src_transposed=%s, shape=(%s))", tostring(src_t), table.concat(shape, ", ")), function()
+        local perm = #shape == 3 and { 0, 2, 1 } or { 1, 0 }
+        local k = cls.kernel{ out_shape = mgpu.shape(shape, "f32"), body = function(src, dst)
+          local sl, dl = L.WGMMA, L.WGMMA_TRANSPOSED
+          if src_t then src, sl, dl = mgpu.transpose_ref(src, perm), L.WGMMA_TRANSPOSED, L.WGMMA
+          else dst = mgpu.transpose_ref(dst, perm) end
+          dst:store(mgpu.layout_cast(src:load{ layout = sl }, dl))
+        end }
+        local x = C.normal(shape)
+        local hx, want = C.flat(x), {}
+        for r = 0, 127 do for c = 0, 127 do want[r * 128 + c + 1] = hx[c * 128 + r + 1] end end
+        C.equal(k(x), want)
+      end)
+    end
+  end
+
+  -- The transpose of a 128x128 table (row-major, 1-based).
+  local function transpose128(t)
+    local o = {}
+    for r = 0, 127 do for c = 0, 127 do o[r * 128 + c + 1] = t[c * 128 + r + 1] end end
+    return o
+  end
+
+  test("test_wgmma_load_from_transposed_smem", function()
+    local ts = cls.semantics == "Warpgroup" and {} or default_transforms("f16")
+    local k = cls.kernel{ out_shape = mgpu.shape({ 128, 128 }, "f16"),
+      scratch_shapes = { mgpu.SMEM({ 128, 128 }, "f16", { transforms = ts }), mgpu.Barrier{} },
+      body = function(x, o, s, bar)
+        mgpu.copy_gmem_to_smem(x, s, bar)
+        mgpu.barrier_wait(bar)
+        o:store(mgpu.transpose_ref(s, { 1, 0 }):load{ layout = L.WGMMA })
+      end }
+    local x = C.normal({ 128, 128 }, "f16")
+    C.equal(k(x), transpose128(C.flat(x)))
+  end)
+
+  test("test_wgmma_store_to_transposed_smem", function()
+    local ts = cls.semantics == "Warpgroup" and {} or default_transforms("f16")
+    local k = cls.kernel{ out_shape = mgpu.shape({ 128, 128 }, "f16"),
+      scratch_shapes = { mgpu.SMEM({ 128, 128 }, "f16", { transforms = ts }) },
+      body = function(x, o, s)
+        mgpu.transpose_ref(s, { 1, 0 }):store(x:load{ layout = L.WGMMA })
+        o:store(s:load())
+      end }
+    local x = C.normal({ 128, 128 }, "f16")
+    C.equal(k(x), transpose128(C.flat(x)))
+  end)
+
+  for _, space in ipairs({ "SMEM", "GMEM" }) do
+    for _, lay in ipairs({ "WG_STRIDED((128,), vec_size=1)", "None" }) do
+      test(string.format("test_load_to_strided_layout_with_indexing(src_memory_space=%s, layout=%s)", space, lay), function()
+        local k = cls.pallas_call{ out_shape = mgpu.shape({ 2, 128 }, "f32"),
+          in_specs = { mgpu.BlockSpec{ memory_space = space } }, out_specs = mgpu.BlockSpec{ memory_space = mgpu.SMEM },
+          body = function(x, o)
+            for i = 0, 1 do
+              o:at(i):store(x:at(i):load(lay ~= "None" and { layout = L.WG_STRIDED({ 128 }, 1) } or nil))
+            end
+          end }
+        local x = C.normal({ 2, 128 })
+        C.equal(k(x), C.flat(x))
+      end)
+    end
+  end
+
+  -- JAX's kernels below end without waiting for their last SMEM->GMEM copy (the kernel's end waits).
+  for _, tiling in ipairs({ "None", "TilingTransform((32,))" }) do
+    diverge("test_smem_gmem_transposed_copies(tiling=" .. tiling .. ")", "new-unawaited-store",
+            "a kernel may not end with its SMEM->GMEM copy unawaited", "was never awaited", function()
+      local k = cls.kernel{ out_shape = mgpu.shape({ 2, 2, 64 }, "f32"),
+        scratch_shapes = { mgpu.SMEM({ 2, 2, 64 }, "f32", { transforms = tiling == "None" and {} or { T.tiling{ 32 } } }), mgpu.Barrier{} },
+        body = function(src, dst, s, bar)
+          s = mgpu.transpose_ref(s, { 1, 0, 2 })
+          mgpu.copy_gmem_to_smem(src, s, bar)
+          mgpu.barrier_wait(bar)
+          mgpu.copy_smem_to_gmem(s, dst)
+        end }
+      local x = C.normal({ 2, 2, 64 })
+      C.equal(k(x), C.flat(x))
+    end)
+  end
+
+  test("test_indexing_before_transpose", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 2, 32, 2, 128 }, "f32"),
+      in_specs = { mgpu.BlockSpec{ memory_space = mgpu.GMEM } }, out_specs = mgpu.BlockSpec{ memory_space = mgpu.SMEM },
+      scratch_shapes = { mgpu.Barrier{} },
+      body = function(x, o, bar)
+        for i = 0, 1 do
+          mgpu.copy_gmem_to_smem(x, mgpu.transpose_ref(o:at(i), { 1, 0, 2 }), bar)
+          mgpu.barrier_wait(bar)
+        end
+      end }
+    local x = C.normal({ 2, 32, 128 })
+    local hx, xt = C.flat(x), {}
+    for a = 0, 31 do for b = 0, 1 do for c = 0, 127 do xt[#xt + 1] = hx[(b * 32 + a) * 128 + c + 1] end end end
+    C.equal(k(x), C.concat(xt, xt))
+  end)
+
+  diverge("test_indexing_after_transpose", "new-unawaited-store", "a kernel may not end with its SMEM->GMEM copy unawaited",
+          "was never awaited", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({ 2, 32, 2, 128 }, "f32"),
+      scratch_shapes = { mgpu.SMEM({ 2, 32, 2, 128 }, "f32"), mgpu.Barrier{} },
+      body = function(x, o, s, bar)
+        local t = mgpu.transpose_ref(s, { 1, 0, 2, 3 })
+        for i = 0, 1 do
+          mgpu.copy_gmem_to_smem(x, t:at(all, i), bar)
+          mgpu.barrier_wait(bar)
+        end
+        mgpu.copy_smem_to_gmem(s, o)
+      end }
+    local x = C.normal({ 32, 2, 128 })
+    C.equal(k(x), C.concat(x, x))
+  end)
+
+  test("test_copy_gmem_to_smem_in_run_scoped", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({ 256 }, "f32"), body = function(x, o)
+      mgpu.run_scoped(function(bar)
+        mgpu.run_scoped(function(s)
+          mgpu.copy_gmem_to_smem(x, s, bar)
+          mgpu.barrier_wait(bar)
+          o:store(s:load() + 1)
+        end, mgpu.SMEM({ 256 }, "f32"))
+      end, mgpu.Barrier{})
+    end }
+    local x = ints({ 256 }, "f32", -1000, 1000)
+    C.equal(k(x), C.map(x, function(v) return v + 1 end))
+  end)
+
+  test("test_add_doubled_sum", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 128 }, "f32"), body = function(x, o)
+      o:store(x:load() + x:load():sum() + x:load():sum())
+    end }
+    local x = ints({ 128 }, "f32", -1000, 1000)
+    local sum = 0
+    for _, v in ipairs(C.flat(x)) do sum = sum + v end
+    C.equal(k(x), C.map(x, function(v) return v + 2 * sum end))
+  end)
+
+  for _, factor in ipairs({ 0.001, 1, 10, 100, 100 }) do
+    test("test_layer_norm(input_factor=" .. factor .. ")", function()
+      local eps = 1e-5
+      local k = cls.pallas_call{ out_shape = mgpu.shape({ 256 }, "f32"), body = function(x, o)
+        local xc = x:load() - x:load():mean()
+        o:store(xc * mgpu.rsqrt((xc * xc):mean() + eps) * 1.0 + 1.0)
+      end }
+      local function ref(t)
+        local m, v = 0, 0
+        for _, a in ipairs(t) do m = m + a end
+        m = m / #t
+        for _, a in ipairs(t) do v = v + (a - m) ^ 2 end
+        v = v / #t
+        return C.map(t, function(a) return (a - m) / math.sqrt(v + eps) + 1 end)
+      end
+      local ones = mgpu.array(C.round(C.map(mgpu.zeros({ 256 }, "f32"), function() return factor end), "f32"), "f32")
+      C.close(k(ones), ref(C.flat(ones)), 1e-7)
+      local x = mgpu.array(C.round(C.map(C.uniform({ 256 }), function(v) return v * factor end), "f32"), "f32")
+      C.relerr(k(x), ref(C.flat(x)), 6e-5)
+    end)
+  end
+
+  -- debug_print tests: the kernel runs in a separate mgpu process and its stdout is read.
+  local function printed(src)
+    local out, err = C.run_script("local mgpu = require 'mgpu'\nlocal cp = mgpu.CompilerParams{ lowering_semantics = '" ..
+                                  cls.semantics .. "' }\n" .. src)
+    if err:find("error") or err:find("%.lua:%d+:") then error("the script failed: " .. err, 0) end
+    return out
+  end
+
+  test("test_print", function()
+    local out = printed([[
+      local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 256 }, "f32"), compiler_params = cp,
+        in_specs = { mgpu.BlockSpec{} }, out_specs = { mgpu.BlockSpec{} },
+        body = function(x, o) mgpu.debug_print("It works!") end }
+      k(mgpu.iota({ 256 }, "f32"))]])
+    assert.are.equal("It works!\n", out)
+  end)
+
+  test("test_print_wgmma_tiled_layout", function()
+    local out = printed([[
+      local T = mgpu.transforms
+      local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 128, 32 }, "f32"), compiler_params = cp,
+        in_specs = { mgpu.BlockSpec{ transforms = { T.tiling{ 8, 32 }, T.swizzle(128) } } }, out_specs = { mgpu.BlockSpec{} },
+        body = function(x, o) mgpu.debug_print("prefix {}", x:load()) end }
+      k(mgpu.iota({ 128, 32 }, "f32"))]])
+    local n = 0
+    for i, j, v in out:gmatch("prefix %[(%d+), (%d+)%]: (%d+)") do
+      n = n + 1
+      assert.are.equal(tonumber(i) * 32 + tonumber(j), tonumber(v))
+    end
+    assert.are.equal(128 * 32, n)
+  end)
+
+  test("test_print_scalar", function()
+    local x = C.uniform({ 256 }, "i32", -1000, 1000)
+    local sum = 0
+    for _, v in ipairs(C.flat(x)) do sum = sum + v end
+    local out = printed(string.format([[
+      local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 256 }, "i32"), compiler_params = cp,
+        in_specs = { mgpu.BlockSpec{} }, out_specs = { mgpu.BlockSpec{} },
+        body = function(x, o) mgpu.debug_print("x.sum() = {}", x:load():sum()) end }
+      k(mgpu.array({ %s }, "i32"))]], table.concat(C.flat(x), ", ")))
+    assert.matches("x.sum() = " .. sum .. "\n", out, 1, true)
+  end)
+
+  test("test_print_scalar_array", function()
+    local x = C.uniform({ 256 }, "i32", -1000, 1000)
+    local sum = 0
+    for _, v in ipairs(C.flat(x)) do sum = sum + v end
+    local out = printed(string.format([[
+      local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 256 }, "i32"), compiler_params = cp,
+        in_specs = { mgpu.BlockSpec{} }, out_specs = { mgpu.BlockSpec{} },
+        body = function(x, o) mgpu.debug_print("x.sum() = {}", x:load():sum() + 1) end }
+      k(mgpu.array({ %s }, "i32"))]], table.concat(C.flat(x), ", ")))
+    assert.matches("x.sum() = " .. (sum + 1) .. "\n", out, 1, true)
+  end)
+
+  test("test_print_array", function()
+    local out = printed([[
+      local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 2, 1, 64, 64 }, "i32"), compiler_params = cp,
+        in_specs = { mgpu.BlockSpec{} }, out_specs = { mgpu.BlockSpec{} },
+        body = function(x, o) mgpu.debug_print("x: {}", x:load()) end }
+      k(mgpu.iota({ 2, 1, 64, 64 }, "i32"))]])
+    assert.matches("x: [1, 0, 43, 23]: 6871\n", out, 1, true)
+  end)
+
+  diverge("test_print_layout", "new-print_layout", "print_layout takes a %s format, not Pallas' {}", "WGMMA_ROW", function()
+    local out = printed([[
+      local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 128 }, "bf16"), compiler_params = cp,
+        in_specs = { mgpu.BlockSpec{} }, out_specs = { mgpu.BlockSpec{} },
+        body = function(x, o) mgpu.print_layout("x: {}", mgpu.layout_cast(x:load(), mgpu.Layout.WGMMA:reduce(1))) end }
+      k(mgpu.iota({ 128 }, "bf16"))]])
+    assert.matches("x: WGMMA_ROW\n", out, 1, true)
+  end)
+
+  local smem_layouts = {
+    { "()", {}, "()" },
+    { "(TilingTransform((8, 64)), SwizzleTransform(128))", { T.tiling{ 8, 64 }, T.swizzle(128) } },
+    { "(TilingTransform((8, 64)),)", { T.tiling{ 8, 64 } } },
+    { "(SwizzleTransform(128),)", { T.swizzle(128) } },
+  }
+  for _, case in ipairs(smem_layouts) do
+    diverge("test_print_layout_smem(transforms=" .. case[1] .. ")", "new-print_layout", "print_layout prints register layouts only",
+            "print_layout", function()
+      local k = cls.kernel{ out_shape = mgpu.shape({}, "bf16"), scratch_shapes = { mgpu.SMEM({ 128, 64 }, "bf16", { transforms = case[2] }) },
+        body = function(o, s) mgpu.print_layout("smem: %s", s) end }
+      k:lower()
+    end)
+  end
+
+  diverge("test_print_layout_dynamic_slice", "new-print_layout", "print_layout prints register layouts only", "print_layout", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({}, "bf16"), scratch_shapes = { mgpu.SMEM({ 128, 64 }, "bf16") },
+      body = function(idx, o, s) mgpu.print_layout("smem: %s", s:at(ds(idx:load(), 64), ds(0, 32))) end }
+    k:lower(mgpu.abstract({}, "i32"))
+  end)
+
+  local swap_transforms = {
+    { "(TilingTransform((1, 32)), SwizzleTransform(128))", { T.tiling{ 1, 32 }, T.swizzle(128) } },
+    { "(TilingTransform((8, 32)), SwizzleTransform(128))", { T.tiling{ 8, 32 }, T.swizzle(128) } },
+    { "()", {} },
+  }
+  -- JAX's kernel stores to SMEM and copies it out without commit_smem (a race on the GPU).
+  for _, case in ipairs(swap_transforms) do
+    diverge("test_get_swap_with_transforms(transforms=" .. case[1] .. ")", "new-commit-required",
+            "the interpreter refuses a TMA store of register stores not yet committed (JAX's test omits commit_smem)",
+            "commit_smem", function()
+      local k = cls.kernel{ out_shape = mgpu.shape({ 128, 128 }, "i32"),
+        scratch_shapes = { mgpu.SMEM({ 128, 128 }, "i32", { transforms = case[2] }), mgpu.Barrier{} },
+        body = function(x, o, s, bar)
+          mgpu.copy_gmem_to_smem(x, s, bar)
+          mgpu.barrier_wait(bar)
+          s:store(s:load() * 2)
+          mgpu.copy_smem_to_gmem(s, o)
+          mgpu.wait_smem_to_gmem(0)
+        end }
+      local x = C.uniform({ 128, 128 }, "i32", -2 ^ 20, 2 ^ 20)
+      C.equal(k(x), C.map(x, function(v) return 2 * v end))
+    end)
+  end
+
+  for _, transposed in ipairs({ false, true }) do
+    diverge("test_get_swap_with_swizzle_transform(transposed=" .. tostring(transposed) .. ")", "new-commit-required",
+            "the interpreter refuses a TMA store of register stores not yet committed (JAX's test omits commit_smem)",
+            "commit_smem", function()
+      local k = cls.kernel{ out_shape = mgpu.shape({ 64, 64 }, "bf16"),
+        scratch_shapes = { mgpu.SMEM({ 64, 64 }, "bf16", { transforms = { T.swizzle(128) } }), mgpu.Barrier{} },
+        body = function(x, o, s, bar)
+          mgpu.copy_gmem_to_smem(x, s, bar)
+          mgpu.barrier_wait(bar)
+          if transposed then
+            local st = mgpu.transpose_ref(s, { 1, 0 })
+            st:store(st:load{ layout = L.WGMMA_TRANSPOSED } * 2)
+          else
+            s:store(s:load{ layout = L.WGMMA } * 2)
+          end
+          mgpu.copy_smem_to_gmem(s, o)
+          mgpu.wait_smem_to_gmem(0)
+        end }
+      local x = ints({ 64, 64 }, "bf16", -100, 100)
+      C.equal(k(x), C.map(x, function(v) return 2 * v end))
+    end)
+  end
+
+  test("test_swap_scalar_constant", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({}, "i32"), body = function(o) o:store(42) end }
+    C.equal(k(), { 42 })
+  end)
+
+  diverge("test_swizzled_dimension_dynamic_slice", "new-rank0-arrays", "a BlockSpec over a 0-d array",
+          "every dim of the block is squeezed", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 64, 32 }, "i32"),
+      in_specs = { mgpu.BlockSpec{ memory_space = mgpu.SMEM, transforms = default_transforms("i32") },
+                   mgpu.BlockSpec{ memory_space = mgpu.GMEM } },
+      out_specs = mgpu.BlockSpec{ memory_space = mgpu.GMEM },
+      body = function(src, offset, dst) dst:store(src:at(all, ds(offset:load() * 32, 32)):load()) end }
+    local src = C.uniform({ 64, 64 }, "i32", -2 ^ 31, 2 ^ 31)
+    local hs, want = C.flat(src), {}
+    for r = 0, 63 do for c = 0, 31 do want[#want + 1] = hs[r * 64 + 32 + c + 1] end end
+    C.equal(k(src, mgpu.full({}, 1, "i32")), want)
+  end)
+
+  diverge("test_check", "new-debug_check", "mgpu has no debug_check (pl.debug_check)", "debug_check", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 256 }, "i32"), body = function(x, o)
+      mgpu.debug_check(mgpu.gt(x:load():sum(), 0), "x.sum() is negative")
+      o:store(x:load())
+    end }
+    local x = C.uniform({ 256 }, "i32", 0, 100)
+    C.equal(k(x), C.flat(x))
+  end)
+
+  diverge("test_scalar_load_store", "new-rank0-arrays", "a 0-d ref loads a scalar, which has no layout",
+          "only arrays have layouts", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({}, "i32"), body = function(src, dst) dst:store(src:load{ layout = L.WG_SPLAT }) end }
+    local v = C.flat(C.uniform({ 1 }, "i32", -2 ^ 31, 2 ^ 31))[1]
+    C.equal(k(mgpu.full({}, v, "i32")), { v })
+  end)
+
+  test("test_scalar_broadcast", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({ 128 }, "i32"), body = function(o) o:store(mgpu.const(42, "i32"):broadcast_to({ 128 })) end }
+    C.equal(k(), C.map(mgpu.zeros({ 128 }, "i32"), function() return 42 end))
+  end)
+
+  test("test_run_scoped", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 8, 128 }, "f32"), body = function(x, o)
+      local tmp = mgpu.run_scoped(function(t)
+        assert(t.shape[1] == 8 and t.shape[2] == 128)
+        t:store(x:load() + 1.0)
+        return t:load()
+      end, mgpu.SMEM({ 8, 128 }, "f32"))
+      assert(tmp.shape[1] == 8 and tmp.shape[2] == 128)
+      o:store(tmp)
+    end }
+    local x = ints({ 8, 128 }, "f32", -1000, 1000)
+    C.equal(k(x), C.map(x, function(v) return v + 1 end))
+  end)
+
+  test("test_run_scoped_in_cond", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 256 }, "i32"),
+      in_specs = { mgpu.BlockSpec{ memory_space = mgpu.GMEM } }, out_specs = mgpu.BlockSpec{ memory_space = mgpu.SMEM },
+      body = function(x, o)
+        local function branch()
+          mgpu.run_scoped(function(bar)
+            mgpu.copy_gmem_to_smem(x, o, bar)
+            mgpu.barrier_wait(bar)
+          end, mgpu.Barrier{})
+        end
+        mgpu.cond(mgpu.eq(x:at(0):load() % 2, 0), branch, branch)
+      end }
+    local x = mgpu.full({ 256 }, 1234, "i32")
+    C.equal(k(x), C.flat(x))
+  end)
+
+  test("test_program_id", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 256 }, "i32"), grid = 2, in_specs = {},
+      out_specs = mgpu.BlockSpec{ { 128 }, function(i) return i end },
+      body = function(o) o:store(mgpu.program_id(0):broadcast_to({ 128 })) end }
+    C.equal(k(), C.map(mgpu.zeros({ 256 }, "i32"), function(_, i) return i <= 128 and 0 or 1 end))
+  end)
+
+  test("test_program_id_in_squashed_grid", function()
+    local grid = { 2, 3, 4, 5 }
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 2, 3, 4, 5, 128 }, "i32"), grid = grid, in_specs = {},
+      out_specs = mgpu.BlockSpec{ { 1, 1, 1, 1, 128 }, function(a, b, c, d) return a, b, c, d, 0 end },
+      body = function(o)
+        local mult, idx = 1, 0
+        for axis = #grid - 1, 0, -1 do
+          idx = idx + mgpu.program_id(axis) * mult
+          mult = mult * mgpu.num_programs(axis)
+        end
+        o:store(mgpu.broadcast(idx, { 1, 1, 1, 1, 128 }))
+      end }
+    local got, first = C.flat(k()), {}
+    for i = 0, 119 do first[i + 1] = got[i * 128 + 1] end
+    C.equal(first, C.map(mgpu.iota({ 120 }, "i32"), function(v) return v end), "out[..., 0]")
+  end)
+
+  -- test_axis_indices_in_grid: the second output, the CUDA block index read through inline_mgpu,
+  -- has no mgpu counterpart (README); the first, lax.axis_index(grid_names), is checked.
+  local grids = {
+    { { 2, 3 }, { "a", "b" }, {}, {} }, { { 2, 3 }, { "a", "b" }, { 2 }, { "x" } },
+    { { 2, 3, 4 }, { "a", "b", "c" }, {}, {} }, { { 2, 3, 4 }, { "a", "b", "c" }, { 2 }, { "x" } },
+    { { 2, 3, 4 }, { "a", "b", "c" }, { 2, 3 }, { "x", "y" } },
+    { { 2, 3, 4, 5 }, { "a", "b", "c", "d" }, {}, {} }, { { 2, 3, 4, 5 }, { "a", "b", "c", "d" }, { 2 }, { "x" } },
+  }
+  for _, g in ipairs(grids) do
+    local grid, names, cluster, cnames = g[1], g[2], g[3], g[4]
+    local function tup(t) return "(" .. table.concat(t, ", ") .. (#t == 1 and ",)" or ")") end
+    test(string.format("test_axis_indices_in_grid(grid=%s, cluster=%s)", tup(grid), tup(cluster)), function()
+      local shape = {}
+      for _, n in ipairs(cluster) do shape[#shape + 1] = n end
+      for _, n in ipairs(grid) do shape[#shape + 1] = n end
+      shape[#shape + 1] = 128
+      local k = cls.kernel{ out_shape = mgpu.shape(shape, "i32"), grid = grid, grid_names = names,
+        cluster = #cluster > 0 and cluster or nil, cluster_names = #cnames > 0 and cnames or nil,
+        body = function(o)
+          local idx = {}
+          for _, n in ipairs(cnames) do idx[#idx + 1] = mgpu.axis_index(n) end
+          for _, n in ipairs(names) do idx[#idx + 1] = mgpu.axis_index(n) end
+          o:at(table.unpack(idx)):store(mgpu.axis_index(names):broadcast_to({ 128 }))
+        end }
+      local ncl, ngrid = 1, 1
+      for _, n in ipairs(cluster) do ncl = ncl * n end
+      for _, n in ipairs(grid) do ngrid = ngrid * n end
+      local want = {}
+      for _ = 1, ncl do for p = 0, ngrid - 1 do for _ = 1, 128 do want[#want + 1] = p end end end
+      C.equal(k(), want)
+    end)
+  end
+
+  local oob_reads = { { 0, "promise_in_bounds" }, { 80, "promise_in_bounds" }, { 0, "zeros" }, { 112, "zeros" }, { 192, "zeros" },
+                      { 208, "zeros" }, { 0, "undefined" }, { 112, "undefined" }, { 192, "undefined" }, { 208, "undefined" } }
+  for _, case in ipairs(oob_reads) do
+    test(string.format("test_out_of_bounds_tma_reads(start_offset=%d, oob_mode=%s)", case[1], case[2]), function()
+      local k = cls.kernel{ out_shape = mgpu.shape({ 128 }, "i8"), scratch_shapes = { mgpu.SMEM({ 128 }, "i8"), mgpu.Barrier{} },
+        body = function(start, x, o, s, bar)
+          s:store(mgpu.broadcast(-1, { 128 }, "i8"))
+          mgpu.commit_smem()
+          mgpu.copy_gmem_to_smem(x:at(ds(start:load(), 128)), s, bar, { oob = case[2] })
+          mgpu.barrier_wait(bar)
+          o:store(s:load())
+        end }
+      local x = C.uniform({ 208 }, "i8", -128, 128)
+      local got, hx = C.flat(k(mgpu.full({}, case[1], "i32"), x)), C.flat(x)
+      local n = math.min(128, 208 - case[1])
+      C.equal({ table.unpack(got, 1, n) }, { table.unpack(hx, case[1] + 1, case[1] + n) }, "the valid part")
+      if case[2] == "zeros" then
+        C.equal({ table.unpack(got, n + 1, 128) }, C.map({ table.unpack(got, n + 1, 128) }, function() return 0 end), "past the end")
+      end
+    end)
+  end
+
+  test("test_num_programs", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 256 }, "i32"), grid = 2, in_specs = {},
+      out_specs = mgpu.BlockSpec{ { 128 }, function(i) return i end },
+      body = function(o) o:store(mgpu.broadcast(mgpu.num_programs(0), { 128 }, "i32")) end }
+    C.equal(k(), C.map(mgpu.zeros({ 256 }, "i32"), function() return 2 end))
+  end)
+
+  test("test_swizzled_blockspec_shapes", function()
+    local spec = mgpu.BlockSpec{ { 128, 64 }, function(i, j) return i, j end, transforms = default_transforms("f16") }
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 128, 128 }, "f16"), grid = { 2, 2 }, in_specs = { spec }, out_specs = spec,
+      body = function(x, o)
+        assert(x.shape[1] == 128 and x.shape[2] == 64)
+        o:store(x:load())
+      end }
+    local x = C.normal({ 128, 128 }, "f16")
+    C.equal(k(x), C.flat(x))
+  end)
+
+  -- force_while: bounds that are traced values (a while loop in JAX).
+  local function bound(v, force) return force and mgpu.const(v, "i32") or v end
+  for _, force in ipairs({ false, true }) do
+    test("test_fori_loop_array(force_while=" .. tostring(force) .. ")", function()
+      local k = cls.pallas_call{ out_shape = mgpu.shape({ 256 }, "i32"), body = function(x, o)
+        o:store(mgpu.fori(bound(2, force), bound(4, force), function(i, v) return v + i end, x:load()))
+      end }
+      local x = C.uniform({ 256 }, "i32", -1000, 1000)
+      C.equal(k(x), C.map(x, function(v) return v + 5 end))
+    end)
+  end
+
+  for _, unroll in ipairs({ 1, 2, 4 }) do
+    test("test_fori_loop_array_unrolled(unroll=" .. unroll .. ")", function()
+      local k = cls.pallas_call{ out_shape = mgpu.shape({ 256 }, "i32"), body = function(x, o)
+        o:store(mgpu.fori(2, 6, function(i, v) return v + i end, x:load(), { unroll = unroll }))
+      end }
+      local x = C.uniform({ 256 }, "i32", -1000, 1000)
+      C.equal(k(x), C.map(x, function(v) return v + 14 end))
+    end)
+  end
+
+  for _, force in ipairs({ false, true }) do
+    test("test_fori_loop_scalar(force_while=" .. tostring(force) .. ")", function()
+      local k = cls.pallas_call{ out_shape = mgpu.shape({ 256 }, "i32"), body = function(o)
+        o:store(mgpu.fori(bound(2, force), bound(4, force), function(i, v) return v + i end, mgpu.const(0, "i32")):broadcast_to({ 256 }))
+      end }
+      C.equal(k(), C.map(mgpu.zeros({ 256 }, "i32"), function() return 5 end))
+    end)
+  end
+
+  test("test_fori_loop_dynamic_bounds", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 256 }, "i32"), grid = { 1 }, body = function(o)
+      local zero = mgpu.program_id(0)
+      o:store(mgpu.fori(zero + 2, zero + 4, function(i, v) return v + i end, mgpu.const(0, "i32")):broadcast_to({ 256 }))
+    end }
+    C.equal(k(), C.map(mgpu.zeros({ 256 }, "i32"), function() return 5 end))
+  end)
+
+  for _, force in ipairs({ false, true }) do
+    test("test_fori_loop_tuple(force_while=" .. tostring(force) .. ")", function()
+      local k = cls.pallas_call{ out_shape = mgpu.shape({ 256 }, "i32"), body = function(o)
+        local zero = mgpu.const(0, "i32")
+        local a, b, c = mgpu.fori(bound(2, force), bound(4, force), function(step, ...)
+          local xs, out = { ... }, {}
+          for j = 1, 3 do
+            out[j] = mgpu.cond(mgpu.eq(step % 2, 0), function() return xs[j] + 1 end, function() return xs[j] end)
+          end
+          return table.unpack(out)
+        end, zero, zero, zero)
+        o:store((a + b + c):broadcast_to({ 256 }))
+      end }
+      C.equal(k(), C.map(mgpu.zeros({ 256 }, "i32"), function() return 3 end))
+    end)
+  end
+
+  for _, force in ipairs({ false, true }) do
+    test("test_fori_loop_indexed_store(force_while=" .. tostring(force) .. ")", function()
+      local k = cls.pallas_call{ out_shape = mgpu.shape({ 4, 128 }, "f32"), body = function(x, y, o)
+        mgpu.fori(bound(0, force), bound(4, force), function(idx) o:at(idx):store(x:at(idx):load() + y:at(idx):load()) end)
+      end }
+      local x, y = ints({ 4, 128 }, "f32", -1000, 1000), ints({ 4, 128 }, "f32", -1000, 1000)
+      local hy = C.flat(y)
+      C.equal(k(x, y), C.map(x, function(v, i) return v + hy[i] end))
+    end)
+  end
+
+  diverge("test_while_loop", 10, "array constructors in kernel bodies", "got table", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 128 }, "i32"), body = function(x, o)
+      o:store(mgpu.zeros({ 128 }, "i32"))
+      mgpu.while_loop(function(_, last) return mgpu.lt(last:sum(), 128 * 10) end, function(i)
+        o:store(o:load() + x:at(i):load())
+        return i + 1, o:load()
+      end, mgpu.const(0, "i32"), o:load())
+    end }
+    C.equal(k(mgpu.full({ 128, 128 }, 1, "i32")), C.map(mgpu.zeros({ 128 }, "i32"), function() return 10 end))
+  end)
+
+  test("test_while_loop_layout_mismatch", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 128 }, "i32"), body = function(o)
+      local strided = mgpu.layout_cast(o:load(), L.WG_STRIDED({ 128 }, 1))
+      mgpu.while_loop(function(acc) return mgpu.lt(acc:sum(), 128) end, function()
+        o:store(o:load())
+        return mgpu.layout_cast(mgpu.broadcast(0, { 128 }, "i32"), L.WGMMA:reduce(1))
+      end, strided)
+    end }
+    assert.matches("PallasCallTest_conf.lua:%d+: .*layout", C.err_of(k))
+  end)
+
+  test("test_cond", function()
+    local out = printed([[
+      local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 256 }, "i32"), compiler_params = cp,
+        in_specs = { mgpu.BlockSpec{} }, out_specs = { mgpu.BlockSpec{} },
+        body = function(x, o)
+          mgpu.cond(mgpu.eq(x:at(0):load() % 2, 0), function() mgpu.debug_print("acc % 2") end,
+                    function() mgpu.debug_print("acc") end)
+          o:store(mgpu.broadcast(0, { 256 }, "i32"))
+        end }
+      k(mgpu.full({ 256 }, 1234, "i32"))]])
+    assert.matches("acc % 2", out, 1, true)
+  end)
+
+  test("test_cond_returning_array", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 256 }, "i32"), body = function(x, o)
+      local s = x:load():sum()
+      local acc2, acc = mgpu.cond(mgpu.eq(s % 2, 0), function() return s * 2, x:load() end, function() return s, x:load() end)
+      o:store((acc:sum() + acc2):broadcast_to({ 256 }))
+    end }
+    local x = C.uniform({ 256 }, "i32", -1000, 1000)
+    local sum = 0
+    for _, v in ipairs(C.flat(x)) do sum = sum + v end
+    local want = sum % 2 == 0 and 3 * sum or 2 * sum
+    C.equal(k(x), C.map(x, function() return want end))
+  end)
+
+  diverge("test_cond_constant_output", "new-rank0-arrays", "no 0-d arrays (a splat of shape ())", "shape must have rank 1 to 8", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({}, "f32"), body = function(x, o)
+      local scale = mgpu.broadcast(1.0, {}, "f32")
+      local scale_one = mgpu.const(1.0, "f32")
+      o:store(mgpu.cond(mgpu.lt(x:load(), 1.0), function() return scale_one end, function() return scale end))
+    end }
+    C.equal(k(mgpu.full({}, 0, "f32")), { 1 })
+  end)
+
+  diverge("test_cond_get_arch", "new-int4", "mgpu has no int4 dtype", "int4", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({ 64, 256 }, "bf16"), body = function(xg, o)
+      local x = xg:load{ layout = L.WGMMA }
+      mgpu.cond(mgpu.ne(xg:at(0, 0):load(), 0), function() o:store(x:astype("bf16") + 1) end,
+                function() o:store(x:astype("bf16") + 2) end)
+    end }
+    C.equal(k(mgpu.full({ 64, 256 }, 7, "int4")), C.map(mgpu.zeros({ 64 * 256 }, "f32"), function() return 8 end))
+  end)
+
+  diverge("test_tile_slicing", 10, "array constructors in kernel bodies", "expected a traced value", function()
+    local spec = mgpu.BlockSpec{ transforms = default_transforms("u16") }
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 64, 64 }, "u16"), in_specs = { spec }, out_specs = spec, body = function(x, o)
+      local acc = mgpu.layout_cast(mgpu.zeros({ 64, 64 }, "u16"), L.WGMMA)
+      o:store(mgpu.fori(0, 256 / 64, function(row, a)
+        for col = 0, 1 do a = a + x:at(ds(row * 64, 64), ds(col * 64, 64)):load() end
+        return a
+      end, acc))
+    end }
+    local x = C.uniform({ 256, 128 }, "u16", 0, 65536)
+    local hx, want = C.flat(x), {}
+    for r = 0, 63 do
+      for c = 0, 63 do
+        local v = 0
+        for i = 0, 3 do for j = 0, 1 do v = v + hx[(i * 64 + r) * 128 + j * 64 + c + 1] end end
+        want[r * 64 + c + 1] = v % 65536
+      end
+    end
+    C.equal(k(x), want)
+  end)
+
+  diverge("test_input_output_aliases", "new-input_output_aliases", "pallas_call has no input_output_aliases",
+          "input_output_aliases", function()
+    local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 64, 64 }, "f32"), input_output_aliases = { [0] = 0 },
+      in_specs = { mgpu.BlockSpec{ memory_space = mgpu.GMEM } }, out_specs = mgpu.BlockSpec{ memory_space = mgpu.GMEM },
+      compiler_params = cls.params(), body = function(a) a:store(mgpu.broadcast(1, { 64, 64 }, "f32")) end }
+    C.equal(k(mgpu.zeros({ 64, 64 }, "f32")), C.map(mgpu.zeros({ 4096 }, "f32"), function() return 1 end))
+  end)
+
+  test("test_slicing", function()
+    local up, lo = ds(0, 64), ds(64, 64)
+    local spec = mgpu.BlockSpec{ transforms = default_transforms("f16") }
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 128, 128 }, "f16"), in_specs = { spec }, out_specs = spec,
+      body = function(src, dst)
+        dst:at(up, up):store(src:at(lo, up):load())
+        dst:at(up, lo):store(src:at(up, up):load())
+        dst:at(lo, lo):store(src:at(up, lo):load())
+        dst:at(lo, up):store(src:at(lo, lo):load())
+      end }
+    local x = C.normal({ 128, 128 }, "f16")
+    local hx, want = C.flat(x), {}
+    local function at(r, c) return hx[r * 128 + c + 1] end
+    for r = 0, 127 do
+      for c = 0, 127 do
+        local sr, sc
+        if r < 64 and c < 64 then sr, sc = r + 64, c
+        elseif r < 64 then sr, sc = r, c - 64
+        elseif c >= 64 then sr, sc = r - 64, c
+        else sr, sc = r, c + 64 end
+        want[r * 128 + c + 1] = at(sr, sc)
+      end
+    end
+    C.equal(k(x), want)
+  end)
+
+  test("test_layout_cast", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 256, 64 }, "f32"), body = function(o)
+      o:store(mgpu.layout_cast(mgpu.broadcast(42, { 256, 64 }, "f32"), L.WGMMA))
+    end }
+    C.equal(k(), C.map(mgpu.zeros({ 256 * 64 }, "f32"), function() return 42 end))
+  end)
+
+  test("test_transposed_layout(layouts=(WGMMA, WGMMA_TRANSPOSED))", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 192, 256 }, "f16"),
+      out_specs = mgpu.BlockSpec{ transforms = default_transforms("f16") }, body = function(o)
+        local iota = mgpu.broadcasted_iota("f16", { 256, 192 }, 0, { layout = L.WGMMA }) * 192
+        iota = iota + mgpu.broadcasted_iota("f16", { 256, 192 }, 1, { layout = L.WGMMA })
+        mgpu.transpose_ref(o, { 1, 0 }):store(mgpu.layout_cast(iota, L.WGMMA_TRANSPOSED))
+      end }
+    local want = {}
+    for r = 0, 191 do for c = 0, 255 do want[r * 256 + c + 1] = c * 192 + r end end
+    C.equal(k(), C.round(want, "f16"))
+  end)
+
+  -- test_profiler*: the trace JSON written into a fresh directory.
+  local function profiled(params, body)
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. dir))
+    params.profile_dir = dir
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 256 }, "f32"), compiler_params = params, body = body }
+    local x = ints({ 256 }, "f32", -1000, 1000)
+    local y = k(x)
+    local p = io.popen("cat " .. dir .. "/*.json; rm -rf " .. dir)
+    local data = p:read("*a")
+    p:close()
+    return data, x, y
+  end
+  local function count(data, pat)
+    local n = 0
+    for _ in data:gmatch(pat) do n = n + 1 end
+    return n
+  end
+  for _, warp in ipairs({ false, true }) do
+    test(warp and "test_profiler_warp_scope" or "test_profiler", function()
+      local data, x, y = profiled({ profile_space = 16, profile_trace_scope = warp and "warp" or nil }, function(xr, o)
+        local v = mgpu.named_scope("add", function()
+          local xv = mgpu.named_scope("load", function() return xr:load() end)
+          return xv + xv
+        end)
+        mgpu.named_scope("store", function() o:store(v) end)
+      end)
+      local n = warp and 8 or 2
+      assert.are.equal(n, count(data, '"name":%s*"add"'))
+      assert.are.equal(n, count(data, '"name":%s*"load"'))
+      assert.are.equal(n, count(data, '"name":%s*"store"'))
+      C.equal(y, C.map(x, function(v) return 2 * v end))
+    end)
+  end
+
+  diverge("test_profiler_bounds_check_truncates", 6, "CompilerParams fields", "profile_bounds_check", function()
+    local data, x, y = profiled({ profile_space = 3, profile_bounds_check = true }, function(xr, o)
+      local v = mgpu.named_scope("a", function() return mgpu.named_scope("b", function()
+        return mgpu.named_scope("c", function() return xr:load() + 1 end) end) end)
+      o:store(v)
+    end)
+    assert.are.equal(3, count(data, '"ph":%s*"B"'))
+    assert.are.equal(3, count(data, '"ph":%s*"E"'))
+    C.equal(y, C.map(x, function(v) return v + 1 end))
+  end)
+
+  -- test_bitcast_convert_type: the bits of each element read as another dtype.
+  local function bits_of(v, dt)
+    if dt == "f32" then return (string.unpack("<I4", string.pack("<f", v))) end
+    if dt == "f16" or dt == "bf16" then
+      return mgpu.host.from_table({ v }, { 1 }):to_device(dt):copy("f32") and nil
+    end
+    return v % 2 ^ (dt:find("16") and 16 or 32)
+  end
+  local function from_bits(b, dt)
+    if dt == "f32" then return (string.unpack("<f", string.pack("<I4", b))) end
+    if dt == "bf16" then return (string.unpack("<f", string.pack("<I4", b * 65536))) end
+    if dt == "f16" then
+      local s, e, m = math.floor(b / 32768), math.floor(b / 1024) % 32, b % 1024
+      local v = e == 0 and m * 2 ^ -24 or (e == 31 and (m == 0 and math.huge or 0 / 0) or (1 + m / 1024) * 2 ^ (e - 15))
+      return s == 1 and -v or v
+    end
+    local w = dt:find("16") and 16 or 32
+    return dt:sub(1, 1) == "i" and b >= 2 ^ (w - 1) and b - 2 ^ w or b
+  end
+  local pairs_ = { { "f16", "f16" }, { "i16", "bf16" }, { "i16", "f16" }, { "u16", "f16" }, { "f32", "i32" }, { "f32", "u32" },
+                   { "u32", "i32" }, { "i32", "u32" } }
+  for _, pr in ipairs(pairs_) do
+    test(string.format("test_bitcast_convert_type(dtypes=(%s, %s))", pr[1], pr[2]), function()
+      local k = cls.pallas_call{ out_shape = mgpu.shape({ 16, 8 }, pr[2]), body = function(x, y) y:store(x:load():bitcast(pr[2])) end }
+      local x
+      if pr[1] == "f32" then x = C.normal({ 16, 8 })
+      elseif pr[1] == "f16" then x = C.normal({ 16, 8 }, "f16")
+      else
+        local w = pr[1]:find("16") and 16 or 32
+        x = C.uniform({ 16, 8 }, pr[1], pr[1]:sub(1, 1) == "i" and -2 ^ (w - 1) or 0, pr[1]:sub(1, 1) == "i" and 2 ^ (w - 1) or 2 ^ w)
+      end
+      local got = C.flat(k(x))
+      if pr[1] == "f16" then C.equal(got, C.flat(x)); return end
+      local want = C.map(x, function(v) return from_bits(bits_of(v, pr[1]), pr[2]) end)
+      C.equal(got, want)
+    end)
+  end
+
+  local barrier_cases = {
+    { "test_optimization_barrier", function(xr, o) o:store(mgpu.optimization_barrier(xr:load())) end, 1 },
+    { "test_optimization_barrier_constant", function(o) o:store(mgpu.optimization_barrier(mgpu.const(3, "f32"))) end, 0 },
+    { "test_optimization_barrier_multiple_inputs", function(xr, yr, o)
+        local x, c, y = mgpu.optimization_barrier(xr:load(), mgpu.const(5, "f32"), yr:load())
+        o:store(x + c + y)
+      end, 2 },
+  }
+  for _, case in ipairs(barrier_cases) do
+    diverge(case[1], "new-optimization_barrier", "mgpu has no optimization_barrier", "optimization_barrier", function()
+      local k = cls.kernel{ out_shape = mgpu.shape(case[3] == 0 and {} or { 128 }, "f32"), body = case[2] }
+      local x = C.normal({ 128 })
+      if case[3] == 0 then k() elseif case[3] == 1 then k(x) else k(x, x) end
+    end)
+  end
 end)

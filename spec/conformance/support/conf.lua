@@ -255,19 +255,22 @@ function C.err_of(fn, ...)
   return tostring(err)
 end
 
---- What a script prints (stdout and stderr) when the mgpu command runs it
---- in the interpreter: for tests of debug_print output.
+--- What a script prints on stdout when the mgpu command runs it in the
+--- interpreter (for tests of debug_print output), and its stderr.
 function C.run_script(body)
-  local path = os.tmpname() .. ".lua"
-  local f = assert(io.open(path, "w"))
+  local path = os.tmpname()
+  local f = assert(io.open(path .. ".lua", "w"))
   f:write(body)
   f:close()
   local bin = os.getenv("MGPU_BIN") or "build/mgpu"
-  local p = assert(io.popen(bin .. " --interpret " .. path .. " 2>&1"))
+  local p = assert(io.popen(bin .. " --interpret " .. path .. ".lua 2>" .. path .. ".err"))
   local out = p:read("*a")
   p:close()
-  os.remove(path)
-  return out
+  local e = io.open(path .. ".err")
+  local err = e and e:read("*a") or ""
+  if e then e:close() end
+  os.remove(path .. ".lua"); os.remove(path .. ".err"); os.remove(path)
+  return out, err
 end
 
 return C
