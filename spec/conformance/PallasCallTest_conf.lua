@@ -336,7 +336,7 @@ describe("PallasCallTest", function()
     end)
   end
 
-  diverge("test_sync_copy", "new-SMEM_GMEM_COPY", "Layout.SMEM_GMEM_COPY is not provided", "SMEM_GMEM_COPY", function()
+  diverge("test_sync_copy", "new-layouts", "Layout.SMEM_GMEM_COPY is not provided", "SMEM_GMEM_COPY", function()
     local k = cls.kernel{ out_shape = mgpu.shape({ 128, 128 }, "f32"),
       scratch_shapes = { mgpu.SMEM({ 128, 128 }, "f32", { transforms = default_transforms("f32") }) },
       body = function(x, y, s)
@@ -1653,6 +1653,585 @@ describe("PallasCallTest", function()
       local k = cls.kernel{ out_shape = mgpu.shape(case[3] == 0 and {} or { 128 }, "f32"), body = case[2] }
       local x = C.normal({ 128 })
       if case[3] == 0 then k() elseif case[3] == 1 then k(x) else k(x, x) end
+    end)
+  end
+
+  -- RefUnion (SMEM allocations sharing storage) is missing: the aliasing tests diverge.
+  diverge("test_smem_aliasing_works_basic", "new-RefUnion", "mgpu has no RefUnion (aliased SMEM)", "RefUnion", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 128 }, "f32"), in_specs = { mgpu.BlockSpec{ { 2, 256 } } },
+      out_specs = mgpu.BlockSpec{ { 128 }, memory_space = mgpu.GMEM },
+      scratch_shapes = { mgpu.RefUnion(mgpu.SMEM({ 2, 256 }, "f32"),
+                                       { mgpu.SMEM({ 256 }, "bf16"), { mgpu.SMEM({ 128 }, "f32", { transforms = { T.tiling{ 64 } } }) } }) },
+      body = function(x, o, u)
+        u[1]:store(x:load() + 1)
+        mgpu.commit_smem()
+        mgpu.copy_smem_to_gmem(u[2][2][1], o)
+      end }
+    k(C.normal({ 2, 256 }))
+  end)
+
+  diverge("test_smem_aliasing_works_with_subbyte_dtypes", "new-RefUnion", "mgpu has no RefUnion (aliased SMEM) nor u4",
+          { "RefUnion", "unknown dtype u4" }, function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 256 }, "u4"), in_specs = { mgpu.BlockSpec{ { 128 } } },
+      out_specs = mgpu.BlockSpec{ { 256 }, memory_space = mgpu.GMEM },
+      scratch_shapes = { mgpu.RefUnion({ mgpu.SMEM({ 128 }, "i8"), mgpu.SMEM({ 128 }, "i8") },
+                                       { mgpu.SMEM({ 2048 }, "u4"), mgpu.SMEM({ 256 }, "u4") }) },
+      body = function(x, o, u)
+        u[1][2]:store(x:load())
+        mgpu.commit_smem()
+        mgpu.copy_smem_to_gmem(u[2][2], o)
+      end }
+    k(C.uniform({ 128 }, "i8", -128, 128))
+  end)
+
+  diverge("test_smem_aliasing_works_for_quantization", "new-RefUnion", "mgpu has no RefUnion (aliased SMEM)", "RefUnion", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({ 64, 256 }, "bf16"), body = function(xg, og)
+      mgpu.run_scoped(function(u, bar)
+        mgpu.copy_gmem_to_smem(xg, u[2], bar)
+        mgpu.barrier_wait(bar)
+        u[1]:store(u[2]:load():astype("bf16") * 3)
+        mgpu.commit_smem()
+        mgpu.copy_smem_to_gmem(u[1], og)
+        mgpu.wait_smem_to_gmem(0, { wait_read_only = true })
+      end, mgpu.RefUnion(mgpu.SMEM({ 64, 256 }, "bf16", { transforms = default_transforms("bf16") }),
+                         mgpu.SMEM({ 64, 256 }, "u8", { transforms = default_transforms("u8", 32) })), mgpu.Barrier{})
+    end }
+    k(C.uniform({ 64, 256 }, "u8", 0, 4))
+  end)
+
+  diverge("test_ref_union_caching", "new-RefUnion", "mgpu has no RefUnion (aliased SMEM)", "RefUnion", function()
+    local k = cls.kernel{ out_shape = { mgpu.shape({ 64, 32 }, "f32"), mgpu.shape({ 64, 64 }, "f16") }, body = function(of32, of16)
+      local function scope(u)
+        local smem = u[1]
+        smem:store(mgpu.broadcast(1, smem.shape, smem.dtype))
+        mgpu.commit_smem()
+        mgpu.copy_smem_to_gmem(smem, smem.dtype == "f32" and of32 or of16)
+        mgpu.wait_smem_to_gmem(0)
+      end
+      mgpu.run_scoped(scope, mgpu.RefUnion(mgpu.SMEM({ 64, 32 }, "f32")))
+      mgpu.run_scoped(scope, mgpu.RefUnion(mgpu.SMEM({ 64, 64 }, "f16")))
+    end }
+    k()
+  end)
+
+  for _, union in ipairs({ true, false }) do
+    local name = "test_smem_aliased_refs_collision(use_ref_union=" .. tostring(union) .. ")"
+    local function body()
+      local k = cls.kernel{ out_shape = { mgpu.shape({ 64, 32 }, "f32"), mgpu.shape({ 64, 32 }, "f32") }, body = function(src, o0, o1)
+        local function scope(o, aliased)
+          local smem = union and aliased[1] or aliased
+          smem:store(src:load{ layout = L.WGMMA })
+          mgpu.commit_smem()
+          mgpu.copy_smem_to_gmem(smem, o)
+          mgpu.wait_smem_to_gmem(0)
+        end
+        for i, sw in ipairs({ 32, 128 }) do
+          local alloc = mgpu.SMEM({ 64, 32 }, "f32", { transforms = default_transforms("f32", sw) })
+          if union then alloc = mgpu.RefUnion(alloc) end
+          mgpu.run_scoped(function(a) scope(i == 1 and o0 or o1, a) end, alloc)
+        end
+      end }
+      local src = C.normal({ 64, 32 })
+      local a, b = k(src)
+      C.equal(a, C.flat(src), "out0")
+      C.equal(b, C.flat(src), "out1")
+    end
+    if union then diverge(name, "new-RefUnion", "mgpu has no RefUnion (aliased SMEM)", "RefUnion", body) else test(name, body) end
+  end
+
+  local small_tys = { "int4", "uint4" }
+  local large_tys = { "f8e4m3", "f16", "bf16", "f32", "i8", "i16", "i32" }
+  for _, small in ipairs(small_tys) do
+    for _, large in ipairs(large_tys) do
+      diverge(string.format("test_subbyte_upcast(small_ty=%s, large_ty=%s)", small, large), "new-int4",
+              "mgpu has no int4 / uint4 dtypes", small, function()
+        local k = cls.kernel{ out_shape = mgpu.shape({ 64, 256 }, large), body = function(x, o)
+          o:store(x:load{ layout = L.WGMMA }:astype(large))
+        end }
+        local x = C.uniform({ 64, 256 }, small, small == "int4" and -8 or 0, small == "int4" and 7 or 15)
+        C.equal(k(x), C.flat(x))
+      end)
+    end
+  end
+
+  diverge("test_assigning_to_ref_union_raises", "new-RefUnion", "mgpu has no RefUnion (aliased SMEM)", "RefUnion", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 128 }, "f32"), in_specs = { mgpu.BlockSpec{ { 128 } } },
+      out_specs = mgpu.BlockSpec{ { 128 }, memory_space = mgpu.GMEM },
+      scratch_shapes = { mgpu.RefUnion(mgpu.SMEM({ 128 }, "f32")) },
+      body = function(x, o, u) u:store(x:load() + 1) end }
+    assert.matches("can't be assigned to", C.err_of(k, C.normal({ 128 })))
+  end)
+
+  -- test_nd_loop_with_carry / test_nd_loop: 132 blocks share a (steps, 4, 33) grid round robin.
+  local function nd_expected(steps)
+    local want = {}
+    for st = 0, steps - 1 do for b = 0, 131 do for _ = 1, 128 do want[#want + 1] = 132 * st + b end end end
+    return want
+  end
+  local function clip(i, d) return mgpu.max(mgpu.min(i, d - 1), 0) end
+  for _, steps in ipairs({ 1, 2, 3 }) do
+    for _, dyn in ipairs({ false, true }) do
+      test(string.format("test_nd_loop_with_carry(sm_steps=%d, dynamic_sm_steps=%s)", steps, tostring(dyn)), function()
+        local k = cls.kernel{ out_shape = { mgpu.shape({ steps, 132, 128 }, "i32"), mgpu.shape({ 132 }, "i32") },
+          grid = { 132 }, grid_names = { "sm" },
+          body = function(steps_ref, o, steps_out)
+            local n = dyn and steps_ref:at(0):load() or steps
+            local count = mgpu.nd_loop({ n, 4, 33 }, { collective_axes = "sm", init_carry = mgpu.const(0, "i32") }, function(info, carry)
+              local idx = info.index
+              assert(#idx == 3)
+              local flat = 0
+              for d, size in ipairs({ n, 4, 33 }) do flat = clip(idx[d], size) + flat * size end
+              local sm_step = mgpu.div(flat, mgpu.axis_size("sm"))
+              o:at(sm_step, mgpu.axis_index("sm")):store(mgpu.broadcast(flat, { 128 }, "i32"))
+              return carry + 1
+            end)
+            steps_out:at(mgpu.axis_index("sm")):store(count)
+          end }
+        local result, counts = k(mgpu.array({ steps }, "i32"))
+        C.equal(counts, C.map(mgpu.zeros({ 132 }, "i32"), function() return steps end), "steps")
+        C.equal(result, nd_expected(steps))
+      end)
+    end
+  end
+
+  for _, steps in ipairs({ 1, 2, 3 }) do
+    for _, tiling in ipairs({ "None", 1, 2, 4 }) do
+      for _, dyn in ipairs({ false, true }) do
+        local name = string.format("test_nd_loop(sm_steps=%d, tiling=%s, dynamic_sm_steps=%s)", steps, tostring(tiling), tostring(dyn))
+        local tiled = tiling ~= "None" and { steps, tiling, 33 } or nil
+        local function body()
+          local k = cls.kernel{ out_shape = mgpu.shape({ steps, 132, 128 }, "i32"), grid = { 132 }, grid_names = { "sm" },
+            body = function(steps_ref, o)
+              local n = dyn and steps_ref:at(0):load() or steps
+              mgpu.nd_loop({ n, 4, 33 }, { tiling = tiled, collective_axes = "sm" }, function(info)
+                local idx, grid = info.index, { n, 4, 33 }
+                if tiled then         -- the tiled grid and index, rebuilt
+                  local tidx, sidx = {}, {}
+                  for d = 1, 3 do
+                    tidx[d], sidx[d] = mgpu.div(idx[d], mgpu.const(tiled[d], "i32")), mgpu.rem(idx[d], mgpu.const(tiled[d], "i32"))
+                  end
+                  idx = { tidx[1], tidx[2], tidx[3], sidx[1], sidx[2], sidx[3] }
+                  grid = { steps / tiled[1], 4 / tiled[2], 1, tiled[1], tiled[2], 33 }
+                end
+                local flat = 0
+                for d, size in ipairs(grid) do flat = clip(idx[d], size) + flat * size end
+                local sm_step = mgpu.div(flat, mgpu.axis_size("sm"))
+                o:at(sm_step, mgpu.axis_index("sm")):store(mgpu.broadcast(flat, { 128 }, "i32"))
+              end)
+            end }
+          C.equal(k(mgpu.array({ steps }, "i32")), nd_expected(steps))
+        end
+        if tiled and dyn then diverge(name, 5, "nd_loop static tiling over a traced grid", "tiling needs a grid known", body)
+        else test(name, body) end
+      end
+    end
+  end
+
+  diverge("test_lowering_error_context", "new-int4", "mgpu has no int4 dtype", "int4", function()
+    local x = mgpu.iota({ 127 }, "int4")
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 127 }, "int4"),
+      in_specs = { mgpu.BlockSpec{ memory_space = mgpu.GMEM } }, out_specs = mgpu.BlockSpec{ memory_space = mgpu.SMEM },
+      scratch_shapes = { mgpu.Barrier{} },
+      body = function(xr, yr, bar)
+        mgpu.copy_gmem_to_smem(xr, yr, bar)
+        mgpu.barrier_wait(bar)
+      end }
+    assert.matches("PallasCallTest_conf.lua:%d+:", C.err_of(k, x))
+  end)
+
+  -- test_tma_load_multicast: every subset of cluster axes multicasting, of sizes 1, 2, 4, with
+  -- other axes of 2 (JAX skips clusters above the H100's nonportable limit of 16).
+  local function subsets(axes, min, max)
+    local out = {}
+    local n = #axes
+    for mask = 0, 2 ^ n - 1 do
+      local sub, m = {}, mask
+      for i = 1, n do
+        if m % 2 == 1 then sub[#sub + 1] = axes[i] end
+        m = math.floor(m / 2)
+      end
+      if #sub >= min and #sub <= max then out[#out + 1] = sub end
+    end
+    table.sort(out, function(a, b)
+      if #a ~= #b then return #a < #b end
+      return table.concat(a) < table.concat(b)
+    end)
+    return out
+  end
+  for _, coll in ipairs(subsets({ "x", "y", "z" }, 1, 3)) do
+    local rest = {}
+    for _, d in ipairs({ "x", "y", "z" }) do
+      local inside = false
+      for _, c in ipairs(coll) do inside = inside or c == d end
+      if not inside then rest[#rest + 1] = d end
+    end
+    for _, nonc in ipairs(subsets(rest, 0, 2)) do
+      for _, size in ipairs({ 1, 2, 4 }) do
+        local cluster = { 1, 1, 1 }
+        local pos = { x = 1, y = 2, z = 3 }
+        for _, d in ipairs(coll) do cluster[pos[d]] = size end
+        for _, d in ipairs(nonc) do cluster[pos[d]] = 2 end
+        local total = cluster[1] * cluster[2] * cluster[3]
+        local name = string.format("test_tma_load_multicast_%s=%d%s", table.concat(coll), size,
+                                   #nonc > 0 and "_" .. table.concat(nonc) or "")
+        local function body()
+          local csize = 1
+          for _, d in ipairs(coll) do csize = csize * cluster[pos[d]] end
+          local shape = { total / csize, csize * 8, 64 }
+          local k = cls.kernel{ out_shape = mgpu.shape(shape, "f16"), grid = cluster, grid_names = { "grid_x", "grid_y", "grid_z" },
+            cluster = cluster, cluster_names = { "x", "y", "z" },
+            scratch_shapes = { mgpu.SMEM({ shape[2], 64 }, "f16", { transforms = default_transforms("f16") }), mgpu.Barrier{} },
+            body = function(x, out, s, bar)
+              local function cluster_id(axes)
+                local idx, stride = 0, 1
+                local sorted = { table.unpack(axes) }
+                table.sort(sorted)
+                for _, d in ipairs(sorted) do
+                  idx = idx + mgpu.axis_index(d) * stride
+                  stride = stride * mgpu.axis_size(d)
+                end
+                return idx
+              end
+              local nidx, cidx = cluster_id(nonc), cluster_id(coll)
+              mgpu.copy_gmem_to_smem(x:at(nidx), s, bar, { collective_axes = coll })
+              mgpu.barrier_wait(bar)
+              mgpu.commit_smem()
+              local sl = ds(cidx * 8, 8)
+              mgpu.copy_smem_to_gmem(s:at(sl), out:at(nidx, sl, all))
+              mgpu.wait_smem_to_gmem(0)
+            end }
+          local x = C.normal(shape, "f16")
+          C.equal(k(x), C.flat(x))
+        end
+        if total <= 8 then test(name, body)
+        elseif total <= 16 then diverge(name, "new-cluster-16", "clusters of more than 8 blocks", "cluster", body) end
+      end
+    end
+  end
+
+  for _, axis in ipairs({ 0, 1 }) do
+    test("test_reduction_is_batch_invariant(layout=WGMMA, axis=" .. axis .. ")", function()
+      local k = cls.kernel{ out_shape = mgpu.shape({ 128 }, "f32"), body = function(x, o)
+        o:store(x:load{ layout = L.WGMMA }:sum(axis))
+      end }
+      local row = C.flat(C.uniform({ 128 }))
+      local t = {}
+      for r = 0, 127 do for c = 0, 127 do t[r * 128 + c + 1] = axis == 0 and row[r + 1] or row[c + 1] end end
+      local got = C.flat(k(mgpu.from_table(t, "f32", { 128, 128 })))
+      local sum = 0
+      for _, v in ipairs(row) do sum = sum + v end
+      C.close({ got[1] }, { sum }, 1e-6)
+      C.equal(got, C.map(got, function() return got[1] end), "every row's sum")
+    end)
+  end
+
+  diverge("test_reduction_fails_on_too_little_scratch_bytes_for_cross_warp_reduction", "new-reduction-scratch",
+          "reduction_scratch_bytes = 0 means the default, and a (128, 128) WGMMA column sum needs 16 KiB, not 1 KiB",
+          "expected an error", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 128 }, "f32"), compiler_params = { reduction_scratch_bytes = 0 },
+      body = function(x, y) y:store(x:load{ layout = L.WGMMA }:sum(0)) end }
+    assert.matches("PallasCallTest_conf.lua:%d+: .*reduction.*scratch", C.err_of(k, mgpu.zeros({ 128, 128 }, "f32")))
+  end)
+
+  diverge("test_reduction_with_more_scratch_uses_less_synchronization", "new-reduction-scratch",
+          "a (128, 128) WGMMA column sum needs 16 KiB of reduction scratch, not 1 KiB", "needs 16384 bytes", function()
+    local function run(bytes)
+      local k = cls.pallas_call{ out_shape = mgpu.shape({ 128 }, "f32"), compiler_params = { reduction_scratch_bytes = bytes },
+        body = function(x, y) y:store(x:load{ layout = L.WGMMA }:sum(0)) end }
+      return k
+    end
+    local x = C.uniform({ 128, 128 })
+    local k0, k1 = run(1024), run(2048)
+    local out0, out1 = k0(x), k1(x)
+    local hx, want = C.flat(x), {}
+    for c = 1, 128 do
+      want[c] = 0
+      for r = 0, 127 do want[c] = want[c] + hx[r * 128 + c] end
+    end
+    C.close(out0, want, 1e-5)
+    C.equal(out1, C.flat(out0))
+    local function syncs(k)
+      local _, n = k:lower(x).ptx:gsub("bar%.sync", "")
+      local _, m = k:lower(x).ptx:gsub("barrier%.sync", "")
+      return n + m
+    end
+    assert.is_true(syncs(k1) < syncs(k0), "2048 bytes of scratch need fewer barriers than 1024")
+  end)
+
+  local reduce_layouts = {
+    { "WGMMA", L.WGMMA },
+    { "TILED(WGMMA as a custom tiling)", L.TILED{ tiling = { { 64, 8 }, { 16, 8 }, { 8, 8 }, { 2 } }, warp_dims = { -7 },
+                                                  lane_dims = { -3, -2 }, vector_dim = -1 } },
+  }
+  local rtol = { f32 = 1e-5, f16 = 2e-3, bf16 = 1e-2, i32 = 0, u32 = 0 }
+  for _, lay in ipairs(reduce_layouts) do
+    for _, r in ipairs(reducers) do
+      for _, dtype in ipairs({ "f32", "f16", "bf16", "i32", "u32" }) do
+        test(string.format("test_reduce_with_layout(layout=%s, op=%s, dtype=%s)", lay[1], r[1], dtype), function()
+          local k = cls.kernel{ out_shape = mgpu.shape({ 128 }, dtype), body = function(x, y)
+            local v = x:load{ layout = lay[2] }
+            y:store(v[r[2]](v, 1))
+          end }
+          local x
+          if dtype == "i32" then x = C.uniform({ 128, 128 }, "i32", -8192, 8192)
+          elseif dtype == "u32" then x = C.uniform({ 128, 128 }, "u32", 0, 16384)
+          else x = C.uniform({ 128, 128 }, dtype) end
+          local hx, want = C.flat(x), {}
+          for row = 0, 127 do
+            local acc
+            for c = 1, 128 do local v = hx[row * 128 + c]; acc = acc and r[3](acc, v) or v end
+            want[row + 1] = acc
+          end
+          if dtype:sub(1, 1) == "f" or dtype == "bf16" then
+            C.close(k(x), C.round(want, dtype), rtol[dtype], 5e-5)
+          else
+            C.equal(k(x), C.map(want, function(v) return wrap32(v, dtype) end))
+          end
+        end)
+      end
+    end
+  end
+
+  for _, axis in ipairs({ 0, 1 }) do
+    for _, hint in ipairs({ true, false }) do
+      local name = string.format("test_broadcast_in_dim(layout=WGMMA, axis=%d, hint=%s)", axis, tostring(hint))
+      local function body()
+        local k = cls.kernel{ out_shape = mgpu.shape({ 128, 128 }, "f32"), body = function(x, y)
+          local b = x:load{ layout = L.WGMMA:reduce(axis) }:broadcast_in_dim({ 128, 128 }, { 1 - axis })
+          if hint then b = mgpu.layout_cast(b, L.WGMMA) end
+          y:store(b)
+        end }
+        local x = C.uniform({ 128 })
+        local hx, want = C.flat(x), {}
+        for r = 0, 127 do for c = 0, 127 do want[r * 128 + c + 1] = axis == 0 and hx[c + 1] or hx[r + 1] end end
+        C.equal(k(x), want)
+      end
+      if hint then test(name, body) else diverge(name, 7, "layout inference of a broadcast WGMMA reduction",
+                                                  { "layout", "cannot" }, body) end
+    end
+  end
+
+  diverge("test_broadcast_in_dim_wg_strided_majormost_dim", "new-strided-broadcast",
+          "broadcast_in_dim of a WG_STRIDED vector along a new major dim fails with an internal error", "internal:", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 64, 128 }, "f32"), body = function(x, y)
+      y:store(x:load{ layout = L.WG_STRIDED({ 128 }, 1) }:broadcast_in_dim({ 64, 128 }, { 1 }))
+    end }
+    local x = C.uniform({ 128 })
+    local hx, want = C.flat(x), {}
+    for r = 0, 63 do for c = 1, 128 do want[r * 128 + c] = hx[c] end end
+    C.equal(k(x), want)
+  end)
+
+  for _, shape in ipairs({ { 4, 128 }, { 2, 4, 128 } }) do
+    diverge("test_broadcast_wg_strided_majormost_dim(out_shape=(" .. table.concat(shape, ", ") .. "))", "new-implicit-broadcast",
+            "binary ops do not broadcast size-1 dims", "do not match", function()
+      local k = cls.pallas_call{ out_shape = mgpu.shape(shape, "f32"), body = function(x, side, y)
+        local xs = x:load{ layout = L.WG_STRIDED({ 128 }, 1) }
+        local ss = side:load{ layout = L.WG_STRIDED(shape, 1) }
+        local unit = {}
+        for _ = 1, #shape - 1 do unit[#unit + 1] = 1 end
+        unit[#unit + 1] = 128
+        y:store(xs:reshape(unit) + ss)
+      end }
+      local x, side = C.uniform({ 128 }), C.uniform(shape)
+      local hx = C.flat(x)
+      C.equal(k(x, side), C.round(C.map(side, function(v, i) return v + hx[(i - 1) % 128 + 1] end), "f32"))
+    end)
+  end
+
+  diverge("test_broadcast_in_dim_size_one_dimension", "new-implicit-broadcast", "broadcast_in_dim does not expand size-1 dims",
+          "has size 1 but target dim", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({ 2, 4, 128 }, "f32"), body = function(src, dst)
+      dst:store(src:load{ layout = L.WG_STRIDED({ 1, 128 }, 1) }:broadcast_in_dim({ 2, 4, 128 }, { 1, 2 }))
+    end }
+    local x = C.normal({ 1, 128 })
+    local hx = C.flat(x)
+    C.equal(k(x), C.map(mgpu.zeros({ 2 * 4 * 128 }, "f32"), function(_, i) return hx[(i - 1) % 128 + 1] end))
+  end)
+
+  -- test_copy_layout: a load in each layout stored back unchanged (JAX skips splat, transposed,
+  -- TILED and MMA layouts; the tcgen05 ones need Blackwell).
+  local copy_layouts = {
+    { "wgmma", function() return L.WGMMA end, "f32", 128 },
+    { "wgmma_8bit", function() return L.WGMMA_8BIT end, "f32", 128 },
+    { "wgmma_upcast_2x", function() return L.WGMMA_UPCAST_2X end, "f8e5m2", 64 },
+    { "wgmma_upcast_4x", function() return L.WGMMA_UPCAST_4X end, "f8e5m2", 64 },
+    { "wg_strided", function() return L.WG_STRIDED({ 64, 128 }, 2) end, "f32" },
+    { "smem_gmem_copy", function() return L.SMEM_GMEM_COPY end, "f32", 128 },
+    { "tma_indices", function() return L.TMA_INDICES end, "f32", 128 },
+    { "tma_indices_4", function() return L.TMA_INDICES_4 end, "f32", 128 },
+  }
+  local layout_gaps = { wgmma_upcast_2x = true, wgmma_upcast_4x = true, smem_gmem_copy = true, tma_indices = true, tma_indices_4 = true }
+  for _, cl in ipairs(copy_layouts) do
+    local function body()
+      local ts = cl[4] and { T.tiling{ 8, cl[4] * 8 / (cl[3] == "f32" and 32 or 8) }, T.swizzle(cl[4]) } or {}
+      local k = cls.pallas_call{ out_shape = mgpu.shape({ 64, 128 }, cl[3]),
+        in_specs = { mgpu.BlockSpec{ transforms = ts } }, out_specs = mgpu.BlockSpec{ transforms = ts },
+        body = function(x, o) o:store(x:load{ layout = cl[2]() }) end }
+      local x = C.normal({ 64, 128 }, cl[3])
+      C.equal(k(x), C.flat(x))
+    end
+    if layout_gaps[cl[1]] then
+      diverge("test_copy_layout_" .. cl[1], "new-layouts", "Layout." .. cl[1]:upper() .. " is not provided", "is not provided", body)
+    else
+      test("test_copy_layout_" .. cl[1], body)
+    end
+  end
+
+  diverge("test_line_info", "new-line-info", "the PTX has no .file/.loc line info (only comments)", ".file", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({ 256 }, "f32"), body = function(x, o) o:store(x:load() + x:at(0):load()) end }
+    local x = ints({ 256 }, "f32", -1000, 1000)
+    local hx = C.flat(x)
+    C.equal(k(x), C.map(x, function(v) return v + hx[1] end))
+    local ptx = k:lower(x).ptx
+    assert(ptx:find(".file", 1, true), "no .file directive in the PTX")
+    assert(ptx:find(".loc", 1, true), "no .loc directive in the PTX")
+    assert.matches('%.file%s+%d+%s+".*PallasCallTest_conf%.lua"', ptx)
+  end)
+
+  diverge("test_e8m0_reciprocal_ptx", "new-e8m0", "mgpu has no f8e8m0 dtype", "e8m0", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 64, 128 }, "f8e8m0"), body = function(x, o) o:store(1 / x:load()) end }
+    k(mgpu.iota({ 64, 128 }, "f8e8m0"))
+  end)
+
+  test("test_clz_ptx", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 128 }, "i32"), body = function(x, o) o:store(mgpu.clz(x:load())) end }
+    local x = C.uniform({ 128 }, "i32", -2 ^ 31, 2 ^ 31)
+    C.equal(k(x), C.map(x, clz32))
+    assert.matches("clz%.b32", k:lower(x).ptx)
+  end)
+
+  test("test_collective_arrival_count", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({ 128 }, "i32"), cluster = { 2 }, cluster_names = { "x" },
+      scratch_shapes = { mgpu.ClusterBarrier{ collective_axes = { "x" }, num_arrivals = 4 } },
+      body = function(dst, bar)
+        for _ = 1, 4 do mgpu.barrier_arrive(bar) end
+        mgpu.barrier_wait(bar)
+        dst:store(mgpu.broadcast(1, { 128 }, "i32"))
+      end }
+    C.equal(k(), C.map(mgpu.zeros({ 128 }, "i32"), function() return 1 end))
+  end)
+
+  diverge("test_leader_tracked_cluster_barrier", "new-leader_tracked", "ClusterBarrier has no leader_tracked", "leader_tracked", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({}, "i32"), cluster = { 2 }, cluster_names = { "x" },
+      scratch_shapes = { mgpu.ClusterBarrier{ collective_axes = { "x" }, num_arrivals = 1, leader_tracked = true } },
+      body = function(dst, bar)
+        mgpu.barrier_arrive(bar)
+        mgpu.when(mgpu.eq(mgpu.axis_index("x"), 0), function()
+          mgpu.barrier_wait(bar)
+          dst:store(42)
+        end)
+      end }
+    C.equal(k(), { 42 })
+  end)
+
+  for _, axis in ipairs({ "x", "y" }) do
+    diverge("test_cluster_ref_read(axis_name=" .. axis .. ")", "new-cluster_ref", "mgpu has no cluster_ref (a peer block's SMEM)",
+            "cluster_ref", function()
+      local k = cls.kernel{ out_shape = mgpu.shape({ 2, 64, 32 }, "f32"), cluster = axis == "x" and { 2, 1 } or { 1, 2 },
+        cluster_names = { "x", "y" },
+        scratch_shapes = { mgpu.SMEM({ 64, 32 }, "f32", { transforms = default_transforms("f32") }), mgpu.Barrier{},
+                           mgpu.ClusterBarrier{ collective_axes = { axis } } },
+        body = function(src, dst, s, copy_bar, cluster_bar)
+          local me = mgpu.axis_index(axis)
+          mgpu.copy_gmem_to_smem(src:at(me), s, copy_bar)
+          mgpu.barrier_wait(copy_bar)
+          mgpu.barrier_arrive(cluster_bar)
+          mgpu.barrier_wait(cluster_bar)
+          dst:at(me):store(mgpu.cluster_ref(s, { [axis] = 1 - me }):load())
+        end }
+      local x = C.normal({ 2, 64, 32 })
+      local hx = C.flat(x)
+      C.equal(k(x), C.concat({ table.unpack(hx, 2049, 4096) }, { table.unpack(hx, 1, 2048) }))
+    end)
+  end
+
+  for _, atomic in ipairs({ false, true }) do
+    diverge(atomic and "test_cluster_ref_write_atomic" or "test_cluster_ref_write", "new-async_store_smem",
+            "mgpu has no async_store_smem (a store into a peer block's SMEM)", "async_store_smem", function()
+      local dt = atomic and "i32" or "f32"
+      local k = cls.kernel{ out_shape = mgpu.shape({ 2, 64, 32 }, dt), cluster = { 2 }, cluster_names = { "c" },
+        scratch_shapes = { mgpu.SMEM({ 64, 32 }, dt, { transforms = default_transforms(dt) }), mgpu.Barrier{} },
+        body = function(x, o, s, bar)
+          local me = mgpu.axis_index("c")
+          mgpu.async_store_smem(x:at(me):load{ layout = L.WGMMA }, s, bar, { cluster_idx = 1 - me, cluster_dim = "c",
+                                                                           atomic = atomic and "add" or nil })
+          mgpu.barrier_wait(bar)
+          o:at(me):store(s:load{ layout = L.WGMMA })
+        end }
+      k(C.normal({ 2, 64, 32 }, dt))
+    end)
+  end
+
+  test("test_replicated_layout", function()
+    local k = cls.pallas_call{ out_shape = mgpu.shape({ 32 }, "f32"), body = function(src, dst)
+      dst:store(src:load{ layout = L.TILED{ tiling = { { 32 }, { 1 } }, warp_dims = { mgpu.Replicated(4) }, lane_dims = { -2 },
+                                            vector_dim = -1 } })
+    end }
+    local x = C.normal({ 32 })
+    C.equal(k(x), C.flat(x))
+  end)
+
+  for _, dtype in ipairs({ "f32", "i32" }) do
+    for _, lay in ipairs({ "WGMMA", "None" }) do
+      diverge(string.format("test_atomic_add(dtype=%s, layout=%s)", dtype, lay), "new-smem-atomics",
+              "atomic_add of an array into an SMEM ref", "atomic", function()
+        local layout = lay == "WGMMA" and L.WGMMA or nil
+        local k = cls.kernel{ out_shape = mgpu.shape({ 128, 64 }, dtype), num_threads = 2, thread_name = "wg",
+          scratch_shapes = { mgpu.SMEM({ 128, 64 }, dtype, { transforms = layout and default_transforms(dtype, 64) or {} }),
+                             mgpu.Barrier{ num_arrivals = 2 } },
+          body = function(inp, out, s, bar)
+            local wg = mgpu.axis_index("wg")
+            mgpu.when(mgpu.eq(wg, 0), function()
+              local z = mgpu.broadcast(0, { 128, 64 }, dtype)
+              s:store(layout and mgpu.layout_cast(z, layout) or z)
+            end)
+            mgpu.barrier_arrive(bar)
+            mgpu.barrier_wait(bar)
+            mgpu.atomic_add(s, inp:at(ds(wg * 128, 128)):load(layout and { layout = layout } or nil))
+            mgpu.barrier_arrive(bar)
+            mgpu.barrier_wait(bar)
+            mgpu.when(mgpu.eq(wg, 0), function() out:store(s:load()) end)
+          end }
+        local inp = ints({ 256, 64 }, dtype, -1000, 1000)
+        local h = C.flat(inp)
+        C.equal(k(inp), C.map(mgpu.zeros({ 128 * 64 }, "f32"), function(_, i) return h[i] + h[i + 128 * 64] end))
+      end)
+    end
+  end
+
+  diverge("test_griddepcontrol", "new-griddepcontrol", "mgpu has no griddepcontrol_wait / launch_dependents (PDL is automatic)",
+          "griddepcontrol", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({ 128 }, "f32"), body = function(x, o)
+      mgpu.griddepcontrol_wait()
+      o:store(x:load() + 1.0)
+      mgpu.griddepcontrol_launch_dependents()
+    end }
+    k(C.normal({ 128 }))
+  end)
+
+  diverge("test_griddepcontrol_multi_kernel", "new-griddepcontrol", "mgpu has no griddepcontrol_wait / launch_dependents",
+          "griddepcontrol", function()
+    local a = cls.kernel{ out_shape = mgpu.shape({ 128 }, "f32"), body = function(x, o)
+      o:store(x:load() + 1.0)
+      mgpu.griddepcontrol_launch_dependents()
+    end }
+    local b = cls.kernel{ out_shape = mgpu.shape({ 128 }, "f32"), body = function(x, o)
+      mgpu.griddepcontrol_wait()
+      o:store(x:load() * 2.0)
+    end }
+    local x = ints({ 128 }, "f32", -1000, 1000)
+    C.equal(b(a(x)), C.map(x, function(v) return (v + 1) * 2 end))
+  end)
+
+  for _, dtype in ipairs({ "bf16", "f16", "f8e4m3", "f8e5m2", "i8", "int4" }) do
+    diverge("test_mma(dtype=" .. dtype .. ")", "new-mma", "mgpu has no mma (mma.sync) nor Layout.MMA_*", "MMA_", function()
+      local acc_dt = dtype:find("^i") and "i32" or "f32"
+      local k = cls.kernel{ out_shape = mgpu.shape({ 128, 8 }, acc_dt), body = function(a, b, o)
+        local acc = mgpu.layout_cast(mgpu.broadcast(0, { 128, 8 }, acc_dt), L.MMA_ACC)
+        o:store(mgpu.mma(acc, a:load{ layout = L.MMA_LHS }, mgpu.transpose_ref(b, { 1, 0 }):load{ layout = L.MMA_RHS }))
+      end }
+      k(C.uniform({ 128, 128 }, "f32"), C.uniform({ 8, 128 }, "f32"))
     end)
   end
 end)

@@ -103,8 +103,7 @@ function C.class(name, busted, opts)
   function cls.pallas_call(spec)
     local built = {}
     local nout = getmetatable(spec.out_shape) and 1 or #spec.out_shape
-    return function(...)
-      local nin = select("#", ...)
+    local function kernel_for(nin)
       local w = built[nin]
       if not w then
         local s = copy(spec)
@@ -122,8 +121,10 @@ function C.class(name, busted, opts)
         w = C.wrap(mgpu.pallas_call(s))
         built[nin] = w
       end
-      return w(...)
+      return w
     end
+    return setmetatable({ lower = function(_, ...) return kernel_for(select("#", ...)):lower(...) end },
+                        { __call = function(_, ...) return kernel_for(select("#", ...))(...) end })
   end
 
   local function declare(tname, fn)
