@@ -159,6 +159,12 @@ function C.class(name, busted, opts)
     end)
   end
 
+  --- cls.test when `div` is nil, else cls.diverge with div = { id, what, expect }
+  --- (for tests that diverge under one lowering semantics only).
+  function cls.check(tname, div, fn)
+    if div then cls.diverge(tname, div[1], div[2], div[3], fn) else cls.test(tname, fn) end
+  end
+
   return cls
 end
 
