@@ -202,6 +202,18 @@ function C.concat(...)
   return o
 end
 
+--- A bitwise operation on two 32-bit integers (unsigned view), bit by bit:
+--- op(x, y) on bits 0/1, e.g. function(x, y) return x * y end for AND.
+function C.bitop(a, b, op)
+  a, b = a % 4294967296, b % 4294967296
+  local r, bit = 0, 1
+  for _ = 1, 32 do
+    r = r + op(a % 2, b % 2) * bit
+    a, b, bit = math.floor(a / 2), math.floor(b / 2), bit * 2
+  end
+  return r
+end
+
 --- Each value of a table rounded to `dtype` (what an array of it holds).
 function C.round(t, dtype)
   t = C.flat(t)
