@@ -274,6 +274,34 @@ function C.err_of(fn, ...)
   return tostring(err)
 end
 
+--- The toolkit's ptxas (MGPU_PTXAS, else /usr/local/cuda/bin/ptxas or PATH),
+--- as C.ptxas(ptx) -> what it prints assembling the PTX for sm_90a with -v;
+--- nil when there is none.
+local function find_ptxas()
+  for _, p in ipairs({ os.getenv("MGPU_PTXAS") or "", "/usr/local/cuda/bin/ptxas" }) do
+    local f = p ~= "" and io.open(p)
+    if f then f:close(); return p end
+  end
+  local p = io.popen("command -v ptxas 2>/dev/null")
+  local path = p:read("*l")
+  p:close()
+  return path ~= "" and path or nil
+end
+local ptxas_bin = find_ptxas()
+if ptxas_bin then
+  function C.ptxas(ptx)
+    local path = os.tmpname()
+    local f = assert(io.open(path .. ".ptx", "w"))
+    f:write(ptx)
+    f:close()
+    local p = io.popen(ptxas_bin .. " -arch=sm_90a -v " .. path .. ".ptx -o " .. path .. ".cubin 2>&1")
+    local out = p:read("*a")
+    p:close()
+    os.remove(path .. ".ptx"); os.remove(path .. ".cubin"); os.remove(path)
+    return out
+  end
+end
+
 --- What a script prints on stdout when the mgpu command runs it in the
 --- interpreter (for tests of debug_print output), and its stderr.
 function C.run_script(body)
