@@ -218,7 +218,9 @@ return function(cls)
     end)
   end
 
-  test("test_no_output", function()
+  -- JAX's kernel copies the SMEM the compute warpgroups stored to without commit_smem.
+  diverge("test_no_output", "new-commit-required", "the interpreter refuses a TMA store of register stores not yet " ..
+          "committed (JAX's test omits commit_smem)", "commit_smem", function()
     local m, b = 256, 64
     local k = cls.kernel{ out_shape = mgpu.shape({ b, b }, "f32"), num_threads = 3, thread_name = "wg",
       scratch_shapes = { mgpu.SMEM({ b, b }, "f32"), mgpu.Barrier{ num_arrivals = 3 } },
