@@ -29,16 +29,21 @@ local C = { mgpu = mgpu, T = mgpu.transforms, L = mgpu.Layout }
 
 local ptx_dir = os.getenv("MGPU_CONF_PTX_DIR")
 local current = "?"          -- the running test's full name (PTX file names)
-local ptx_count = 0
+local in_divergence = false  -- the running test shows a divergence: its kernels are not checked
+local ptx_seen, ptx_count = {}, 0
 
--- Write the PTX of kernel k for these arguments (once per wrapper).
+-- Write the PTX of kernel k for these arguments (once per wrapper, once per code).
 local function record_ptx(w, k, ...)
-  if not ptx_dir or w.ptx_done then return end
+  if not ptx_dir or w.ptx_done or in_divergence then return end
   w.ptx_done = true
+  local ptx = k:lower(...).ptx
+  local code = ptx:gsub("\n%s*//[^\n]*", "")      -- kernels differing only in their line comments
+  if ptx_seen[code] then return end
+  ptx_seen[code] = true
   ptx_count = ptx_count + 1
   local name = string.format("%s/%04d-%s.ptx", ptx_dir, ptx_count, current:gsub("[^%w_.=-]", "_"):sub(1, 120))
   local f = assert(io.open(name, "w"))
-  f:write(k:lower(...).ptx)
+  f:write(ptx)
   f:close()
 end
 
@@ -127,16 +132,16 @@ function C.class(name, busted, opts)
                         { __call = function(_, ...) return kernel_for(select("#", ...))(...) end })
   end
 
-  local function declare(tname, fn)
+  local function declare(tname, fn, divergent)
     local full = name .. "." .. tname
     it(full, function()
-      current = full
+      current, in_divergence = full, divergent
       fn()
     end)
   end
 
   --- A test expected to pass.
-  function cls.test(tname, fn) declare(tname, fn) end
+  function cls.test(tname, fn) declare(tname, fn, false) end
 
   --- A test that shows a divergence from Pallas: `id` is the number of a
   --- known divergence (issue 27) or "new-<name>"; `expect` is a plain
@@ -156,7 +161,7 @@ function C.class(name, busted, opts)
         error(tag .. ": expected an error containing '" .. table.concat(alts, "' or '") .. "', got: " .. err, 0)
       end
       pending(tag .. "; " .. (err:match("^[^\n]*")))
-    end)
+    end, true)
   end
 
   --- cls.test when `div` is nil, else cls.diverge with div = { id, what, expect }
