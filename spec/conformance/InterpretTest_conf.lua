@@ -138,6 +138,23 @@ describe("InterpretTest", function()
   two_threads("test_finds_races_in_multi_thread_gmem_to_smem_copy", false)
   two_threads("test_finds_races_in_cross_thread_gmem_to_smem_copy", true)
 
+  -- The same two threads as two warps of one warpgroup (plgpu.WarpMesh): mgpu has no warp_map.
+  local function two_warps(name)
+    cls.diverge(name, "new-warp_map", "mgpu has no warp_map (WarpMesh: code per warp)", "warp_map", function()
+      local k = cls.kernel{ out_shape = mgpu.shape({ 4 }, "i32"), scratch_shapes = { smem = mgpu.SMEM({ 4 }, "i32") },
+        body = function(_, s)
+          mgpu.warp_map(function(w) mgpu.when(mgpu.eq(w, 0), function() s.smem:store(100) end) end)
+        end }
+      k()
+    end)
+  end
+  for _, base in ipairs({ "test_finds_races_in_multi_thread_gmem_to_smem_copy", "test_finds_races_in_cross_thread_gmem_to_smem_copy" }) do
+    for _, f in ipairs(flags(6)) do two_warps(base .. "(warp_specialize=True, " .. names({ "a", "b", "c", "d", "e", "f" }, f) .. ")") end
+  end
+  for _, read in ipairs({ false, true }) do
+    two_warps("test_wait_smem_to_gmem_isolated_per_thread(warp_specialize=True, check_read=" .. tostring(read) .. ")")
+  end
+
   for _, f in ipairs(flags(3)) do
     cls.test("test_finds_races_in_single_thread_smem_to_gmem_copy(" .. names({ "a", "b", "c" }, f) .. ")", function()
       local k = cls.kernel{ out_shape = mgpu.shape({ 4 }, "i32"), scratch_shapes = { gmem = mgpu.GMEM({ 4 }, "i32"), smem = mgpu.SMEM({ 4 }, "i32") },

@@ -15,9 +15,9 @@ text and makes the test pending ("divergence N: what; error"); a body that
 passes, or fails differently, fails the test, so a fixed divergence is seen
 at once and its pending can be dropped.
 
-With MGPU_CONF_PTX_DIR set, every kernel a test runs also writes its PTX
-(k:lower with the same arguments) there, one file per kernel, for the
-ptxas check (spec/conformance/ptxas.sh).
+With MGPU_CONF_PTX_DIR set, the first kernel each passing test runs also
+writes its PTX (k:lower with the same arguments) there, for the ptxas
+check (tools/ptxas_all.sh, the ctest conformance_ptxas).
 ]]
 require("mgpu.compat").mark_lib()
 local mgpu = require "mgpu"
@@ -30,18 +30,24 @@ local C = { mgpu = mgpu, T = mgpu.transforms, L = mgpu.Layout }
 local ptx_dir = os.getenv("MGPU_CONF_PTX_DIR")
 local current = "?"          -- the running test's full name (PTX file names)
 local in_divergence = false  -- the running test shows a divergence: its kernels are not checked
-local ptx_seen, ptx_count = {}, 0
+-- The PTX written so far, shared by every class file (each loads this file with dofile).
+local ptx_state = package.loaded["mgpu.conformance.ptx"] or { seen = {}, tests = {}, count = 0 }
+package.loaded["mgpu.conformance.ptx"] = ptx_state
 
--- Write the PTX of kernel k for these arguments (once per wrapper, once per code).
+-- Write the PTX of kernel k for these arguments: the first kernel of each JAX test (its first
+-- parameter set that passes) in each class, once per code, which keeps the ptxas check to a few
+-- hundred files.
 local function record_ptx(w, k, ...)
-  if not ptx_dir or w.ptx_done or in_divergence then return end
+  local test = current:match("^[^(]*")
+  if not ptx_dir or w.ptx_done or in_divergence or ptx_state.tests[test] then return end
   w.ptx_done = true
+  ptx_state.tests[test] = true
   local ptx = k:lower(...).ptx
   local code = ptx:gsub("\n%s*//[^\n]*", "")      -- kernels differing only in their line comments
-  if ptx_seen[code] then return end
-  ptx_seen[code] = true
-  ptx_count = ptx_count + 1
-  local name = string.format("%s/%04d-%s.ptx", ptx_dir, ptx_count, current:gsub("[^%w_.=-]", "_"):sub(1, 120))
+  if ptx_state.seen[code] then return end
+  ptx_state.seen[code] = true
+  ptx_state.count = ptx_state.count + 1
+  local name = string.format("%s/%04d-%s.ptx", ptx_dir, ptx_state.count, current:gsub("[^%w_.=-]", "_"):sub(1, 120))
   local f = assert(io.open(name, "w"))
   f:write(ptx)
   f:close()
