@@ -3,7 +3,7 @@
 local assert = require "luassert"
 local C = dofile("spec/conformance/support/conf.lua")
 local mgpu, T = C.mgpu, C.T
-local ds, all = mgpu.ds, mgpu.all
+local ds = mgpu.ds
 
 -- Random integers in [lo, hi) stored in `dtype`.
 local function ints(shape, dtype, lo, hi) return C.uniform(shape, "i32", lo, hi):copy(dtype) end
