@@ -151,7 +151,7 @@ static void do_load(interp *I, iagent *a, const ir_op *op) {
       interp_gmem_read_check(I, a, op, interp_pslot(I, r), interp_param(I, r)->rank, idx, NULL);
     }
     if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, a->block, q, dt_bytes(t->dtype), ISH_READ);
-    else interp_race_access(I, op, interp_pslot(I, r), q, false);
+    else interp_race_access(I, op, a->block, interp_pslot(I, r), q, NULL);
     if (fl) out[e].f = dt_load(t->dtype, q);
     else out[e].i = dt_load_int(t->dtype, q);
   }
@@ -167,7 +167,7 @@ static void do_atomic(interp *I, iagent *a, const ir_op *op) {
   ival *out = val(a, op->res);
   unsigned char *q = interp_elem(I, op, r, t->shape, 0, a->block);
   if (!q) { out->i = 0; return; }   /* outside the array: nothing happens and 0 is read, as on the GPU */
-  if (r->space == MGPU_SPACE_GMEM) interp_race_sync(I, interp_pslot(I, r), q, true, true);
+  if (r->space == MGPU_SPACE_GMEM) interp_race_sync(I, a->block, interp_pslot(I, r), q, true, true);
   int dt = t->dtype;
   const ival *v = val(a, o[1]);
   if (dt == MGPU_F32) {
@@ -254,13 +254,15 @@ static void do_store(interp *I, iagent *a, const ir_op *op) {
     return;
   }
   bool fl = dt_isfloat(t->dtype);
+  int eb = dt_bytes(t->dtype);
   for (int64_t e = 0; e < n; e++) {
-    unsigned char *q = interp_elem(I, op, r, t->shape, e, a->block);
+    unsigned char *q = interp_elem(I, op, r, t->shape, e, a->block), nb[8];
     if (!q) continue;
-    if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, a->block, q, dt_bytes(t->dtype), ISH_WRITE);
-    else interp_race_access(I, op, interp_pslot(I, r), q, true);
-    if (fl) dt_store(t->dtype, q, src[e * s].f);
-    else dt_store_int(t->dtype, q, src[e * s].i);
+    if (fl) dt_store(t->dtype, nb, src[e * s].f);
+    else dt_store_int(t->dtype, nb, src[e * s].i);
+    if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, a->block, q, eb, ISH_WRITE);
+    else interp_race_access(I, op, a->block, interp_pslot(I, r), q, nb);
+    memcpy(q, nb, (size_t)eb);
   }
 }
 
@@ -520,7 +522,7 @@ static bool sem_wait(interp *I, iagent *a, const ir_op *op) {
   if (want < 0) FAULT(I, op, "semaphore_wait: the value must not be negative, got %lld", (long long)want);
   if (have < want) return false;
   dt_store_int(MGPU_I32, q, have - want);
-  interp_race_sync(I, interp_pslot(I, r), q, true, false);
+  interp_race_sync(I, a->block, interp_pslot(I, r), q, true, false);
   return true;
 }
 
@@ -921,7 +923,11 @@ static void run_cluster(interp *I) {
   interp_race_cluster(I);
   for (int b = 0; b < I->nblocks; b++)
     if (I->blocks[b].smem) {
-      memset(I->blocks[b].smem, 0xff, (size_t)I->ki->smem_bytes);   /* SMEM starts as garbage (NaN) */
+      /* SMEM starts as garbage: NaN in every float type, and other garbage in each block (so that two
+      ** blocks storing what they never wrote store different values, as on the GPU) */
+      unsigned char *m = I->blocks[b].smem, mark = (unsigned char)((I->clusters_done * I->cblocks + b) % 255);
+      memset(m, 0xff, (size_t)I->ki->smem_bytes);
+      for (int64_t i = 0; i < I->ki->smem_bytes; i += 4) m[i] ^= mark;
       memset(I->blocks[b].shadow, 0, sizeof(ishadow) * (size_t)I->ki->smem_bytes);
     }
   interp_barriers_init(I);

@@ -101,6 +101,7 @@ void interp_barrier_arrive(interp *I, iagent *a, const ir_op *op) {
   group[0] = a->block;
   if (mask) n = group_of(I, a->block, mask, false, group);
   for (int i = 0; i < n; i++) arrive(I, &I->blocks[group[i]].bars[idx], op, group[i], 0);
+  interp_race_barrier(I, a->block, true);
 }
 
 /* -- Copies ---------------------------------------------------------------------------- */
@@ -125,7 +126,7 @@ static void run_load(interp *I, const iasync *c) {
     if (!in_part(t, pd, c->part_lo, c->part_hi, e)) continue;
     const unsigned char *src = interp_elem(I, c->op, &c->gmem, t->shape, e, c->block);
     unsigned char *dst = interp_elem(I, c->op, &c->smem, t->shape, e, c->block);
-    if (src) interp_race_access(I, c->op, interp_pslot(I, &c->gmem), src, false);
+    if (src) interp_race_access(I, c->op, c->block, interp_pslot(I, &c->gmem), src, NULL);
     if (src) memcpy(dst, src, (size_t)bytes);
     else memset(dst, 0, (size_t)bytes);   /* out of bounds: zeros */
     moved += bytes;
@@ -170,8 +171,8 @@ static void run_store(interp *I, const iasync *c) {
     const unsigned char *src = interp_elem(I, c->op, &c->smem, t->shape, e, c->block);
     unsigned char *dst = interp_elem(I, c->op, &c->gmem, t->shape, e, c->block);
     if (!dst) continue;   /* elements outside the array are not written */
-    if (red == IR_RED_NONE) interp_race_access(I, c->op, interp_pslot(I, &c->gmem), dst, true);
-    else interp_race_sync(I, interp_pslot(I, &c->gmem), dst, true, true);   /* (a reduction is atomic per element) */
+    if (red == IR_RED_NONE) interp_race_access(I, c->op, c->block, interp_pslot(I, &c->gmem), dst, src);
+    else interp_race_sync(I, c->block, interp_pslot(I, &c->gmem), dst, true, true);   /* (a reduction is atomic per element) */
     reduce_into(t->dtype, red, dst, src);
   }
 }
@@ -383,6 +384,7 @@ bool interp_barrier_wait(interp *I, iagent *a, const ir_op *op) {
           "arrives on)", (long long)w, (long long)w + 1, a->wg);
   if (x->completed <= w) return false;
   a->waits[idx]++;
+  interp_race_barrier(I, a->block, false);
   return true;
 }
 

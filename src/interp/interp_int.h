@@ -138,7 +138,7 @@ typedef struct interp {
   int64_t timeout_ms;            /* interp_set_timeout: 0 = none */
   double deadline_ms;            /* time_ms() at which the run stops */
   uint32_t tick;                 /* ops since the clock was last read */
-  irace *race;                   /* races between clusters in GMEM (NULL: not checked) */
+  irace *race;                   /* races between blocks in GMEM (NULL: not checked) */
 } interp;
 
 /* A fault of the interpreted kernel at op's script line (printf-style message). */
@@ -186,13 +186,15 @@ void interp_wgmma_wait(interp *I, iagent *a, int64_t n);
 /* An agent ends: its SMEM->GMEM copies must have been awaited. */
 void interp_agent_end(interp *I, iagent *a);
 
-/* interp_race.c: races between clusters in GMEM (q: the element's address
-** in parameter slot `slot`). */
+/* interp_race.c: races between blocks in GMEM (blk: the block of the
+** running cluster; q: the element's address in parameter slot `slot`;
+** nb: the bytes a write is about to store there, NULL for a read). */
 void interp_race_init(interp *I);
 void interp_race_free(interp *I);
 void interp_race_cluster(interp *I);   /* a cluster starts */
-void interp_race_access(interp *I, const ir_op *op, int slot, const unsigned char *q, bool write);
-void interp_race_sync(interp *I, int slot, const unsigned char *q, bool acquire, bool release);
+void interp_race_access(interp *I, const ir_op *op, int blk, int slot, const unsigned char *q, const unsigned char *nb);
+void interp_race_sync(interp *I, int blk, int slot, const unsigned char *q, bool acquire, bool release);
+void interp_race_barrier(interp *I, int blk, bool arrive);   /* an mbarrier arrival, or a completed wait */
 /* Drop whatever is still in flight when a cluster ends (copies nobody waited for). */
 void interp_async_clear(interp *I);
 /* Every agent waits: explain the deadlock. */

@@ -246,9 +246,22 @@ static bool parse_text(ctx *x, const ir_op *op, lay_layout *l) {
   return true;
 }
 
+/* A strided operand broadcast along new leading axes keeps its layout when
+** every thread holds the same columns in each new row: the operand's size
+** is a multiple of the warpgroup's 128 vectors. */
+static bool strided_lead(const ctx *x, const ir_op *op, const lay_layout *src, const int *axes, int n) {
+  const ir_type *st = ir_vtype(x->k, ir_opds(x->k, op)[0]);
+  for (int i = 0; i < n; i++) if (axes[i] != i) return false;
+  const int64_t *map = ir_ints(x->k, op) + 1 + ir_vtype(x->k, op->res)->rank;
+  for (int i = 0; i < st->rank; i++) if (map[i] != n + i) return false;
+  return src->kind == LAY_STRIDED && ir_numel(st) % (128 * src->vec) == 0;
+}
+
 /* A layout for broadcast op's result that reduces (over the broadcast
-** axes) to src: a named layout or a rows layout, fitting the result. */
+** axes) to src: a named layout or a rows layout, fitting the result; for a
+** strided src broadcast along leading axes (strided_lead), the same one. */
 static bool broadcast_layout(const ctx *x, const ir_op *op, const lay_layout *src, const int *axes, int n, lay_layout *out) {
+  if (strided_lead(x, op, src, axes, n)) { *out = *src; return true; }
   const ir_type *t = ir_vtype(x->k, op->res);
   lay_layout cand[8];
   int nc = 0;
@@ -302,8 +315,8 @@ static bool propagate(ctx *x) {
       if (dst && !x->lane) {   /* the operand: the result's layout reduced (none: checked at the end) */
         lay_reduce(dst, ir_vtype(k, op->res)->rank, axes, n, &l);
         if (l.kind != LAY_NONE) changed |= assign(x, o[0], &l, (int32_t)i);
-      } else if (!dst && src && src->kind == LAY_TILED && broadcast_layout(x, op, src, axes, n, &l)) {
-        changed |= assign(x, op->res, &l, (int32_t)i);   /* a tiled layout that reduces to the operand's */
+      } else if (!dst && src && src->kind != LAY_SPLAT && broadcast_layout(x, op, src, axes, n, &l)) {
+        changed |= assign(x, op->res, &l, (int32_t)i);   /* a layout that reduces to the operand's */
       }
     } else if (cls_ == IRC_RESHAPE) {
       const lay_layout *a = known(x, o[0]), *b = known(x, op->res);
@@ -479,10 +492,10 @@ mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
     const ir_op *op = &k->ops.v[i];
     if (ir_optab[op->code].cls != IRC_BCASTDIM || !is_array(k, ir_opds(k, op)[0])) continue;
     const lay_layout *src = known(&x, ir_opds(k, op)[0]), *dst = known(&x, op->res);
-    int axes[IR_MAXRANK];
+    int axes[IR_MAXRANK], nax = bcast_axes(k, op, axes);
     lay_layout red;
-    lay_reduce(dst, ir_vtype(k, op->res)->rank, axes, bcast_axes(k, op, axes), &red);
-    if (src->kind == LAY_SPLAT || lay_equal(&red, src)) continue;
+    lay_reduce(dst, ir_vtype(k, op->res)->rank, axes, nax, &red);
+    if (src->kind == LAY_SPLAT || lay_equal(&red, src) || (lay_equal(src, dst) && strided_lead(&x, op, src, axes, nax))) continue;
     char ls[300], ld[300], msg[900];
     layout_name(&x, src, ls, sizeof ls);
     layout_name(&x, dst, ld, sizeof ld);

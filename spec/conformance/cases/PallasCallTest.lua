@@ -647,7 +647,7 @@ return function(cls)
     C.equal(k(x), C.map(x, function(v, i) return i <= 128 and v or 0 end))
   end)
 
-  diverge("test_collective_copy_gmem_to_smem", 9, "1-D collective copy_gmem_to_smem", "does not divide among the 2 blocks", function()
+  test("test_collective_copy_gmem_to_smem", function()
     local k = cls.kernel{ out_shape = mgpu.shape({ 2, 128 }, "f32"), cluster = { 2 }, cluster_names = { "cluster" },
       scratch_shapes = { smem = mgpu.SMEM({ 128 }, "f32"), bar = mgpu.Barrier{} },
       body = function(x, y, s)
@@ -1434,7 +1434,7 @@ return function(cls)
     end)
   end
 
-  diverge("test_while_loop", 10, "array constructors in kernel bodies", "got table", function()
+  test("test_while_loop", function()
     local k = cls.pallas_call{ out_shape = mgpu.shape({ 128 }, "i32"), body = function(x, o)
       o:store(mgpu.zeros({ 128 }, "i32"))
       mgpu.while_loop(function(_, last) return mgpu.lt(last:sum(), 128 * 10) end, function(i)
@@ -1501,7 +1501,7 @@ return function(cls)
     C.equal(k(mgpu.full({ 64, 256 }, 7, "int4")), C.map(mgpu.zeros({ 64 * 256 }, "f32"), function() return 8 end))
   end)
 
-  diverge("test_tile_slicing", 10, "array constructors in kernel bodies", "expected a traced value", function()
+  test("test_tile_slicing", function()
     local spec = mgpu.BlockSpec{ transforms = default_transforms("u16") }
     local k = cls.pallas_call{ out_shape = mgpu.shape({ 64, 64 }, "u16"), in_specs = { spec }, out_specs = spec, body = function(x, o)
       local acc = mgpu.layout_cast(mgpu.zeros({ 64, 64 }, "u16"), L.WGMMA)
@@ -1611,7 +1611,7 @@ return function(cls)
     end)
   end
 
-  diverge("test_profiler_bounds_check_truncates", 6, "CompilerParams fields", "profile_bounds_check", function()
+  test("test_profiler_bounds_check_truncates", function()
     local data, x, y = profiled({ profile_space = 3, profile_bounds_check = true }, function(xr, o)
       local v = mgpu.named_scope("a", function() return mgpu.named_scope("b", function()
         return mgpu.named_scope("c", function() return xr:load() + 1 end) end) end)
@@ -1839,8 +1839,7 @@ return function(cls)
             end }
           C.equal(k(mgpu.array({ steps }, "i32")), nd_expected(steps))
         end
-        if tiled and dyn then diverge(name, 5, "nd_loop static tiling over a traced grid", "tiling needs a grid known", body)
-        else test(name, body) end
+        test(name, body)
       end
     end
   end
@@ -1896,7 +1895,8 @@ return function(cls)
           local csize = 1
           for _, d in ipairs(coll) do csize = csize * cluster[pos[d]] end
           local shape = { total / csize, csize * 8, 64 }
-          local k = cls.kernel{ out_shape = mgpu.shape(shape, "f16"), grid = cluster, grid_names = { "grid_x", "grid_y", "grid_z" },
+          -- JAX's grid counts blocks (here one cluster's worth), mgpu's counts clusters
+          local k = cls.kernel{ out_shape = mgpu.shape(shape, "f16"), grid = { 1, 1, 1 }, grid_names = { "grid_x", "grid_y", "grid_z" },
             cluster = cluster, cluster_names = { "x", "y", "z" },
             scratch_shapes = { mgpu.SMEM({ shape[2], 64 }, "f16", { transforms = default_transforms("f16") }), mgpu.Barrier{} },
             body = function(x, out, s, bar)
@@ -2024,13 +2024,11 @@ return function(cls)
         for r = 0, 127 do for c = 0, 127 do want[r * 128 + c + 1] = axis == 0 and hx[c + 1] or hx[r + 1] end end
         C.equal(k(x), want)
       end
-      if hint then test(name, body) else diverge(name, 7, "layout inference of a broadcast WGMMA reduction",
-                                                  { "layout", "cannot" }, body) end
+      test(name, body)
     end
   end
 
-  diverge("test_broadcast_in_dim_wg_strided_majormost_dim", "new-strided-broadcast",
-          "broadcast_in_dim of a WG_STRIDED vector along a new major dim fails", { "internal:", "layout inference failed" }, function()
+  test("test_broadcast_in_dim_wg_strided_majormost_dim", function()
     local k = cls.pallas_call{ out_shape = mgpu.shape({ 64, 128 }, "f32"), body = function(x, y)
       y:store(x:load{ layout = L.WG_STRIDED({ 128 }, 1) }:broadcast_in_dim({ 64, 128 }, { 1 }))
     end }
