@@ -317,6 +317,7 @@ return {
 
   -- -- Context and configuration ------------------------------------------------------------------
   CONFIGURE_TIMEOUT = "mgpu.configure: timeout_ms must be a whole number of milliseconds (0: no timeout), got %s",
+  CONFIGURE_TARGET = "mgpu.configure: target must be \"sm_90a\" (Hopper) or \"sm_100a\" (Blackwell), got %s",
   TOO_LATE = "%s must come before the first kernel or array is created",
 
   -- -- Host arrays (mgpu.host) --------------------------------------------------------------------

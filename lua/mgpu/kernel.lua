@@ -77,7 +77,7 @@ local tpu_only = {
   needs_layout_passes = "layouts are inferred with lowering_semantics = \"Warpgroup\" (or chosen with \"Lane\")",
   fuse_transposed_lhs_in_matmul = "transpose an SMEM operand with mgpu.transpose_ref before mgpu.wgmma",
   mosaic_params = "pass mgpu.CompilerParams{...} fields directly",
-  device_type = "mgpu targets Hopper (sm_90a) only",
+  device_type = "mgpu targets NVIDIA GPUs: choose sm_90a or sm_100a with mgpu.configure{ target }",
 }
 local semantics = { Warpgroup = 0, warpgroup = 0, Lane = 1, lane = 1 }
 M.LoweringSemantics = { Warpgroup = "Warpgroup", Lane = "Lane" }
@@ -353,9 +353,10 @@ local function trace_kernel(k, args, grid, outs)
                                lowering_semantics = k.params.lowering_semantics,
                                unsafe_no_auto_barriers = k.params.unsafe_no_auto_barriers,
                                disable_bounds_checks = k.params.disable_bounds_checks,
-                               reduction_scratch_bytes = k.params.reduction_scratch_bytes })
+                               reduction_scratch_bytes = k.params.reduction_scratch_bytes,
+                               target = context.targets[context.target()] })
   if not okb then fail("KERNEL_FAILED", k.name, tostring(b)) end
-  local t = { core = core, b = b, spec = k, grid = grid }
+  local t = { core = core, b = b, spec = k, grid = grid, target = context.target() }
   local refs = {}
   core.loc(b, k.where)
   for i = 1, #args do

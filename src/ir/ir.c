@@ -28,6 +28,7 @@ ir_kernel *ir_kernel_new(const mem_alloc *a, const mgpu_kernel_options *opts) {
   if (!k) return NULL;
   k->alloc = a;
   k->opts = *opts;
+  if (!k->opts.target) k->opts.target = MGPU_TARGET_SM90A;
   const char *nm = opts->name ? opts->name : "kernel";
   size_t n = strlen(nm) + 1;
   k->name = mem_realloc(a, NULL, 0, n);

@@ -218,6 +218,9 @@ static inline uint32_t ir_extent(const ir_kernel *k, uint32_t i) { return 1 + k-
 int32_t *ir_parents(const ir_kernel *k, uint8_t **region);
 
 int64_t ir_numel(const ir_type *t);
+/* The kernel's target as PTX names it ("sm_90a", "sm_100a"); ir_kernel_new makes 0 sm_90a. */
+static inline const char *ir_target_name(int target) { return target == MGPU_TARGET_SM100A ? "sm_100a" : "sm_90a"; }
+static inline bool ir_blackwell(const ir_kernel *k) { return k->opts.target == MGPU_TARGET_SM100A; }
 /* Blocks in one thread-block cluster of kernels with these options (1 without clusters). */
 static inline int ir_cluster_blocks(const mgpu_kernel_options *o) {
   int n = 1;

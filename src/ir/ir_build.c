@@ -729,6 +729,23 @@ static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
 
 /* -- The op entry point --------------------------------------------------------------- */
 
+/* Ops of one architecture: wgmma is Hopper's (sm_90a code does not run on
+** Blackwell), tcgen05 and its tensor memory Blackwell's. */
+static mgpu_status target_check(ir_builder *b, int code) {
+  bool hopper = b->k->opts.target == MGPU_TARGET_SM90A;
+  const char *what;
+  switch (code) {
+  case IR_wgmma: what = "wgmma"; break;
+  case IR_wgmma_wait: what = "wgmma_wait"; break;
+  case IR_acc_alloc: what = "ACC (a wgmma accumulator)"; break;
+  default: return MGPU_OK;
+  }
+  if (hopper) return MGPU_OK;
+  return failf(b, "%s is Hopper-only (sm_90a) but this kernel's target is %s: on Blackwell use mgpu.tcgen05_mma into an "
+               "mgpu.TMEM accumulator (or compile for sm_90a: mgpu.configure{ target = \"sm_90a\" }, MGPU_TARGET, --target)",
+               what, ir_target_name(b->k->opts.target));
+}
+
 /* Inside a single_warp region only the warpgroup's first warp runs: refuse
 ** what needs all four warps -- register arrays (spread over the
 ** warpgroup), wgmma, setmaxnreg, and what the lowering synchronises with
@@ -791,6 +808,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   if (code < 0) return diag_set(b->d, ERR_UNKNOWN_OP, LOC(b), name);
   if (code == IR_yield) return do_yield(b, opds, nopd, res, maxres, nres);
 
+  if ((s = target_check(b, code))) return s;
   const ir_opinfo *info = &ir_optab[code];
   ir_type rt[IR_MAXRES];
   uint32_t nrt = 1;

@@ -1,5 +1,5 @@
 /*
-** ptx.h -- lowering a kernel to PTX text for sm_90a.
+** ptx.h -- lowering a kernel to PTX text for its target (sm_90a or sm_100a).
 **
 ** Each warpgroup-level op is unrolled into per-thread instructions over the
 ** registers the thread owns (see pass_layout.c for the strided layout).
@@ -70,7 +70,7 @@ typedef struct pe {
   bool smem_reads;               /* SMEM was read since the last warpgroup barrier (auto barriers) */
   bool single_warp;              /* inside a single_warp region (no warpgroup barriers there) */
   bool wg_fence;                 /* accumulator registers written since the last wgmma.fence */
-  int ptx_isa;                   /* PTX ISA version the kernel needs beyond 8.0 (84: mixed s8/u8 wgmma), else 0 */
+  int ptx_isa;                   /* PTX ISA version an op needs (81: multimem, 84: mixed s8/u8 wgmma), else 0 */
   bool maxreg;                   /* setmaxnreg is used (the entry needs .minnctapersm 1) */
   preg *phase;                   /* per barrier_alloc result: b32 of expected parities */
   preg *acc;                     /* per acc_alloc result: first accumulator register */
