@@ -116,7 +116,8 @@ typedef enum mgpu_value_kind {
 typedef enum mgpu_space {
   MGPU_SPACE_NONE = 0, MGPU_SPACE_GMEM = 1, MGPU_SPACE_SMEM = 2,
   MGPU_SPACE_REGS = 3,     /* a wgmma accumulator (register-resident ref) */
-  MGPU_SPACE_BARRIER = 4   /* mbarriers in SMEM (u64 elements) */
+  MGPU_SPACE_BARRIER = 4,  /* mbarriers in SMEM (u64 elements) */
+  MGPU_SPACE_TMEM = 5      /* Blackwell tensor memory: 128 rows (lanes) of 32-bit columns per block */
 } mgpu_space;
 
 typedef enum mgpu_param_role {

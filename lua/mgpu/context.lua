@@ -39,7 +39,8 @@ end
 
 --- Set options; only possible before the first kernel or array is made,
 --- except timeout_ms (milliseconds a kernel may run, 0 = no bound), which
---- applies at once.
+--- applies at once, and target ("sm_90a" or "sm_100a"), which kernels
+--- traced from then on are compiled for.
 function M.configure(opts)
   if type(opts) ~= "table" then compat.fail("EXPECTS_OPTIONS_GOT", "mgpu.configure", type(opts)) end
   local t = opts.timeout_ms
@@ -49,12 +50,13 @@ function M.configure(opts)
   if opts.target ~= nil and not M.targets[opts.target] then compat.fail("CONFIGURE_TARGET", compat.describe(opts.target)) end
   for k in pairs(opts) do
     if not options[k] then compat.fail("UNKNOWN_OPTION", "mgpu.configure", tostring(k)) end
-    if ctx and k ~= "timeout_ms" then
+    if ctx and k ~= "timeout_ms" and k ~= "target" then
       compat.fail("TOO_LATE", "mgpu.configure{ " .. tostring(k) .. " }")
     end
   end
   for k, v in pairs(opts) do M.config[k] = v end
   if ctx and t then set_timeout(t) end
+  if info and opts.target then info.target = opts.target end
 end
 
 -- The context's device information; `target` is the target kernels are compiled for, by name

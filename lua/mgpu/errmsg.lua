@@ -196,6 +196,7 @@ return {
   NOT_PROVIDED = "%s is not provided: %s",
   LAYOUT_NO_MEMBER = "mgpu.Layout has no member '%s' (it has %s)",
   NOT_LAYOUT = "%s must be an mgpu.Layout, got %s",
+  LAYOUT_NOT_CALLABLE = "mgpu.Layout %s takes no arguments",
 
   -- -- Barriers and asynchronous copies -----------------------------------------------------------
   BARRIER_COUNT = "%s: num_barriers must be between 1 and 32, got %d",
@@ -219,8 +220,14 @@ return {
   MAX_REGISTERS_OPTIONS = "set_max_registers: options must be a table such as { action = \"increase\" }",
   MAX_REGISTERS_ACTION = "set_max_registers: action must be \"increase\" or \"decrease\"",
 
+  -- -- Blackwell: tensor memory, tcgen05, cluster launch control ----------------------------------
+  TMEM_RANK = "TMEM: the shape must be {rows, columns}, got %d dims",
+  TMEM_UNPACKED = "TMEM: packed = false is not supported: %s values are packed into 32-bit columns",
+  NOT_ARRAY = "%s must be a traced array, got %s",
+
   -- -- BlockSpecs, pipelines and pallas_call ------------------------------------------------------
-  TMEM_BLACKWELL = "mgpu.MemorySpace.TMEM is Blackwell-only (tensor memory); on Hopper use mgpu.ACC or mgpu.SMEM",
+  TMEM_BLOCKSPEC = "BlockSpec: memory_space cannot be TMEM: pipelines stage blocks in SMEM; allocate tensor memory with " ..
+                   "mgpu.TMEM in scratch_shapes or run_scoped",
   BLOCK_SHAPE_NOT_LIST = "BlockSpec: block_shape must be a list",
   BLOCKSPEC_SPACE = "BlockSpec: memory_space must be mgpu.SMEM or mgpu.GMEM, got %s",
   BLOCKSPEC_DELAY_NEGATIVE = "BlockSpec: delay_release must not be negative",

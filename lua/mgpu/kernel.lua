@@ -537,7 +537,7 @@ end
 -- still checks each buffer's size): 9-14 us of host time a launch of the
 -- 4096³ matmul on the H100s instead of 32 (bench/RESULTS.md run 84).
 local function same_call(m, args, nargs)
-  if not m or m.epoch ~= context.epoch or m.n ~= nargs then return false end
+  if not m or m.epoch ~= context.epoch or m.target ~= context.target() or m.n ~= nargs then return false end
   for i = 1, nargs do
     local x, d = args[i], m.dtypes[i]
     if d then   -- an array last time
@@ -564,14 +564,15 @@ local function entry_for(self, args, nargs)
   end
   check_arity(self, #args, #outs)
   local grid = resolve_grid(self, args)
-  local key = signature(args, grid, outs) .. "@" .. context.epoch   -- entries belong to one default context
+  -- entries belong to one default context and one target
+  local key = signature(args, grid, outs) .. "@" .. context.epoch .. "@" .. context.target()
   local entry = self.cache[key]
   if not entry then
     entry = trace_kernel(self, args, grid, outs)
     self.cache[key] = entry
   end
   -- arrays remembered by dtype and shape: remembering the call must not keep them alive
-  m = { n = nargs, epoch = context.epoch, entry = entry, outs = outs, single = single, key = key,
+  m = { n = nargs, epoch = context.epoch, target = context.target(), entry = entry, outs = outs, single = single, key = key,
         args = {}, dtypes = {}, shapes = {} }
   for i = 1, nargs do
     local x = args[i]

@@ -595,7 +595,8 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_STORE: do_store(I, a, op); break;
   case IRC_VIEWPERM: do_transpose(I, a, op); break;
   case IRC_VIEWRESHAPE: do_reshape_ref(I, a, op); break;
-  case IRC_ALLOC: case IRC_BARALLOC: case IRC_ACCALLOC: do_alloc(I, a, op); break;
+  case IRC_ALLOC: case IRC_BARALLOC: case IRC_ACCALLOC: case IRC_TMEMALLOC: do_alloc(I, a, op); break;
+  case IRC_TMEMLOAD: case IRC_TMEMSTORE: interp_tmem_access(I, a, op); break;
   case IRC_BARRIER: interp_barrier_arrive(I, a, op); break;   /* (waits are scheduled in run_agent) */
   case IRC_TMALOAD: interp_tma_load(I, a, op); break;
   case IRC_TMASTORE: interp_tma_store(I, a, op); break;
@@ -610,6 +611,8 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
     else if (op->code == IR_commit_smem) a->epoch++;
     else if (op->code == IR_wait_group) interp_wait_group(I, a, at[0]);
     else if (op->code == IR_wgmma_wait) interp_wgmma_wait(I, a, at[0]);
+    else if (op->code == IR_tmem_wait_load) a->tmem_ld_epoch++;
+    else if (op->code == IR_tmem_commit) a->tmem_st_epoch++;
     break;   /* set_max_registers: nothing to model */
   default: mgpu_unreachable();
   }
@@ -839,7 +842,11 @@ static void alloc_blocks(interp *I) {
     bl->smem = I->ki->smem_bytes ? mem_calloc(al, (size_t)I->ki->smem_bytes) : NULL;
     bl->shadow = I->ki->smem_bytes ? mem_calloc(al, sizeof(ishadow) * (size_t)I->ki->smem_bytes) : NULL;
     bl->bars = mem_calloc(al, sizeof(ibar) * (size_t)(I->nbars + 1));
-    if ((I->ki->smem_bytes && (!bl->smem || !bl->shadow)) || !bl->bars) diag_throw(I->d, ERR_NOMEM, "");
+    size_t cells = (size_t)IR_TMEM_ROWS * (size_t)I->ki->tmem_cols;
+    bl->tmem = cells ? mem_realloc(al, NULL, 0, 4 * cells) : NULL;
+    bl->tshadow = cells ? mem_realloc(al, NULL, 0, sizeof(itshadow) * cells) : NULL;
+    if ((I->ki->smem_bytes && (!bl->smem || !bl->shadow)) || !bl->bars || (cells && (!bl->tmem || !bl->tshadow)))
+      diag_throw(I->d, ERR_NOMEM, "");
     int rest = b % I->cblocks;   /* cluster axis 0 varies fastest, like %cluster_ctarank */
     for (int i = 0; i < k->opts.cluster_rank; i++) { bl->cidx[i] = rest % k->opts.cluster[i]; rest /= k->opts.cluster[i]; }
   }
@@ -879,6 +886,9 @@ static void free_all(interp *I) {
     mem_free(al, I->blocks[b].smem, (size_t)I->ki->smem_bytes);
     mem_free(al, I->blocks[b].shadow, sizeof(ishadow) * (size_t)I->ki->smem_bytes);
     mem_free(al, I->blocks[b].bars, sizeof(ibar) * (size_t)(I->nbars + 1));
+    size_t cells = (size_t)IR_TMEM_ROWS * (size_t)I->ki->tmem_cols;
+    mem_free(al, I->blocks[b].tmem, 4 * cells);
+    mem_free(al, I->blocks[b].tshadow, sizeof(itshadow) * cells);
   }
   mem_free(al, I->blocks, sizeof(iblock) * (size_t)I->nblocks);
   mem_free(al, I->map_of, sizeof(uint32_t) * k->vals.n);
@@ -911,9 +921,10 @@ static void run_cluster(interp *I) {
       memset(I->blocks[b].shadow, 0, sizeof(ishadow) * (size_t)I->ki->smem_bytes);
     }
   interp_barriers_init(I);
+  interp_tmem_init(I);
   for (int w = 0; w < I->nagents; w++) {
     iagent *a = &I->agents[w];
-    a->pc = 0; a->done = false; a->stack.n = 0; a->group = 0; a->epoch = 0;
+    a->pc = 0; a->done = false; a->stack.n = 0; a->group = 0; a->epoch = 0; a->tmem_ld_epoch = 0; a->tmem_st_epoch = 0;
     memset(a->waits, 0, sizeof(int64_t) * (size_t)(I->nbars + 1));
   }
   for (;;) {

@@ -47,6 +47,8 @@ typedef struct iagent {
   int64_t *waits;                /* per mbarrier of its block: completions this agent has waited for */
   int64_t group;                 /* SMEM->GMEM copies: the open (uncommitted) group */
   uint32_t epoch;                /* commit_smem calls so far (generic SMEM writes of an older epoch are committed) */
+  uint32_t tmem_ld_epoch;        /* wait_load_tmem calls so far (TMEM loads of an older epoch have read) */
+  uint32_t tmem_st_epoch;        /* commit_tmem calls so far (TMEM stores of an older epoch are visible) */
   strbuf out;                    /* debug_print lines, written out in agent order when its cluster ends */
 } iagent;
 
@@ -79,9 +81,20 @@ typedef struct ishadow {
   uint32_t lphase;               /* the barrier completion (1-based) that lands it */
 } ishadow;
 
+/* What the race checks know of one 32-bit TMEM cell (interp_tmem.c): ops
+** as their index + 1, 0 = none. */
+typedef struct itshadow {
+  uint32_t mma;                  /* a tcgen05_mma in flight that writes it */
+  uint32_t ld, ld_epoch;         /* the latest TMEM load of it, and its agent's tmem_ld_epoch then */
+  uint32_t st, st_epoch;         /* the latest TMEM store to it, and its agent's tmem_st_epoch then */
+  uint16_t ld_agent, st_agent;
+} itshadow;
+
 typedef struct iblock {
   unsigned char *smem;
   ishadow *shadow;               /* per SMEM byte */
+  unsigned char *tmem;           /* 128 rows of the kernel's TMEM columns (4 bytes each) */
+  itshadow *tshadow;             /* per TMEM cell */
   ibar *bars;
   int cidx[3];                   /* index in the cluster along each cluster axis */
 } iblock;
@@ -158,6 +171,19 @@ void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned c
 ** SMEM refs use the SMEM of block `blk`.  NULL for GMEM elements outside
 ** their parameter; an SMEM index out of range is a fault at op. */
 unsigned char *interp_elem(const interp *I, const ir_op *op, const iref *r, const int64_t *vshape, int64_t e, int blk);
+
+/* interp_tmem.c */
+/* Every block's TMEM back to garbage, its race checks cleared (a cluster's start). */
+void interp_tmem_init(interp *I);
+/* Address of element e (row-major in a view of shape vshape) of TMEM ref r
+** in block blk, and (sh not NULL) its cell's race record. */
+unsigned char *interp_tmem_elem(const interp *I, const iref *r, const int64_t *vshape, int64_t e, int blk, itshadow **sh);
+/* Race checks on one cell read (load: by a TMEM load, else by an MMA) or
+** written (store: by a TMEM store, else by an MMA) at op by agent a. */
+void interp_tmem_read_check(interp *I, const iagent *a, const ir_op *op, const itshadow *sh, bool load);
+void interp_tmem_write_check(interp *I, const iagent *a, const ir_op *op, const itshadow *sh, bool store);
+/* tmem_load and tmem_store. */
+void interp_tmem_access(interp *I, iagent *a, const ir_op *op);
 
 /* interp_async.c */
 void interp_barriers_init(interp *I);

@@ -85,6 +85,12 @@
   _(wgmma_wait, SYNC, M)         /* ints=n: at most n wgmma groups in flight */ \
   _(set_max_registers, SYNC, M)  /* ints=n, increase (1) or decrease (0): setmaxnreg */ \
   _(atomic, ATOMIC, M)           /* (one-element GMEM ref, value[, new]) ints=op, sem, scope -> the old value; once per warpgroup */ \
+  /* Blackwell (sm_100a): tensor memory */ \
+  _(tmem_alloc, TMEMALLOC, M)    /* () ints=dtype, rows, cols, collective -> TMEM ref, alive until its region ends (pass_tmem places it) */ \
+  _(tmem_load, TMEMLOAD, M)      /* (TMEM ref) text=layout or none -> array (tcgen05.ld; TMEM may be overwritten only after tmem_wait_load) */ \
+  _(tmem_store, TMEMSTORE, M)    /* (TMEM ref, array): tcgen05.st, visible to other warpgroups and MMAs after tmem_commit */ \
+  _(tmem_wait_load, SYNC, M)     /* () this warpgroup's TMEM loads have read their columns (tcgen05.wait::ld) */ \
+  _(tmem_commit, SYNC, M)        /* () this warpgroup's TMEM stores are done (tcgen05.wait::st) */ \
   /* multiple devices */ \
   _(remote, REMOTE, P)           /* (GMEM ref, device i32, peer table i64[3+n]) -> the same ref on that device (symmetric arrays) */ \
   _(multimem_store, MMSTORE, M)  /* (GMEM ref, value, peer table) the value into the ref on every device (multimem.st) */ \
@@ -112,6 +118,7 @@ typedef enum ir_opclass {
   IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_BCASTDIM, IRC_RESHAPE, IRC_IOTA, IRC_LAYOUTCAST, IRC_REDUCE,
   IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_VIEWRESHAPE, IRC_ALLOC, IRC_CLUSTERIDX,
   IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC, IRC_PRINT, IRC_PROF, IRC_REMOTE, IRC_SEMWAIT, IRC_MMSTORE, IRC_MMLOAD,
+  IRC_TMEMALLOC, IRC_TMEMLOAD, IRC_TMEMSTORE,
   IRC_FOR, IRC_IF, IRC_WHILE, IRC_SCOPED, IRC_YIELD
 } ir_opclass;
 
@@ -149,6 +156,12 @@ enum { IR_SCOPE_CTA, IR_SCOPE_CLUSTER, IR_SCOPE_GPU, IR_SCOPE_SYS };
 extern const char *const ir_atom_names[IR_ATOM_XOR + 1];
 extern const char *const ir_sem_names[IR_SEM_ACQ_REL + 1];
 extern const char *const ir_scope_names[IR_SCOPE_SYS + 1];
+
+/* Tensor memory: 128 lanes of 512 32-bit columns per block; values narrower
+** than 32 bits are packed, 4 / bytes to a column. */
+#define IR_TMEM_ROWS 128
+#define IR_TMEM_COLS 512
+static inline int64_t ir_tmem_cols(int dtype, int64_t n) { return (n * dt_bytes(dtype) + 3) / 4; }
 
 /* View index kinds (ints of a view op, 3 per index: kind, start, size). */
 enum { IR_IDX_INT = 0, IR_IDX_DS = 1, IR_IDX_ALL = 2 };
@@ -320,6 +333,8 @@ typedef struct ir_builder {
   VEC(uint8_t) scope_open;   /* per scope id */
   VEC(uint32_t) scope_loc;   /* per scope id: location that opened it */
   VEC(uint32_t) bar_waits;   /* barrier_alloc results waited on: value << 2 | 1 inside single_warp, | 2 outside */
+  uint8_t cta_group;         /* tcgen05 ops so far: 1 (one block) or 2 (a cluster pair, collective), 0 = none yet */
+  uint32_t cta_group_loc;    /* string id of the location of the first */
   bool finished;
 } ir_builder;
 

@@ -439,6 +439,21 @@ static mgpu_status view_type(ir_builder *b, const uint32_t *opds, uint32_t nopd,
     }
   }
   if (1 + ndyn != nopd) return diag_set(b->d, ERR_BAD_ATTR, LOC(b), "view", "more operands than dynamic starts");
+  if (rt->space == MGPU_SPACE_TMEM) {   /* columns of whole lanes: tcgen05 addresses a lane range per warp */
+    bool rows_whole = nidx < 1 || ints[0] == IR_IDX_ALL || (ints[0] == IR_IDX_DS && ints[1] == 0 && ints[2] == rt->shape[0]);
+    if (out->rank != 2 || !rows_whole)
+      return failf(b, "TMEM refs are sliced along columns only, keeping every row: use ref:at(mgpu.all, mgpu.ds(start, size))");
+    if (nidx > 1 && ints[3] == IR_IDX_DS) {
+      int64_t start = ints[4], size = ints[5], pack = 4 / dt_bytes(rt->dtype);
+      if (size > rt->shape[1] || (start != IR_DYNAMIC && start + size > rt->shape[1]))
+        return failf(b, "TMEM column slice ds(%lld, %lld) runs past the ref's %lld columns",
+                     start == IR_DYNAMIC ? 0LL : (long long)start, (long long)size, (long long)rt->shape[1]);
+      if (pack > 1 && ((start != IR_DYNAMIC && start % pack) || size % pack))
+        return failf(b, "TMEM of %s packs %lld values to a 32-bit column: a column slice must start and end at multiples "
+                     "of %lld, got ds(%lld, %lld)", dt_name(rt->dtype), (long long)pack, (long long)pack,
+                     start == IR_DYNAMIC ? 0LL : (long long)start, (long long)size);
+    }
+  }
   if (rt->space == MGPU_SPACE_REGS) {   /* an accumulator slice: whole 64-row blocks and 8-column groups */
     static const int64_t unit[2] = { 64, 8 };
     static const char *const name[2] = { "M (rows)", "N (columns)" };
@@ -498,6 +513,8 @@ static mgpu_status want_data_ref(ir_builder *b, const char *op, const uint32_t *
   if (s) return s;
   if (ir_vtype(b->k, opds[i])->space == MGPU_SPACE_BARRIER)
     return failf(b, "%s: the ref is a barrier, which holds no data (use mgpu.barrier_arrive / mgpu.barrier_wait)", op);
+  if (ir_vtype(b->k, opds[i])->space == MGPU_SPACE_TMEM)
+    return failf(b, "%s: the ref is in tensor memory: use mgpu.async_load_tmem / mgpu.async_store_tmem", op);
   return MGPU_OK;
 }
 
@@ -543,7 +560,7 @@ static mgpu_status copy_check(ir_builder *b, bool load, const uint32_t *opds, ui
 static mgpu_status sync_check(ir_builder *b, int code, const int64_t *ints, uint32_t nints) {
   const char *op = ir_optab[code].name;
   switch (code) {
-  case IR_commit_smem: case IR_commit_group:
+  case IR_commit_smem: case IR_commit_group: case IR_tmem_wait_load: case IR_tmem_commit:
     if (nints) return failf(b, "%s takes no attributes", op);
     return MGPU_OK;
   case IR_wait_group:
@@ -686,6 +703,69 @@ static mgpu_status profile_check(ir_builder *b, const uint32_t *opds, uint32_t n
   return MGPU_OK;
 }
 
+/* tcgen05 work is per block (cta_group::1) or per cluster pair (::2) for the
+** whole kernel (ptxas refuses a mix); a pair is the two blocks along cluster
+** axis 0, which must have size 2. */
+static mgpu_status cta_group_check(ir_builder *b, const char *what, int group) {
+  const mgpu_kernel_options *o = &b->k->opts;
+  if (group == 2 && (o->cluster_rank < 1 || o->cluster[0] != 2))
+    return failf(b, "%s: collective (2-CTA) tensor-core work needs a cluster pair: the kernel's cluster must have size 2 "
+                 "along its first axis (cluster = { 2 }), not %s", what,
+                 o->cluster_rank ? "this one" : "none");
+  if (b->cta_group && b->cta_group != group)
+    return failf(b, "%s: a kernel's tcgen05 work is all collective (2-CTA) or all per block, but %s at %s is %s", what,
+                 b->cta_group == 2 ? "the collective TMEM or MMA" : "the per-block TMEM or MMA", ir_str(b->k, b->cta_group_loc),
+                 b->cta_group == 2 ? "collective" : "per block");
+  if (!b->cta_group) { b->cta_group = (uint8_t)group; b->cta_group_loc = b->loc; }
+  return MGPU_OK;
+}
+
+/* tmem_alloc ints = dtype, rows, cols, collective: 128 rows; 32-bit values,
+** or 16- and 8-bit ones packed; a kernel's TMEM (and tcgen05 ops) are all
+** collective (a cluster pair, cta_group::2) or none. */
+static mgpu_status tmem_type(ir_builder *b, const int64_t *ints, uint32_t nints, ir_type *out) {
+  if (nints != 4) return failf(b, "TMEM: expected (dtype, rows, columns, collective)");
+  int dt = (int)ints[0];
+  if (!dt_valid(dt) || dt == MGPU_PRED || dt_bytes(dt) > 4 || dt == MGPU_I16 || dt == MGPU_U16)
+    return failf(b, "TMEM: dtype %s is not supported (f32, i32, u32; f16, bf16 packed 2 to a column; f8e4m3, f8e5m2, i8, "
+                 "u8 packed 4)", dt_valid(dt) ? dt_name(dt) : "?");
+  if (ints[1] != IR_TMEM_ROWS)
+    return failf(b, "TMEM: the shape must have %d rows (the tensor memory's lanes; 64-row layouts are not supported yet), "
+                 "got %lld", IR_TMEM_ROWS, (long long)ints[1]);
+  int64_t pack = 4 / dt_bytes(dt);
+  if (ints[2] < 1 || ints[2] % pack)
+    return failf(b, "TMEM: %s packs %lld values to a 32-bit column, so the column count must be a positive multiple of "
+                 "%lld, got %lld", dt_name(dt), (long long)pack, (long long)pack, (long long)ints[2]);
+  if (ir_tmem_cols(dt, ints[2]) > IR_TMEM_COLS)
+    return failf(b, "TMEM: %lld columns of %s need %lld 32-bit columns, but a block has %d", (long long)ints[2], dt_name(dt),
+                 (long long)ir_tmem_cols(dt, ints[2]), IR_TMEM_COLS);
+  if (ints[3] != 0 && ints[3] != 1) return failf(b, "TMEM: collective must be 0 or 1");
+  mgpu_status s = cta_group_check(b, "TMEM", ints[3] ? 2 : 1);
+  if (s) return s;
+  memset(out, 0, sizeof *out);
+  out->kind = MGPU_VALUE_REF;
+  out->dtype = (uint8_t)dt;
+  out->space = MGPU_SPACE_TMEM;
+  out->rank = 2;
+  out->shape[0] = ints[1];
+  out->shape[1] = ints[2];
+  return MGPU_OK;
+}
+
+/* tmem_load (ref) / tmem_store (ref, array): a TMEM ref and an array of its shape and dtype. */
+static mgpu_status tmem_access_check(ir_builder *b, bool store, const uint32_t *opds, uint32_t nopd) {
+  const char *op = store ? "async_store_tmem" : "async_load_tmem";
+  mgpu_status s = want_count(b, op, nopd, store ? 2 : 1, store ? 2 : 1);
+  if (s || (s = want_space(b, op, opds, 0, MGPU_SPACE_TMEM, "a TMEM ref (mgpu.TMEM)"))) return s;
+  if (!store) return MGPU_OK;
+  if ((s = want_kind(b, op, opds, 1, MGPU_VALUE_ARRAY))) return s;
+  const ir_type *r = ir_vtype(b->k, opds[0]), *v = ir_vtype(b->k, opds[1]);
+  char x[96], y[96];
+  if (r->dtype != v->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), op, dt_name(r->dtype), dt_name(v->dtype));
+  if (!ir_same_shape(r, v)) return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), op, TS(r, x), TS(v, y));
+  return MGPU_OK;
+}
+
 /* wgmma (acc, a, b): acc (M, N) += a (M, K) @ b (K, N). */
 static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
   const char *op = "wgmma";
@@ -729,6 +809,17 @@ static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
 
 /* -- The op entry point --------------------------------------------------------------- */
 
+/* The names users call the TMEM ops by. */
+static const char *tmem_op_name(int code) {
+  switch (code) {
+  case IR_tmem_alloc: return "TMEM";
+  case IR_tmem_load: return "async_load_tmem";
+  case IR_tmem_store: return "async_store_tmem";
+  case IR_tmem_wait_load: return "wait_load_tmem";
+  default: return "commit_tmem";
+  }
+}
+
 /* Ops of one architecture: wgmma is Hopper's (sm_90a code does not run on
 ** Blackwell), tcgen05 and its tensor memory Blackwell's. */
 static mgpu_status target_check(ir_builder *b, int code) {
@@ -738,6 +829,11 @@ static mgpu_status target_check(ir_builder *b, int code) {
   case IR_wgmma: what = "wgmma"; break;
   case IR_wgmma_wait: what = "wgmma_wait"; break;
   case IR_acc_alloc: what = "ACC (a wgmma accumulator)"; break;
+  case IR_tmem_alloc: case IR_tmem_load: case IR_tmem_store: case IR_tmem_wait_load: case IR_tmem_commit:
+    if (!hopper) return MGPU_OK;
+    return failf(b, "%s is Blackwell-only (sm_100a tensor memory) but this kernel's target is sm_90a: compile for sm_100a "
+                 "(mgpu.configure{ target = \"sm_100a\" }, MGPU_TARGET or --target); on Hopper use mgpu.ACC or mgpu.SMEM",
+                 tmem_op_name(code));
   default: return MGPU_OK;
   }
   if (hopper) return MGPU_OK;
@@ -780,8 +876,9 @@ static mgpu_status single_warp_check(ir_builder *b, int code, const uint32_t *op
   case IR_wgmma: case IR_wgmma_wait: case IR_acc_alloc: case IR_set_max_registers:
     why = "a warpgroup instruction"; break;
   case IR_commit_smem: case IR_wait_group: case IR_barrier_arrive: case IR_atomic: case IR_sem_wait:
+  case IR_tmem_wait_load: case IR_tmem_commit:
     why = "a warpgroup barrier in its lowering"; break;
-  case IR_smem_alloc: case IR_barrier_alloc: case IR_profile:
+  case IR_smem_alloc: case IR_barrier_alloc: case IR_profile: case IR_tmem_alloc:
     why = "an allocation for the whole warpgroup"; break;
   case IR_store:
     if (ir_vtype(b->k, opds[0])->space == MGPU_SPACE_SMEM) why = "a warpgroup barrier in its lowering (SMEM stores)";
@@ -1002,6 +1099,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
     const ir_type *t = ir_vtype(k, opds[0]);
     bool seen[IR_MAXRANK] = { false };
+    if (t->space == MGPU_SPACE_TMEM) return failf(b, "transpose_ref: TMEM refs cannot be transposed (rows are lanes)");
     if (nints != t->rank) return failf(b, "%s: the permutation has %u axes but the ref has rank %d", name, nints, t->rank);
     rt[0] = *t;
     for (uint32_t i = 0; i < nints; i++) {
@@ -1080,6 +1178,21 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   case IRC_ACCALLOC:
     if ((s = want_count(b, name, nopd, 0, 0))) return s;
     if ((s = acc_type(b, ints, nints, &rt[0]))) return s;
+    break;
+  case IRC_TMEMALLOC:
+    if ((s = want_count(b, name, nopd, 0, 0))) return s;
+    if ((s = tmem_type(b, ints, nints, &rt[0]))) return s;
+    break;
+  case IRC_TMEMLOAD:
+    if ((s = tmem_access_check(b, false, opds, nopd))) return s;
+    rt[0] = *ir_vtype(k, opds[0]);
+    rt[0].kind = MGPU_VALUE_ARRAY;
+    rt[0].space = MGPU_SPACE_NONE;
+    if (text && *text && (s = check_layout(b, "async_load_tmem", text, &rt[0]))) return s;
+    break;
+  case IRC_TMEMSTORE:
+    if ((s = tmem_access_check(b, true, opds, nopd))) return s;
+    nrt = 0;
     break;
   case IRC_WGMMA:
     if ((s = want_count(b, name, nopd, 3, 3))) return s;

@@ -65,6 +65,7 @@ typedef struct pe {
   preg warp;                     /* warp index inside the warpgroup, 0..3 (b32) */
   preg lane32;                   /* lane inside the warp (b32) */
   preg smem;                     /* u32 shared-window address of the dynamic SMEM */
+  preg tmem;                     /* u32 TMEM address of the kernel's allocation (TMEM kernels) */
   uint32_t nlabel;
   const ir_op *op;               /* op being lowered, for error locations */
   bool smem_reads;               /* SMEM was read since the last warpgroup barrier (auto barriers) */
@@ -228,6 +229,8 @@ void ptx_sync_op(pe *e, const ir_op *op);
 preg pe_barrier_addr(pe *e, uint32_t v);
 /* Predicate: this thread is the warpgroup's leader (lane 0 of its first warp). */
 preg pe_leader(pe *e);
+/* Every thread of the block, or of the cluster when there is one, meets here. */
+void pe_block_sync(pe *e);
 
 /* ptx_tma.c: TMA copies and their tensor maps */
 void ptx_tma(pe *e, const ir_op *op);
@@ -246,5 +249,19 @@ void ptx_acc_alloc(pe *e, const ir_op *op);
 void ptx_acc_load(pe *e, const ir_op *op);
 void ptx_acc_store(pe *e, const ir_op *op);
 void ptx_wgmma(pe *e, const ir_op *op);
+/* d = the low bytes of x[0..3] (x[0] lowest), as 8-bit MMA fragments hold them. */
+void pe_pack4(pe *e, preg d, const preg *x);
+
+/* ptx_tmem.c: Blackwell tensor memory */
+/* Kernel entry: the block's first warp allocates the kernel's TMEM (before
+** the block synchronises); ptx_tmem_base then reads its address. */
+void ptx_tmem_prologue(pe *e);
+void ptx_tmem_base(pe *e);
+/* Before the kernel returns: every thread is done, the first warp frees TMEM. */
+void ptx_tmem_epilogue(pe *e);
+/* u32 register: the TMEM address (lane 0) of the first column of TMEM ref v. */
+preg pe_tmem_addr(pe *e, uint32_t refv);
+/* tmem_load and tmem_store. */
+void ptx_tmem_access(pe *e, const ir_op *op);
 
 #endif

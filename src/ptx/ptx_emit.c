@@ -432,6 +432,9 @@ static void emit_region(pe *e, uint32_t i, uint32_t end) {
     case IRC_VIEWRESHAPE: ptx_reshape_ref(e, op); break;
     case IRC_ALLOC: case IRC_BARALLOC: ptx_alloc(e, op); break;
     case IRC_ACCALLOC: ptx_acc_alloc(e, op); break;
+    case IRC_TMEMALLOC: ptx_alloc(e, op); break;
+    case IRC_TMEMLOAD: define(e, op->res); ptx_tmem_access(e, op); break;
+    case IRC_TMEMSTORE: ptx_tmem_access(e, op); break;
     case IRC_BARRIER: ptx_barrier_op(e, op); break;
     case IRC_TMALOAD: case IRC_TMASTORE: ptx_tma(e, op); break;
     case IRC_SYNC: ptx_sync_op(e, op); break;
@@ -505,7 +508,9 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, pt
     pe_ins(&e, "mov.u32", 2, R(e.smem), S("mgpu_smem"));
     ptx_smem_prologue(&e);
   }
+  ptx_tmem_prologue(&e);
   ptx_barrier_prologue(&e);
+  ptx_tmem_base(&e);
   /* Programmatic dependent launch (the launch allows it): the next kernel in the stream may place
   ** its blocks once every block of this one has begun, and run its prologue while this one
   ** finishes; the wait returns once the kernels before this one have completed and their writes
@@ -532,6 +537,7 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, pt
   }
   emit_region(&e, 0, k->ops.n);
   ptx_barrier_epilogue(&e);
+  ptx_tmem_epilogue(&e);
   pe_ins(&e, "ret", 0);
   if (e.body.oom || e.globals.oom) diag_throw(d, ERR_NOMEM, "");
 

@@ -19,6 +19,13 @@
 
 #include "ptx.h"
 
+void pe_pack4(pe *e, preg d, const preg *x) {
+  preg lo = pe_reg(e, PR_R), hi = pe_reg(e, PR_R);
+  pe_ins(e, "prmt.b32", 4, R(lo), R(x[0]), R(x[1]), I(0x40));
+  pe_ins(e, "prmt.b32", 4, R(hi), R(x[2]), R(x[3]), I(0x40));
+  pe_ins(e, "prmt.b32", 4, R(d), R(lo), R(hi), I(0x5410));
+}
+
 /* -- Accumulators -------------------------------------------------------------------- */
 
 static int acc_per_block(int dtype, int64_t N) { return (int)(dtype == MGPU_F16 ? N / 4 : N / 2); }
@@ -280,11 +287,9 @@ void ptx_wgmma(pe *e, const ir_op *op) {
           preg d = apack + (uint32_t)(4 * (b * ns + s) + q);
           int64_t row = 64 * b + 8 * (q % 2), col = (int64_t)kin * s + (kin / 2) * (q / 2);
           if (bytes == 1) {   /* WGMMA_8BIT: 4 consecutive columns, low bytes of b32 registers */
-            preg x[4], lo = pe_reg(e, PR_R), hi = pe_reg(e, PR_R);
+            preg x[4];
             for (int j = 0; j < 4; j++) x[j] = ar + slot(e, &af, row, col + j);
-            pe_ins(e, "prmt.b32", 4, R(lo), R(x[0]), R(x[1]), I(0x40));
-            pe_ins(e, "prmt.b32", 4, R(hi), R(x[2]), R(x[3]), I(0x40));
-            pe_ins(e, "prmt.b32", 4, R(d), R(lo), R(hi), I(0x5410));
+            pe_pack4(e, d, x);
             continue;
           }
           preg pair[2] = { ar + slot(e, &af, row, col), ar + slot(e, &af, row, col + 1) };
