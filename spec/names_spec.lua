@@ -21,13 +21,12 @@ local provided = {
   -- Hopper-specific functions
   "wgmma", "wgmma_wait",
   -- Blackwell-specific functions
-  "async_load_tmem", "async_store_tmem", "wait_load_tmem", "commit_tmem",
+  "tcgen05_mma", "tcgen05_commit_arrive", "async_load_tmem", "async_store_tmem", "wait_load_tmem", "commit_tmem",
   -- aliases
   "ACC", "GMEM", "SMEM", "TMEM",
 }
 
 local not_provided = {
-  tcgen05_mma = "Blackwell%-only", tcgen05_commit_arrive = "Blackwell%-only",
   try_cluster_cancel = "Blackwell%-only", query_cluster_cancel = "Blackwell%-only",
   as_torch_kernel = "PyTorch%-only",
 }

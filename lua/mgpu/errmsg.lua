@@ -224,6 +224,10 @@ return {
   TMEM_RANK = "TMEM: the shape must be {rows, columns}, got %d dims",
   TMEM_UNPACKED = "TMEM: packed = false is not supported: %s values are packed into 32-bit columns",
   NOT_ARRAY = "%s must be a traced array, got %s",
+  COLLECTIVE_AXIS_PAIR = "%s: collective_axis '%s' must be the kernel's first cluster axis, of size 2 (the CTA pair a " ..
+                         "2-CTA MMA runs on)",
+  TCGEN05_NOT_YET = "%s: not supported yet (%s)",
+  TCGEN05_ACCUMULATE = "tcgen05_mma: accumulate must be true, false or a traced pred, got %s",
 
   -- -- BlockSpecs, pipelines and pallas_call ------------------------------------------------------
   TMEM_BLOCKSPEC = "BlockSpec: memory_space cannot be TMEM: pipelines stage blocks in SMEM; allocate tensor memory with " ..

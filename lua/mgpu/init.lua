@@ -59,9 +59,10 @@ local mgpu = {
   copy_gmem_to_smem = copy.copy_gmem_to_smem, copy_smem_to_gmem = copy.copy_smem_to_gmem, commit_smem = copy.commit_smem,
   commit_smem_to_gmem_group = copy.commit_smem_to_gmem_group, wait_smem_to_gmem = copy.wait_smem_to_gmem,
   ACC = wgmma.ACC, WGMMAAccumulatorRef = wgmma.ACC, wgmma = wgmma.wgmma, wgmma_wait = wgmma.wgmma_wait, set_max_registers = wgmma.set_max_registers,
-  -- Blackwell: tensor memory
+  -- Blackwell: tensor memory and tcgen05
   TMEM = tcgen05.TMEM, async_load_tmem = tcgen05.async_load_tmem, async_store_tmem = tcgen05.async_store_tmem,
   wait_load_tmem = tcgen05.wait_load_tmem, commit_tmem = tcgen05.commit_tmem,
+  tcgen05_mma = tcgen05.tcgen05_mma, tcgen05_commit_arrive = tcgen05.tcgen05_commit_arrive,
   -- pipelines and persistent loops
   BlockSpec = blockspec.BlockSpec, Element = blockspec.Element, squeezed = blockspec.squeezed, GMEM = blockspec.GMEM,
   MemorySpace = blockspec.MemorySpace,
@@ -81,8 +82,6 @@ for k, v in pairs(ops) do mgpu[k] = v end
 -- Names of the Pallas Mosaic GPU module that mgpu does not provide, and what
 -- to use instead; using one is an error that says so (rawget finds nil).
 mgpu._NOT_PROVIDED = {
-  tcgen05_mma = "Blackwell-only (tcgen05 MMA, sm_100); on Hopper use mgpu.wgmma with an mgpu.ACC accumulator",
-  tcgen05_commit_arrive = "Blackwell-only (tcgen05); on Hopper use mgpu.wgmma_wait",
   try_cluster_cancel = "Blackwell-only (cluster launch control); on Hopper use mgpu.nd_loop over a persistent grid",
   query_cluster_cancel = "Blackwell-only (cluster launch control); on Hopper use mgpu.nd_loop over a persistent grid",
   as_torch_kernel = "PyTorch-only; exchange arrays with other frameworks through DLPack (a:to_dlpack(), " ..

@@ -526,14 +526,14 @@ static void charge(interp *I, const ir_op *op, int64_t units) {
   diag_throw(I->d, ERR_INTERP, "", "the interpreter's work limit is used up");
 }
 
-/* The work of an op without results (a store, a copy, a wgmma, a print):
-** the elements of its largest operand; a wgmma's, two per multiply-add (the
+/* The work of an op without results (a store, a copy, an MMA, a print):
+** the elements of its largest operand; an MMA's, two per multiply-add (the
 ** accumulator's elements times the depth of its A operand), each of which
 ** reads two operand elements through their layouts. */
 static int64_t operand_work(const ir_kernel *k, const ir_op *op) {
   int64_t most = 1;
   const uint32_t *o = ir_opds(k, op);
-  if (op->code == IR_wgmma && op->nopd >= 2) {
+  if ((op->code == IR_wgmma || op->code == IR_tcgen05_mma) && op->nopd >= 2) {
     const ir_type *acc = ir_vtype(k, o[0]), *at = ir_vtype(k, o[1]);
     return 2 * ir_numel(acc) * (at->rank >= 2 ? at->shape[at->rank - 1] : 1);
   }
@@ -601,6 +601,8 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_TMALOAD: interp_tma_load(I, a, op); break;
   case IRC_TMASTORE: interp_tma_store(I, a, op); break;
   case IRC_WGMMA: interp_wgmma(I, a, op); break;
+  case IRC_TCMMA: interp_tcgen05_mma(I, a, op); break;
+  case IRC_TCCOMMIT: interp_tcgen05_commit(I, a, op); break;
   case IRC_ATOMIC: do_atomic(I, a, op); break;
   case IRC_PRINT: do_print(I, a, op); break;
   case IRC_PROF: do_profile(I, a, op); break;

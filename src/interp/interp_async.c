@@ -1,13 +1,15 @@
 /*
-** interp_async.c -- the interpreter's model of Hopper's asynchronous
-** machinery: mbarrier phases, TMA copies in both directions (multicast
-** included) and wgmma groups.
+** interp_async.c -- the interpreter's model of the asynchronous machinery:
+** mbarrier phases, TMA copies in both directions (multicast included),
+** wgmma groups, and Blackwell's tcgen05 MMAs with their commits.
 **
 ** Asynchronous work completes as late as the program allows, so that a
 ** program reading too early sees stale data instead of getting lucky: a
 ** GMEM->SMEM copy lands when some warpgroup waits on its barrier, an
-** SMEM->GMEM copy reads its SMEM when its group is awaited, and a wgmma
-** reads its operands when it is awaited or its accumulator is read.
+** SMEM->GMEM copy reads its SMEM when its group is awaited, a wgmma reads
+** its operands when it is awaited or its accumulator is read, and a
+** tcgen05_mma runs when a warpgroup waits on the barrier of a commit that
+** follows it.
 ** Barriers count arrivals and bytes per phase; a warpgroup that waits on a
 ** phase that has already been followed by another completion is an error
 ** (the hardware's parity test would see the wrong phase), and so is an
@@ -43,6 +45,14 @@ static int group_of(const interp *I, int b, int64_t mask, bool all, int *out) {
     if (ok && (all || differ <= 1)) out[n++] = c;
   }
   return n;
+}
+
+/* The other block of b's cluster pair (cluster axis 0, of size 2). */
+static int pair_of(const interp *I, int b) {
+  int group[8];
+  int n = group_of(I, b, 1, false, group);
+  for (int i = 0; i < n; i++) if (group[i] != b) return group[i];
+  mgpu_unreachable();
 }
 
 /* -- Barriers --------------------------------------------------------------------------- */
@@ -197,6 +207,7 @@ static iasync new_async(const interp *I, const iagent *a, const ir_op *op, int k
 }
 
 static void run_wgmma(interp *I, const iasync *c);
+static void land_commits(interp *I, int blk, int bar);
 
 /* Which operations in flight a completion applies to (-1: any). */
 typedef struct akey { int kind, agent, block, bar; int64_t group; } akey;
@@ -286,12 +297,12 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
   }
 }
 
-/* Every element of SMEM ref r (of type t) is read through the async proxy by agent a at op. */
-static void async_reads(interp *I, const iagent *a, const ir_op *op, const iref *r, const ir_type *t) {
+/* Every element of SMEM ref r (of type t) in block blk is read through the async proxy by agent a at op. */
+static void async_reads(interp *I, const iagent *a, const ir_op *op, const iref *r, const ir_type *t, int blk) {
   int64_t n = ir_numel(t);
   int eb = dt_bytes(t->dtype);
   for (int64_t e = 0; e < n; e++)
-    interp_smem_access(I, a, op, a->block, interp_elem(I, op, r, t->shape, e, a->block), eb, ISH_ASYNC_READ);
+    interp_smem_access(I, a, op, blk, interp_elem(I, op, r, t->shape, e, blk), eb, ISH_ASYNC_READ);
 }
 
 void interp_tma_store(interp *I, iagent *a, const ir_op *op) {
@@ -300,7 +311,7 @@ void interp_tma_store(interp *I, iagent *a, const ir_op *op) {
   const int64_t *at = ir_ints(k, op);
   if (!predicate_off(a, o, at[2] != 0, 2)) {
     iasync c = new_async(I, a, op, IA_STORE);
-    async_reads(I, a, op, a->slots[o[0]].ref, ir_vtype(k, o[0]));
+    async_reads(I, a, op, a->slots[o[0]].ref, ir_vtype(k, o[0]), a->block);
     c.smem = *a->slots[o[0]].ref;
     c.gmem = *a->slots[o[1]].ref;
     c.group = a->group;
@@ -368,9 +379,10 @@ bool interp_barrier_wait(interp *I, iagent *a, const ir_op *op) {
   int idx = bar_index(I, r);
   ibar *x = &I->blocks[a->block].bars[idx];
   int64_t w = a->waits[idx];
-  if (x->completed <= w) {   /* copies in flight into this barrier land now */
+  if (x->completed <= w) {   /* copies and tensor-core commits in flight into this barrier land now */
     akey k = { IA_LOAD, -1, a->block, idx, -1 };
     complete(I, &k, INT64_MAX);
+    land_commits(I, a->block, idx);
   }
   if (x->completed > w + 1)
     FAULT(I, op, "barrier_wait: this barrier completed twice (phases %lld and %lld) without a wait by warpgroup %d in "
@@ -429,10 +441,10 @@ void interp_wgmma(interp *I, iagent *a, const ir_op *op) {
     memcpy(c.areg, ival_of(a, o[1]), n);
   } else {
     c.a = *a->slots[o[1]].ref;
-    async_reads(I, a, op, &c.a, at);
+    async_reads(I, a, op, &c.a, at, a->block);
   }
   c.b = *a->slots[o[2]].ref;
-  async_reads(I, a, op, &c.b, ir_vtype(k, o[2]));
+  async_reads(I, a, op, &c.b, ir_vtype(k, o[2]), a->block);
   push_async(I, &c);
 }
 
@@ -477,11 +489,125 @@ void interp_wgmma_wait(interp *I, iagent *a, int64_t n) {
   complete(I, &k, count_matching(I, &k) - n);
 }
 
+/* -- tcgen05 ------------------------------------------------------------------------------ */
+
+/* The blocks tcgen05 work c reaches: its own, and its pair's other. */
+static int tc_blocks(const iasync *c, int *blk) {
+  blk[0] = c->block;
+  blk[1] = c->peer;
+  return c->peer >= 0 ? 2 : 1;
+}
+
+void interp_tcgen05_mma(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, op);
+  const int64_t *at = ir_ints(k, op);
+  if (at[1] && I->blocks[a->block].cidx[0] != 0) return;   /* a pair's MMA is issued by its first block */
+  iasync c = new_async(I, a, op, IA_TCMMA);
+  c.d = *a->slots[o[0]].ref;
+  c.a = *a->slots[o[1]].ref;
+  c.b = *a->slots[o[2]].ref;
+  c.accumulate = at[0] == 2 ? ival_of(a, o[3])->i != 0 : at[0] == 1;
+  c.peer = at[1] ? pair_of(I, a->block) : -1;
+  const ir_type *dt = ir_vtype(k, o[0]), *t_a = ir_vtype(k, o[1]);
+  int blk[2], nb = tc_blocks(&c, blk);
+  uint32_t id = (uint32_t)(op - k->ops.v) + 1;
+  for (int q = 0; q < nb; q++) {
+    async_reads(I, a, op, &c.b, ir_vtype(k, o[2]), blk[q]);
+    if (t_a->space == MGPU_SPACE_SMEM) async_reads(I, a, op, &c.a, t_a, blk[q]);
+    else
+      for (int64_t e = 0; e < ir_numel(t_a); e++) {
+        itshadow *sh;
+        interp_tmem_elem(I, &c.a, t_a->shape, e, blk[q], &sh);
+        interp_tmem_read_check(I, a, op, sh, false);
+      }
+    for (int64_t e = 0; e < ir_numel(dt); e++) {
+      itshadow *sh;
+      interp_tmem_elem(I, &c.d, dt->shape, e, blk[q], &sh);
+      interp_tmem_write_check(I, a, op, sh, false);
+      sh->mma = id;
+    }
+  }
+  push_async(I, &c);
+}
+
+/* An MMA lands: acc = a @ b (+ acc) in every block it reaches, B being the
+** blocks' B side by side for a pair; its TMEM cells are no longer pending.
+** The operands are gathered first (one address computation per element). */
+static void run_tcmma(interp *I, const iasync *c) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, c->op);
+  const ir_type *dt = ir_vtype(k, o[0]), *t_a = ir_vtype(k, o[1]), *t_b = ir_vtype(k, o[2]);
+  int64_t M = dt->shape[0], N = dt->shape[1], K = t_a->shape[1], Nb = t_b->shape[1];
+  int blk[2], nb = tc_blocks(c, blk);
+  size_t bytes = sizeof(double) * (size_t)(M * K + K * N);
+  double *A = mem_realloc(k->alloc, NULL, 0, bytes), *B;
+  if (!A) diag_throw(I->d, ERR_NOMEM, "");
+  B = A + M * K;
+  for (int q = 0; q < nb; q++)   /* B is the same for every block of a pair */
+    for (int64_t kk = 0; kk < K; kk++)
+      for (int64_t j = 0; j < Nb; j++)
+        B[kk * N + q * Nb + j] = mma_in(t_b->dtype, interp_elem(I, c->op, &c->b, t_b->shape, kk * Nb + j, blk[q]));
+  uint32_t id = (uint32_t)(c->op - k->ops.v) + 1;
+  for (int q = 0; q < nb; q++) {
+    for (int64_t e = 0; e < M * K; e++)
+      A[e] = mma_in(t_a->dtype, t_a->space == MGPU_SPACE_TMEM ? interp_tmem_elem(I, &c->a, t_a->shape, e, blk[q], NULL)
+                                                               : interp_elem(I, c->op, &c->a, t_a->shape, e, blk[q]));
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) {
+        double sum = 0;
+        for (int64_t kk = 0; kk < K; kk++) sum += A[i * K + kk] * B[kk * N + j];
+        itshadow *sh;
+        unsigned char *d = interp_tmem_elem(I, &c->d, dt->shape, i * N + j, blk[q], &sh);
+        if (sh->mma == id) sh->mma = 0;
+        if (dt->dtype == MGPU_I32) {   /* s32 wraps */
+          int64_t old = c->accumulate ? dt_load_int(MGPU_I32, d) : 0;
+          dt_store_int(MGPU_I32, d, (int32_t)(uint32_t)(uint64_t)(old + (int64_t)sum));
+        } else {
+          dt_store(dt->dtype, d, dt_round(dt->dtype, (c->accumulate ? dt_load(dt->dtype, d) : 0) + sum));
+        }
+      }
+  }
+  mem_free(k->alloc, A, bytes);
+}
+
+void interp_tcgen05_commit(interp *I, iagent *a, const ir_op *op) {
+  bool pair = ir_ints(I->k, op)[0] != 0;
+  if (pair && I->blocks[a->block].cidx[0] != 0) return;   /* the pair's first block commits for both */
+  iasync c = new_async(I, a, op, IA_TCCOMMIT);
+  c.bar = bar_index(I, a->slots[ir_opds(I->k, op)[0]].ref);
+  c.peer = pair ? pair_of(I, a->block) : -1;
+  push_async(I, &c);
+}
+
+/* The commits in flight that arrive on barrier bar of block blk land, in
+** issue order, each after the MMAs its warpgroup issued before it. */
+static void land_commits(interp *I, int blk, int bar) {
+  for (;;) {
+    size_t i = 0;
+    while (i < I->async.n && !(I->async.v[i].kind == IA_TCCOMMIT && I->async.v[i].bar == bar &&
+                               (I->async.v[i].block == blk || I->async.v[i].peer == blk)))
+      i++;
+    if (i == I->async.n) return;
+    int agent = I->async.v[i].agent;
+    for (size_t j = 0; j < i;) {
+      if (I->async.v[j].kind != IA_TCMMA || I->async.v[j].agent != agent) { j++; continue; }
+      run_tcmma(I, &I->async.v[j]);
+      drop_async(I, j);
+      i--;
+    }
+    iasync c = I->async.v[i];
+    drop_async(I, i);
+    int b[2], n = tc_blocks(&c, b);
+    for (int q = 0; q < n; q++) arrive(I, &I->blocks[b[q]].bars[c.bar], c.op, b[q], 0);
+  }
+}
+
 void interp_agent_end(interp *I, iagent *a) {
   int me = (int)(a - I->agents);
   for (size_t i = 0; i < I->async.n;) {
     const iasync *c = &I->async.v[i];
-    if (c->agent != me || c->kind == IA_LOAD) { i++; continue; }
+    if (c->agent != me || c->kind == IA_LOAD || c->kind == IA_TCMMA || c->kind == IA_TCCOMMIT) { i++; continue; }   /* they land later */
     if (c->kind == IA_STORE)
       FAULT(I, c->op, "copy_smem_to_gmem was never awaited: call mgpu.wait_smem_to_gmem before the warpgroup ends "
             "(its SMEM must stay alive until the copy has read it)");

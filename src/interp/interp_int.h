@@ -100,7 +100,7 @@ typedef struct iblock {
 } iblock;
 
 /* An asynchronous operation in flight. */
-enum { IA_LOAD, IA_STORE, IA_WGMMA };
+enum { IA_LOAD, IA_STORE, IA_WGMMA, IA_TCMMA, IA_TCCOMMIT };
 typedef struct iasync {
   uint8_t kind;
   int agent;                     /* the issuing agent */
@@ -113,8 +113,11 @@ typedef struct iasync {
   int64_t group;                 /* stores and wgmma: the group */
   ival *acc;                     /* wgmma: element (0, 0) of the accumulator (slice) */
   int64_t acc_ld;                /* wgmma: its row stride (the whole accumulator's N) */
-  iref a, b;                     /* wgmma operands (a unused when areg) */
+  iref a, b;                     /* wgmma operands (a unused when areg); tcgen05_mma operands */
   ival *areg;                    /* wgmma: A from registers (a copy) */
+  iref d;                        /* tcgen05_mma: the TMEM accumulator */
+  bool accumulate;               /* tcgen05_mma: add to the accumulator (else overwrite it) */
+  int peer;                      /* tcgen05 work of a cluster pair: the other block (block: the first), else -1 */
 } iasync;
 
 typedef struct interp {
@@ -199,6 +202,11 @@ bool interp_gmem_stores_pending(const interp *I, int slot);
 void interp_gmem_read_check(interp *I, const iagent *a, const ir_op *op, int slot, int rank, const int64_t *lo,
                             const int64_t *hi);
 void interp_wgmma(interp *I, iagent *a, const ir_op *op);
+/* tcgen05_mma and tcgen05_commit: issued now, they land (the MMAs writing
+** TMEM, then the commit's arrival) when a warpgroup waits on the commit's
+** barrier. */
+void interp_tcgen05_mma(interp *I, iagent *a, const ir_op *op);
+void interp_tcgen05_commit(interp *I, iagent *a, const ir_op *op);
 /* Finish this agent's wgmma groups until at most n are in flight. */
 void interp_wgmma_wait(interp *I, iagent *a, int64_t n);
 /* An agent ends: its SMEM->GMEM copies must have been awaited. */

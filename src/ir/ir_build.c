@@ -474,7 +474,11 @@ static mgpu_status view_type(ir_builder *b, const uint32_t *opds, uint32_t nopd,
 /* -- Barriers, copies, wgmma ---------------------------------------------------------- */
 
 static mgpu_status barrier_type(ir_builder *b, const int64_t *ints, uint32_t nints, ir_type *out) {
-  if (nints != 3) return failf(b, "Barrier: expected (num_barriers, num_arrivals, cluster axes)");
+  if (nints != 3 && nints != 4) return failf(b, "Barrier: expected (num_barriers, num_arrivals, cluster axes[, orders tensor core])");
+  if (nints == 4 && ints[3] != 0 && ints[3] != 1) return failf(b, "Barrier: orders_tensor_core must be 0 or 1");
+  if (nints == 4 && ints[3] && !ir_blackwell(b->k))
+    return failf(b, "Barrier: orders_tensor_core is Blackwell-only (tcgen05 fences) but this kernel's target is %s",
+                 ir_target_name(b->k->opts.target));
   if (ints[0] < 1 || ints[0] > 32) return failf(b, "Barrier: num_barriers must be between 1 and 32, got %lld", (long long)ints[0]);
   if (ints[1] < 1 || ints[1] > 1024) return failf(b, "Barrier: num_arrivals must be between 1 and 1024, got %lld", (long long)ints[1]);
   if (ints[2] < 0 || ints[2] >= (1 << b->k->opts.cluster_rank))
@@ -766,6 +770,64 @@ static mgpu_status tmem_access_check(ir_builder *b, bool store, const uint32_t *
   return MGPU_OK;
 }
 
+/* The MMA kind of operand dtypes da x db into an accumulator of dtype dc
+** (kind::f16, ::tf32, ::f8f6f4, ::i8), or NULL + why; ptx_tcgen05.c asks too. */
+const char *ir_mma_kind(int da, int db, int dc, const char **why) {
+  *why = NULL;
+  if (is_i8(da) || is_i8(db) || dc == MGPU_I32) {
+    if (is_i8(da) && is_i8(db) && dc == MGPU_I32) return "i8";
+    *why = "8-bit integer operands (i8, u8) go with an i32 accumulator, and only they";
+    return NULL;
+  }
+  bool ok = (is_f8(da) && is_f8(db)) || (da == db && (da == MGPU_F16 || da == MGPU_BF16 || da == MGPU_F32));
+  if (!ok) {
+    *why = "operand dtypes must be bf16, f16, f32 (as tf32) or 8-bit integers alike, or f8e4m3 / f8e5m2 in any mix";
+    return NULL;
+  }
+  if (dc != MGPU_F32) {   /* f16 accumulators take unpacked TMEM columns, which mgpu.TMEM does not make */
+    *why = "floating-point operands accumulate into f32 (f16 accumulators are not supported yet)";
+    return NULL;
+  }
+  return is_f8(da) ? "f8f6f4" : da == MGPU_F32 ? "tf32" : "f16";
+}
+
+/* tcgen05_mma (acc, a, b[, accumulate]) ints = accumulate, collective: per
+** block acc (128, N) += a (128, K) @ b (K, N); collective (a cluster pair's
+** 2-CTA MMA) each block holds 128 rows of A and acc and half of B's N
+** columns: acc (128, N) += a (128, K) @ [b of block 0 | b of block 1]. */
+static mgpu_status tcmma_check(ir_builder *b, const uint32_t *opds, uint32_t nopd, const int64_t *ints, uint32_t nints) {
+  const char *op = "tcgen05_mma";
+  mgpu_status s;
+  char x[96], y[96], z[96];
+  if (nints != 2 || ints[0] < 0 || ints[0] > 2 || (ints[1] != 0 && ints[1] != 1))
+    return failf(b, "%s: expected (accumulate 0/1/2, collective 0/1)", op);
+  if ((s = want_count(b, op, nopd, ints[0] == 2 ? 4 : 3, ints[0] == 2 ? 4 : 3))) return s;
+  if ((s = want_space(b, op, opds, 0, MGPU_SPACE_TMEM, "a TMEM ref (the accumulator, mgpu.TMEM)"))) return s;
+  const ir_type *acc = ir_vtype(b->k, opds[0]), *a = ir_vtype(b->k, opds[1]), *bt = ir_vtype(b->k, opds[2]);
+  if (a->kind != MGPU_VALUE_REF || (a->space != MGPU_SPACE_SMEM && a->space != MGPU_SPACE_TMEM))
+    return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, 2, "an SMEM or TMEM ref", TS(a, x));
+  if ((s = want_space(b, op, opds, 2, MGPU_SPACE_SMEM, "an SMEM ref"))) return s;
+  if (ints[0] == 2 && (s = want_pred(b, op, opds, 3))) return s;
+  bool pair = ints[1] != 0;
+  int64_t N = acc->shape[1], K = a->rank == 2 ? a->shape[1] : 0;
+  if (a->rank != 2 || bt->rank != 2 || a->shape[0] != acc->shape[0] || bt->shape[0] != K || bt->shape[1] * (pair ? 2 : 1) != N)
+    return failf(b, "%s: shapes do not chain: acc %s += a %s @ b %s (need (M, N) += (M, K) @ (K, N)%s)", op, TS(acc, x),
+                 TS(a, y), TS(bt, z), pair ? ", b holding N/2 columns in each block of the pair" : "");
+  const char *why;
+  const char *kind = ir_mma_kind(a->dtype, bt->dtype, acc->dtype, &why);
+  if (!kind) return failf(b, "%s: %s x %s into %s: %s", op, dt_name(a->dtype), dt_name(bt->dtype), dt_name(acc->dtype), why);
+  int64_t most = pair ? 256 : 512;   /* N per instruction: 16..256; one block's wider N in several */
+  if (N % 16 || N > most)
+    return failf(b, "%s: N = %lld is not an MMA shape for M = %d%s: N must be a multiple of 16 up to %lld%s", op, (long long)N,
+                 pair ? 256 : 128, pair ? " (a 2-CTA MMA)" : "", (long long)most,
+                 pair ? " (each block's B holds half)" : " (256 per instruction)");
+  int kin = 32 / dt_bytes(a->dtype);
+  if (K % kin)
+    return failf(b, "%s: K = %lld must be a multiple of %d for %s operands (each instruction takes 32 bytes of K)", op,
+                 (long long)K, kin, dt_name(a->dtype));
+  return cta_group_check(b, op, pair ? 2 : 1);
+}
+
 /* wgmma (acc, a, b): acc (M, N) += a (M, K) @ b (K, N). */
 static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
   const char *op = "wgmma";
@@ -809,13 +871,15 @@ static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
 
 /* -- The op entry point --------------------------------------------------------------- */
 
-/* The names users call the TMEM ops by. */
+/* The names users call the Blackwell ops by. */
 static const char *tmem_op_name(int code) {
   switch (code) {
   case IR_tmem_alloc: return "TMEM";
   case IR_tmem_load: return "async_load_tmem";
   case IR_tmem_store: return "async_store_tmem";
   case IR_tmem_wait_load: return "wait_load_tmem";
+  case IR_tcgen05_mma: return "tcgen05_mma";
+  case IR_tcgen05_commit: return "tcgen05_commit_arrive";
   default: return "commit_tmem";
   }
 }
@@ -830,8 +894,9 @@ static mgpu_status target_check(ir_builder *b, int code) {
   case IR_wgmma_wait: what = "wgmma_wait"; break;
   case IR_acc_alloc: what = "ACC (a wgmma accumulator)"; break;
   case IR_tmem_alloc: case IR_tmem_load: case IR_tmem_store: case IR_tmem_wait_load: case IR_tmem_commit:
+  case IR_tcgen05_mma: case IR_tcgen05_commit:
     if (!hopper) return MGPU_OK;
-    return failf(b, "%s is Blackwell-only (sm_100a tensor memory) but this kernel's target is sm_90a: compile for sm_100a "
+    return failf(b, "%s is Blackwell-only (sm_100a tensor memory and tcgen05) but this kernel's target is sm_90a: compile for sm_100a "
                  "(mgpu.configure{ target = \"sm_100a\" }, MGPU_TARGET or --target); on Hopper use mgpu.ACC or mgpu.SMEM",
                  tmem_op_name(code));
   default: return MGPU_OK;
@@ -1192,6 +1257,20 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     break;
   case IRC_TMEMSTORE:
     if ((s = tmem_access_check(b, true, opds, nopd))) return s;
+    nrt = 0;
+    break;
+  case IRC_TCMMA:
+    if ((s = tcmma_check(b, opds, nopd, ints, nints))) return s;
+    nrt = 0;
+    break;
+  case IRC_TCCOMMIT:
+    if ((s = want_count(b, "tcgen05_commit_arrive", nopd, 1, 1))) return s;
+    if ((s = want_barrier(b, "tcgen05_commit_arrive", opds, 0))) return s;
+    if (nints != 1 || (ints[0] != 0 && ints[0] != 1)) return failf(b, "tcgen05_commit_arrive: expected (collective 0/1)");
+    if (!ir_barrier_orders_tc(k, ir_ref_base(k, opds[0])))
+      return failf(b, "tcgen05_commit_arrive: the barrier must be made with orders_tensor_core = true (its waiters go on to "
+                   "read what the tensor core wrote)");
+    if ((s = cta_group_check(b, "tcgen05_commit_arrive", ints[0] ? 2 : 1))) return s;
     nrt = 0;
     break;
   case IRC_WGMMA:

@@ -244,6 +244,30 @@ void ptx_profile(pe *e, const ir_op *op);
 void ptx_print_decls(const pe *e, strbuf *out);
 void ptx_print_locals(const pe *e, strbuf *out);
 
+/* ptx_mma.c: SMEM operands of wgmma and tcgen05.mma */
+typedef struct pe_mma_operand {
+  const char *op;                /* the op, for errors ("wgmma", "tcgen05_mma") */
+  const char *name;              /* "A" or "B" */
+  uint32_t v;
+  const pref *r;
+  xf_map m;
+  int bytes;
+  bool kmajor;
+  bool is_b;                     /* B is (K, N): the MN dim is the second */
+  int64_t lbo, sbo;
+  int64_t *start;                /* per instruction: unswizzled byte offset in the allocation */
+} pe_mma_operand;
+/* Descriptor parameters of an SMEM operand for instruction blocks of `rows`
+** MN-rows starting at mn0 = 0, rows, ... and k-steps of kin elements (start
+** holds MN/rows x K/kin entries), each checked against the operand's layout. */
+void pe_mma_plan(pe *e, pe_mma_operand *o, int64_t MN, int64_t K, int64_t rows, int kin);
+/* A descriptor: the low word in a register, the high word a constant
+** (hi_bits or-ed in: Blackwell's version bit). */
+typedef struct pe_mma_desc { preg lo; uint32_t hi; } pe_mma_desc;
+pe_mma_desc pe_mma_descriptor(pe *e, const pe_mma_operand *o, uint32_t hi_bits);
+/* The u64 descriptor of one instruction: d's low word plus start bytes. */
+preg pe_mma_desc_at(pe *e, pe_mma_desc d, int64_t start);
+
 /* ptx_wgmma.c: accumulators and wgmma */
 void ptx_acc_alloc(pe *e, const ir_op *op);
 void ptx_acc_load(pe *e, const ir_op *op);
@@ -263,5 +287,9 @@ void ptx_tmem_epilogue(pe *e);
 preg pe_tmem_addr(pe *e, uint32_t refv);
 /* tmem_load and tmem_store. */
 void ptx_tmem_access(pe *e, const ir_op *op);
+
+/* ptx_tcgen05.c: tcgen05.mma and tcgen05.commit */
+void ptx_tcgen05_mma(pe *e, const ir_op *op);
+void ptx_tcgen05_commit(pe *e, const ir_op *op);
 
 #endif

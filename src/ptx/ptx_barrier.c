@@ -118,6 +118,7 @@ static void arrive(pe *e, const ir_op *op) {
   const ir_kernel *k = e->k;
   uint32_t v = ir_opds(k, op)[0];
   int64_t mask = barrier_mask(k, e->refs[v].root);
+  if (ir_barrier_orders_tc(k, e->refs[v].root)) pe_ins(e, "tcgen05.fence::before_thread_sync", 0);
   if (!k->opts.unsafe_no_auto_barriers) { pe_wg_barrier(e); e->smem_reads = false; }
   preg addr = pe_barrier_addr(e, v), lead = pe_leader(e);
   if (!mask) {
@@ -157,6 +158,7 @@ static void wait(pe *e, const ir_op *op) {
   pe_pins(e, done, true, "bra.uni", 1, LBL(again));
   pe_ins(e, "shl.b32", 3, R(bit), I(1), R(idx));
   pe_ins(e, "xor.b32", 3, R(ph), R(ph), R(bit));
+  if (ir_barrier_orders_tc(k, r->root)) pe_ins(e, "tcgen05.fence::after_thread_sync", 0);
 }
 
 void ptx_barrier_op(pe *e, const ir_op *op) {

@@ -435,6 +435,8 @@ static void emit_region(pe *e, uint32_t i, uint32_t end) {
     case IRC_TMEMALLOC: ptx_alloc(e, op); break;
     case IRC_TMEMLOAD: define(e, op->res); ptx_tmem_access(e, op); break;
     case IRC_TMEMSTORE: ptx_tmem_access(e, op); break;
+    case IRC_TCMMA: ptx_tcgen05_mma(e, op); break;
+    case IRC_TCCOMMIT: ptx_tcgen05_commit(e, op); break;
     case IRC_BARRIER: ptx_barrier_op(e, op); break;
     case IRC_TMALOAD: case IRC_TMASTORE: ptx_tma(e, op); break;
     case IRC_SYNC: ptx_sync_op(e, op); break;
