@@ -22,12 +22,12 @@ local provided = {
   "wgmma", "wgmma_wait",
   -- Blackwell-specific functions
   "tcgen05_mma", "tcgen05_commit_arrive", "async_load_tmem", "async_store_tmem", "wait_load_tmem", "commit_tmem",
+  "try_cluster_cancel", "query_cluster_cancel", "TryClusterCancelResult",
   -- aliases
   "ACC", "GMEM", "SMEM", "TMEM",
 }
 
 local not_provided = {
-  try_cluster_cancel = "Blackwell%-only", query_cluster_cancel = "Blackwell%-only",
   as_torch_kernel = "PyTorch%-only",
 }
 

@@ -115,7 +115,7 @@ describe("TMEM", function()
                    body = function(o, t) end }:lower()
     end)
     mgpu.configure{ target = "sm_100a" }
-    assert.matches("tmem_spec.lua:%d+: TMEM is Blackwell%-only %(sm_100a tensor memory and tcgen05%) but this kernel's target is sm_90a", e)
+    assert.matches("tmem_spec.lua:%d+: TMEM is Blackwell%-only %(sm_100a tensor memory, tcgen05 and cluster launch control%) but this kernel's target is sm_90a", e)
   end)
 
   it("faults on a read of another warpgroup's stores before its commit_tmem", function()

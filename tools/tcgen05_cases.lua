@@ -3,7 +3,8 @@ tcgen05_cases.lua -- one kernel per Blackwell instruction form: TMEM
 loads and stores in both access shapes for 32-, 16- and 8-bit values,
 tcgen05.mma of every kind (f16, tf32, f8f6f4, i8) with A from SMEM or
 TMEM, B K- or N-major, N split over instructions, the 2-CTA form, and
-their commits.  Run with --target sm_100a: interpreted, each result is
+their commits, and cluster launch control (a dynamic_scheduling_loop
+over a grid of cluster pairs).  Run with --target sm_100a: interpreted, each result is
 checked against a double-precision reference; under mgpu --emit-ptx it
 writes their PTX (ctest assembles it with ptxas -arch=sm_100a).
 
@@ -128,6 +129,24 @@ do
       end
     end
     check("mma_pair", relerr(c:to_table(), ref), 1e-6)
+  end
+end
+
+-- Cluster launch control: every item of a (3, 4) grid of cluster pairs once, whoever takes it.
+do
+  local k = mgpu.kernel{ name = "clc_loop", out_shape = mgpu.shape({ 3, 4, 2 }, "i32"), grid = { 3, 4 }, grid_names = { "i", "j" },
+    cluster = { 2 }, cluster_names = { "x" }, num_threads = 2, thread_name = "wg",
+    body = function(o)
+      local x, wg = mgpu.axis_index("x"), mgpu.axis_index("wg")
+      mgpu.dynamic_scheduling_loop({ "i", "j" }, { thread_axis = "wg", cluster_axes = { "x" } }, function(info)
+        mgpu.when(mgpu.eq(wg, 1), function() o:at(info.index[1], info.index[2], x):store(info.index[1] * 4 + info.index[2]) end)
+      end)
+    end }
+  local c = k()
+  if not mgpu.compile_only() then
+    local ref = {}
+    for i = 0, 11 do ref[2 * i + 1], ref[2 * i + 2] = i, i end
+    check("clc_loop", relerr(c:to_table(), ref), 0)
   end
 end
 

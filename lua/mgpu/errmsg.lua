@@ -172,6 +172,12 @@ return {
   GRID_AXIS_UNNAMED = "%s: launch-grid axis %d (%s) is not in grid_names; every block takes part, so name every axis",
   THREAD_AXIS_MISSING = "%s: the kernel has %d warpgroups: give thread_axis (the kernel's thread_name) " ..
     "so that one claims for all",
+  CLC_GRID = "%s: on sm_100a the launch grid is the work (cluster launch control hands out its clusters): leave out grid",
+  CLC_CLUSTER_AXES = "%s: the kernel's cluster has %d blocks: give cluster_axes (every cluster axis name), so that the " ..
+    "blocks of a cluster take each item together",
+  CLC_THREAD_AXIS = "%s: the kernel has %d warpgroups: give thread_axis (the kernel's thread_name); every warpgroup asks " ..
+    "for the next item with the others",
+  CANCEL_GRID_NAME = "%s: '%s' is not a grid axis (grid_names: %s)",
   SNAKE_SHAPE = "%s: shape must be {m, n}",
   SNAKE_MINOR_DIM = "%s: minor_dim must be 0 or 1, got %d",
   SNAKE_INDEX = "%s: the index must be an integer or a traced scalar",

@@ -59,10 +59,12 @@ local mgpu = {
   copy_gmem_to_smem = copy.copy_gmem_to_smem, copy_smem_to_gmem = copy.copy_smem_to_gmem, commit_smem = copy.commit_smem,
   commit_smem_to_gmem_group = copy.commit_smem_to_gmem_group, wait_smem_to_gmem = copy.wait_smem_to_gmem,
   ACC = wgmma.ACC, WGMMAAccumulatorRef = wgmma.ACC, wgmma = wgmma.wgmma, wgmma_wait = wgmma.wgmma_wait, set_max_registers = wgmma.set_max_registers,
-  -- Blackwell: tensor memory and tcgen05
+  -- Blackwell: tensor memory, tcgen05, cluster launch control
   TMEM = tcgen05.TMEM, async_load_tmem = tcgen05.async_load_tmem, async_store_tmem = tcgen05.async_store_tmem,
   wait_load_tmem = tcgen05.wait_load_tmem, commit_tmem = tcgen05.commit_tmem,
   tcgen05_mma = tcgen05.tcgen05_mma, tcgen05_commit_arrive = tcgen05.tcgen05_commit_arrive,
+  try_cluster_cancel = loops.try_cluster_cancel, query_cluster_cancel = loops.query_cluster_cancel,
+  TryClusterCancelResult = loops.TryClusterCancelResult,
   -- pipelines and persistent loops
   BlockSpec = blockspec.BlockSpec, Element = blockspec.Element, squeezed = blockspec.squeezed, GMEM = blockspec.GMEM,
   MemorySpace = blockspec.MemorySpace,
@@ -82,8 +84,6 @@ for k, v in pairs(ops) do mgpu[k] = v end
 -- Names of the Pallas Mosaic GPU module that mgpu does not provide, and what
 -- to use instead; using one is an error that says so (rawget finds nil).
 mgpu._NOT_PROVIDED = {
-  try_cluster_cancel = "Blackwell-only (cluster launch control); on Hopper use mgpu.nd_loop over a persistent grid",
-  query_cluster_cancel = "Blackwell-only (cluster launch control); on Hopper use mgpu.nd_loop over a persistent grid",
   as_torch_kernel = "PyTorch-only; exchange arrays with other frameworks through DLPack (a:to_dlpack(), " ..
                     "mgpu.from_dlpack(t)) or embed kernels through include/mgpu.h",
 }

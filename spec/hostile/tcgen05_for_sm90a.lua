@@ -1,4 +1,4 @@
--- expect: 6: TMEM is Blackwell-only (sm_100a tensor memory and tcgen05) but this kernel's target is sm_90a
+-- expect: 6: TMEM is Blackwell-only (sm_100a tensor memory, tcgen05 and cluster launch control) but this kernel's target is sm_90a
 -- A Blackwell accumulator and MMA in a kernel compiled for Hopper (the default without a GPU).
 local mgpu = require "mgpu"
 local k = mgpu.kernel{

@@ -75,6 +75,9 @@ static const char *user_name(const ir_op *op) {
   case IR_tma_store: return "copy_smem_to_gmem";
   case IR_load: return "the SMEM load";
   case IR_store: return "the SMEM store";
+  case IR_tcgen05_mma: return "tcgen05_mma";
+  case IR_cluster_cancel: return "try_cluster_cancel";
+  case IR_cancel_query: return "query_cluster_cancel";
   default: return ir_optab[op->code].name;
   }
 }
@@ -92,9 +95,9 @@ void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, co
     }
     if (sh->lop && (blk != a->block || a->waits[sh->lbar] < (int64_t)sh->lphase)) {
       const ir_op *w = &k->ops.v[sh->lop - 1];
-      FAULT(I, op, "%s reads SMEM that the copy_gmem_to_smem at %s is still writing: warpgroup %d of block %d has not "
-            "waited for the barrier completion that copy signals (barrier_wait before reading)",
-            user_name(op), ir_loc(k, w), a->wg, a->block);
+      FAULT(I, op, "%s reads SMEM that the %s at %s is still writing: warpgroup %d of block %d has not waited for the "
+            "barrier completion that %s signals (barrier_wait before reading)",
+            user_name(op), user_name(w), ir_loc(k, w), a->wg, a->block, w->code == IR_tma_load ? "copy" : "answer");
     }
     if (how == ISH_ASYNC_READ && sh->gop) {
       const iagent *wa = &I->agents[sh->gagent];
@@ -603,6 +606,8 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_WGMMA: interp_wgmma(I, a, op); break;
   case IRC_TCMMA: interp_tcgen05_mma(I, a, op); break;
   case IRC_TCCOMMIT: interp_tcgen05_commit(I, a, op); break;
+  case IRC_CANCEL: interp_cluster_cancel(I, a, op); break;
+  case IRC_CANCELQ: interp_cancel_query(I, a, op); break;
   case IRC_ATOMIC: do_atomic(I, a, op); break;
   case IRC_PRINT: do_print(I, a, op); break;
   case IRC_PROF: do_profile(I, a, op); break;
@@ -986,14 +991,14 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
     for (int w = 0; w < I.nagents; w++)
       I.agents[w].slots[v].data[0] = interp_const(ir_vtype(k, v)->dtype, args[I.agents[w].dev * k->params.n + i].scalar);
   }
-  /* every point of the grid (any rank), in row-major order as the GPU starts them */
-  int rank = k->opts.grid_rank;
-  for (int i = 0; i < 8; i++) I.block[i] = 0;
-  for (;;) {
+  /* every point of the grid (any rank), in row-major order as the GPU starts them, but those a
+     running cluster canceled (cluster launch control takes the next one to start) */
+  I.nclusters = 1;
+  for (int i = 0; i < k->opts.grid_rank; i++) I.nclusters *= (uint64_t)k->opts.grid[i];
+  while (I.next_cluster < I.nclusters) {
+    uint64_t lin = I.next_cluster++;
+    for (int i = k->opts.grid_rank - 1; i >= 0; i--) { I.block[i] = (int64_t)(lin % (uint64_t)k->opts.grid[i]); lin /= (uint64_t)k->opts.grid[i]; }
     run_cluster(&I);
-    int i = rank - 1;
-    while (i >= 0 && ++I.block[i] == k->opts.grid[i]) I.block[i--] = 0;
-    if (i < 0) break;
   }
 done:
   flush_prints(&I);   /* what was printed before a fault helps explain it */

@@ -207,6 +207,7 @@ static iasync new_async(const interp *I, const iagent *a, const ir_op *op, int k
 }
 
 static void run_wgmma(interp *I, const iasync *c);
+static void run_cancel(interp *I, const iasync *c);
 static void land_commits(interp *I, int blk, int bar);
 
 /* Which operations in flight a completion applies to (-1: any). */
@@ -230,6 +231,7 @@ static void complete(interp *I, const akey *k, int64_t limit) {
     if (!matches(c, k)) { i++; continue; }
     if (c->kind == IA_LOAD) run_load(I, c);
     else if (c->kind == IA_STORE) run_store(I, c);
+    else if (c->kind == IA_CANCEL) run_cancel(I, c);
     else run_wgmma(I, c);
     drop_async(I, i);
     limit--;
@@ -380,8 +382,9 @@ bool interp_barrier_wait(interp *I, iagent *a, const ir_op *op) {
   ibar *x = &I->blocks[a->block].bars[idx];
   int64_t w = a->waits[idx];
   if (x->completed <= w) {   /* copies and tensor-core commits in flight into this barrier land now */
-    akey k = { IA_LOAD, -1, a->block, idx, -1 };
+    akey k = { IA_LOAD, -1, a->block, idx, -1 }, kc = { IA_CANCEL, -1, a->block, idx, -1 };
     complete(I, &k, INT64_MAX);
+    complete(I, &kc, INT64_MAX);
     land_commits(I, a->block, idx);
   }
   if (x->completed > w + 1)
@@ -603,11 +606,78 @@ static void land_commits(interp *I, int blk, int bar) {
   }
 }
 
+/* -- Cluster launch control ----------------------------------------------------------------- */
+
+void interp_cluster_cancel(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, op);
+  const iref *res = a->slots[o[0]].ref;
+  int idx = bar_index(I, a->slots[o[1]].ref);
+  arrive(I, &I->blocks[a->block].bars[idx], op, a->block, a->wg == 0 ? 16 : 0);
+  if (a->wg != 0 || a->block % I->cblocks != 0) return;   /* the cluster's first block asks for all */
+  iasync c = new_async(I, a, op, IA_CANCEL);
+  c.smem = *res;
+  c.bar = idx;
+  if (I->next_cluster < I->nclusters) {   /* the first CTA id of the next cluster, as the launch numbers it */
+    uint64_t lin = I->next_cluster++;
+    int64_t id[3] = { 0, 0, 0 };
+    for (int i = k->opts.grid_rank - 1; i >= 0; i--) {
+      ir_grid_axis m = ir_grid_map(&k->opts, i);
+      id[m.hw] += (int64_t)(lin % (uint64_t)k->opts.grid[i]) * m.div;
+      lin /= (uint64_t)k->opts.grid[i];
+    }
+    c.answer[0] = 1;
+    for (int h = 0; h < 3; h++) c.answer[1 + h] = (uint32_t)(id[h] * (h < k->opts.cluster_rank ? k->opts.cluster[h] : 1));
+  }
+  const ir_type *t = ir_vtype(k, o[0]);
+  for (int b = a->block; b < a->block + I->cblocks; b++) {
+    c.block = b;
+    int64_t phase = I->blocks[b].bars[idx].completed + 1;
+    for (int64_t e = 0; e < ir_numel(t); e++)
+      interp_smem_load_mark(I, op, b, interp_elem(I, op, res, t->shape, e, b), dt_bytes(t->dtype), idx, phase);
+    push_async(I, &c);
+  }
+}
+
+static void run_cancel(interp *I, const iasync *c) {
+  const ir_type *t = ir_vtype(I->k, ir_opds(I->k, c->op)[0]);
+  int eb = dt_bytes(t->dtype);
+  for (int64_t e = 0; e < ir_numel(t); e++)
+    memcpy(interp_elem(I, c->op, &c->smem, t->shape, e, c->block), (const unsigned char *)c->answer + e * eb, (size_t)eb);
+  ibar *x = &I->blocks[c->block].bars[c->bar];
+  x->tx -= 16;
+  settle(x);
+}
+
+void interp_cancel_query(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  uint32_t rv = ir_opds(k, op)[0];
+  const iref *res = a->slots[rv].ref;
+  const ir_type *t = ir_vtype(k, rv);
+  uint32_t answer[4];
+  int eb = dt_bytes(t->dtype);
+  for (int64_t e = 0; e < ir_numel(t); e++) {
+    const unsigned char *q = interp_elem(I, op, res, t->shape, e, a->block);
+    interp_smem_access(I, a, op, a->block, q, eb, ISH_READ);
+    memcpy((unsigned char *)answer + e * eb, q, (size_t)eb);
+  }
+  int rank = k->opts.grid_rank;
+  for (int i = 0; i < rank; i++) {   /* as the PTX decodes it: CTA ids to cluster ids to grid indices */
+    ir_grid_axis m = ir_grid_map(&k->opts, i);
+    int64_t v = answer[1 + m.hw] / (uint32_t)(m.hw < k->opts.cluster_rank ? k->opts.cluster[m.hw] : 1) / m.div;
+    ival_of(a, op->res + (uint32_t)i)->i = m.mod ? v % m.mod : v;
+  }
+  ival_of(a, op->res + (uint32_t)rank)->i = answer[0] != 0;
+}
+
 void interp_agent_end(interp *I, iagent *a) {
   int me = (int)(a - I->agents);
   for (size_t i = 0; i < I->async.n;) {
     const iasync *c = &I->async.v[i];
-    if (c->agent != me || c->kind == IA_LOAD || c->kind == IA_TCMMA || c->kind == IA_TCCOMMIT) { i++; continue; }   /* they land later */
+    if (c->agent != me || c->kind == IA_LOAD || c->kind == IA_TCMMA || c->kind == IA_TCCOMMIT || c->kind == IA_CANCEL) {
+      i++;   /* they land when waited for */
+      continue;
+    }
     if (c->kind == IA_STORE)
       FAULT(I, c->op, "copy_smem_to_gmem was never awaited: call mgpu.wait_smem_to_gmem before the warpgroup ends "
             "(its SMEM must stay alive until the copy has read it)");

@@ -100,7 +100,7 @@ typedef struct iblock {
 } iblock;
 
 /* An asynchronous operation in flight. */
-enum { IA_LOAD, IA_STORE, IA_WGMMA, IA_TCMMA, IA_TCCOMMIT };
+enum { IA_LOAD, IA_STORE, IA_WGMMA, IA_TCMMA, IA_TCCOMMIT, IA_CANCEL };
 typedef struct iasync {
   uint8_t kind;
   int agent;                     /* the issuing agent */
@@ -118,6 +118,7 @@ typedef struct iasync {
   iref d;                        /* tcgen05_mma: the TMEM accumulator */
   bool accumulate;               /* tcgen05_mma: add to the accumulator (else overwrite it) */
   int peer;                      /* tcgen05 work of a cluster pair: the other block (block: the first), else -1 */
+  uint32_t answer[4];            /* cluster cancel: the 16 bytes landing in smem (canceled?, first CTA id x, y, z) */
 } iasync;
 
 typedef struct interp {
@@ -145,6 +146,8 @@ typedef struct interp {
   int64_t data_total, ref_total; /* elements and refs per agent */
   int64_t steps;                 /* ops evaluated so far: the profiler's clock */
   int64_t clusters_done;         /* clusters run so far (profile trace indices) */
+  uint64_t next_cluster;         /* the grid's next cluster to start (row-major; cluster launch control cancels it) */
+  uint64_t nclusters;            /* clusters in the grid */
   int64_t work, work_limit;      /* interp_set_work_limit: done so far, the limit (0 = none) */
   int64_t timeout_ms;            /* interp_set_timeout: 0 = none */
   double deadline_ms;            /* time_ms() at which the run stops */
@@ -207,6 +210,12 @@ void interp_wgmma(interp *I, iagent *a, const ir_op *op);
 ** barrier. */
 void interp_tcgen05_mma(interp *I, iagent *a, const ir_op *op);
 void interp_tcgen05_commit(interp *I, iagent *a, const ir_op *op);
+/* cluster_cancel: the arrivals, and from the cluster's first block the
+** request, which takes the grid's next cluster (they start one at a time,
+** in row-major order) and lands when a warpgroup waits; cancel_query
+** decodes the answer. */
+void interp_cluster_cancel(interp *I, iagent *a, const ir_op *op);
+void interp_cancel_query(interp *I, iagent *a, const ir_op *op);
 /* Finish this agent's wgmma groups until at most n are in flight. */
 void interp_wgmma_wait(interp *I, iagent *a, int64_t n);
 /* An agent ends: its SMEM->GMEM copies must have been awaited. */

@@ -93,6 +93,8 @@
   _(tmem_commit, SYNC, M)        /* () this warpgroup's TMEM stores are done (tcgen05.wait::st) */ \
   _(tcgen05_mma, TCMMA, M)       /* (acc TMEM ref, a: SMEM or TMEM ref, b: SMEM ref[, accumulate pred]) ints=accumulate (0, 1, 2: the pred), collective: acc = a @ b (+ acc), asynchronously, issued by one thread */ \
   _(tcgen05_commit, TCCOMMIT, M) /* (barrier) ints=collective: one arrival when this warpgroup's tcgen05_mmas so far are done (on the pair's barriers when collective) */ \
+  _(cluster_cancel, CANCEL, M)   /* (result SMEM ref of 16 bytes, barrier): every warpgroup arrives (warpgroup 0 expecting 16 bytes); the cluster's first block asks to cancel a cluster not yet started, whose answer lands in every block's result */ \
+  _(cancel_query, CANCELQ, M)    /* (result SMEM ref) -> i32 grid index per axis, pred: the canceled cluster's place in the grid, and whether one was */ \
   /* multiple devices */ \
   _(remote, REMOTE, P)           /* (GMEM ref, device i32, peer table i64[3+n]) -> the same ref on that device (symmetric arrays) */ \
   _(multimem_store, MMSTORE, M)  /* (GMEM ref, value, peer table) the value into the ref on every device (multimem.st) */ \
@@ -120,7 +122,7 @@ typedef enum ir_opclass {
   IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_BCASTDIM, IRC_RESHAPE, IRC_IOTA, IRC_LAYOUTCAST, IRC_REDUCE,
   IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_VIEWRESHAPE, IRC_ALLOC, IRC_CLUSTERIDX,
   IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC, IRC_PRINT, IRC_PROF, IRC_REMOTE, IRC_SEMWAIT, IRC_MMSTORE, IRC_MMLOAD,
-  IRC_TMEMALLOC, IRC_TMEMLOAD, IRC_TMEMSTORE, IRC_TCMMA, IRC_TCCOMMIT,
+  IRC_TMEMALLOC, IRC_TMEMLOAD, IRC_TMEMSTORE, IRC_TCMMA, IRC_TCCOMMIT, IRC_CANCEL, IRC_CANCELQ,
   IRC_FOR, IRC_IF, IRC_WHILE, IRC_SCOPED, IRC_YIELD
 } ir_opclass;
 

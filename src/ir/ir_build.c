@@ -828,6 +828,17 @@ static mgpu_status tcmma_check(ir_builder *b, const uint32_t *opds, uint32_t nop
   return cta_group_check(b, op, pair ? 2 : 1);
 }
 
+/* Operand i is the 16-byte SMEM ref a cluster-cancel answer lands in. */
+static mgpu_status want_cancel_result(ir_builder *b, const char *op, const uint32_t *opds, int i) {
+  mgpu_status s = want_space(b, op, opds, i, MGPU_SPACE_SMEM, "an SMEM ref of 16 bytes (mgpu.TryClusterCancelResult)");
+  if (s) return s;
+  const ir_type *t = ir_vtype(b->k, opds[i]);
+  char x[96];
+  if (ir_numel(t) * dt_bytes(t->dtype) != 16)
+    return failf(b, "%s: the result must be 16 bytes of SMEM (mgpu.TryClusterCancelResult(n):at(i)), not %s", op, TS(t, x));
+  return MGPU_OK;
+}
+
 /* wgmma (acc, a, b): acc (M, N) += a (M, K) @ b (K, N). */
 static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
   const char *op = "wgmma";
@@ -880,6 +891,8 @@ static const char *tmem_op_name(int code) {
   case IR_tmem_wait_load: return "wait_load_tmem";
   case IR_tcgen05_mma: return "tcgen05_mma";
   case IR_tcgen05_commit: return "tcgen05_commit_arrive";
+  case IR_cluster_cancel: return "try_cluster_cancel";
+  case IR_cancel_query: return "query_cluster_cancel";
   default: return "commit_tmem";
   }
 }
@@ -894,9 +907,9 @@ static mgpu_status target_check(ir_builder *b, int code) {
   case IR_wgmma_wait: what = "wgmma_wait"; break;
   case IR_acc_alloc: what = "ACC (a wgmma accumulator)"; break;
   case IR_tmem_alloc: case IR_tmem_load: case IR_tmem_store: case IR_tmem_wait_load: case IR_tmem_commit:
-  case IR_tcgen05_mma: case IR_tcgen05_commit:
+  case IR_tcgen05_mma: case IR_tcgen05_commit: case IR_cluster_cancel: case IR_cancel_query:
     if (!hopper) return MGPU_OK;
-    return failf(b, "%s is Blackwell-only (sm_100a tensor memory and tcgen05) but this kernel's target is sm_90a: compile for sm_100a "
+    return failf(b, "%s is Blackwell-only (sm_100a tensor memory, tcgen05 and cluster launch control) but this kernel's target is sm_90a: compile for sm_100a "
                  "(mgpu.configure{ target = \"sm_100a\" }, MGPU_TARGET or --target); on Hopper use mgpu.ACC or mgpu.SMEM",
                  tmem_op_name(code));
   default: return MGPU_OK;
@@ -941,7 +954,7 @@ static mgpu_status single_warp_check(ir_builder *b, int code, const uint32_t *op
   case IR_wgmma: case IR_wgmma_wait: case IR_acc_alloc: case IR_set_max_registers:
     why = "a warpgroup instruction"; break;
   case IR_commit_smem: case IR_wait_group: case IR_barrier_arrive: case IR_atomic: case IR_sem_wait:
-  case IR_tmem_wait_load: case IR_tmem_commit:
+  case IR_tmem_wait_load: case IR_tmem_commit: case IR_cluster_cancel:
     why = "a warpgroup barrier in its lowering"; break;
   case IR_smem_alloc: case IR_barrier_alloc: case IR_profile: case IR_tmem_alloc:
     why = "an allocation for the whole warpgroup"; break;
@@ -1262,6 +1275,22 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   case IRC_TCMMA:
     if ((s = tcmma_check(b, opds, nopd, ints, nints))) return s;
     nrt = 0;
+    break;
+  case IRC_CANCEL:
+    if ((s = want_count(b, "try_cluster_cancel", nopd, 2, 2))) return s;
+    if ((s = want_cancel_result(b, "try_cluster_cancel", opds, 0))) return s;
+    if ((s = want_barrier(b, "try_cluster_cancel", opds, 1))) return s;
+    nrt = 0;
+    break;
+  case IRC_CANCELQ:
+    if ((s = want_count(b, "query_cluster_cancel", nopd, 1, 1))) return s;
+    if ((s = want_cancel_result(b, "query_cluster_cancel", opds, 0))) return s;
+    nrt = (uint32_t)k->opts.grid_rank + 1;
+    for (uint32_t r = 0; r < nrt; r++) {
+      memset(&rt[r], 0, sizeof rt[r]);
+      rt[r].kind = MGPU_VALUE_SCALAR;
+      rt[r].dtype = r + 1 < nrt ? MGPU_I32 : MGPU_PRED;
+    }
     break;
   case IRC_TCCOMMIT:
     if ((s = want_count(b, "tcgen05_commit_arrive", nopd, 1, 1))) return s;

@@ -288,6 +288,10 @@ preg pe_tmem_addr(pe *e, uint32_t refv);
 /* tmem_load and tmem_store. */
 void ptx_tmem_access(pe *e, const ir_op *op);
 
+/* ptx_cancel.c: cluster launch control (try_cluster_cancel, query_cluster_cancel) */
+void ptx_cluster_cancel(pe *e, const ir_op *op);
+void ptx_cancel_query(pe *e, const ir_op *op);
+
 /* ptx_tcgen05.c: tcgen05.mma and tcgen05.commit */
 void ptx_tcgen05_mma(pe *e, const ir_op *op);
 void ptx_tcgen05_commit(pe *e, const ir_op *op);

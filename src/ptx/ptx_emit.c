@@ -437,6 +437,11 @@ static void emit_region(pe *e, uint32_t i, uint32_t end) {
     case IRC_TMEMSTORE: ptx_tmem_access(e, op); break;
     case IRC_TCMMA: ptx_tcgen05_mma(e, op); break;
     case IRC_TCCOMMIT: ptx_tcgen05_commit(e, op); break;
+    case IRC_CANCEL: ptx_cluster_cancel(e, op); break;
+    case IRC_CANCELQ:
+      for (uint32_t r = 0; r < op->nres; r++) define(e, op->res + r);
+      ptx_cancel_query(e, op);
+      break;
     case IRC_BARRIER: ptx_barrier_op(e, op); break;
     case IRC_TMALOAD: case IRC_TMASTORE: ptx_tma(e, op); break;
     case IRC_SYNC: ptx_sync_op(e, op); break;
