@@ -120,6 +120,44 @@ describe("tcgen05_mma", function()
     assert.matches("tcgen05%.commit%.cta_group::2%.mbarrier::arrive::one%.shared::cluster%.multicast::cluster%.b64 %[%%r%d+%], %%h%d+;", ptx)
   end)
 
+  it("feeds a 2-CTA MMA with TMA copies partitioned over the pair, counted by the first block's barrier", function()
+    local N, K = 256, 128
+    local k = mgpu.kernel{ out_shape = mgpu.shape({ 256, N }, "f32"), grid = { 1 }, cluster = { 2 }, cluster_names = { "x" },
+      scratch_shapes = { mgpu.SMEM({ 2, 128, 64 }, "bf16", xf("bf16")), mgpu.SMEM({ 2, 64, N / 2 }, "bf16", xf("bf16")),
+                         mgpu.TMEM({ 128, N }, "f32", { collective = true }), mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
+                         mgpu.Barrier{ orders_tensor_core = true } },
+      body = function(a, b, c, as, bs, t, loaded, done)
+        local x = mgpu.axis_index("x")
+        for kk = 0, 1 do
+          local split = function(d) return { collective_axes = "x", leader_tracked = mgpu.CopyPartition.PARTITIONED(d) } end
+          mgpu.copy_gmem_to_smem(a:at(mgpu.all, mgpu.ds(kk * 64, 64)), as:at(kk), loaded:at(kk), split(0))
+          mgpu.copy_gmem_to_smem(b:at(mgpu.ds(kk * 64, 64), mgpu.all), bs:at(kk), loaded:at(kk), split(1))
+        end
+        mgpu.when(mgpu.eq(x, 0), function()
+          for kk = 0, 1 do
+            mgpu.barrier_wait(loaded:at(kk))
+            mgpu.tcgen05_mma(t, as:at(kk), bs:at(kk), { accumulate = kk > 0, collective_axis = "x" })
+          end
+          mgpu.tcgen05_commit_arrive(done, { collective_axis = "x" })
+        end)
+        mgpu.barrier_wait(done)
+        c:at(mgpu.ds(x * 128, 128), mgpu.all):store(mgpu.async_load_tmem(t))
+      end }
+    local a, b = mgpu.random.uniform({ 256, K }, "bf16", 7, -2, 2), mgpu.random.uniform({ K, N }, "bf16", 8, -2, 2)
+    assert.is_true(relerr(k(a, b):to_table(), a:to_table(), b:to_table(), 256, N, K, false) < 1e-6)
+    local ptx = k:lower(a, b).ptx
+    assert.matches("mapa%.shared::cluster%.u32 %%r%d+, %%r%d+, %%r%d+;\n\t@%%p%d+ cp%.async%.bulk%.tensor%.%dd%.cta_group::2%." ..
+                   "shared::cluster%.global%.mbarrier::complete_tx::bytes", ptx)
+    assert.matches("mbarrier%.arrive%.expect_tx%.shared::cta%.b64 _, %[%%r%d+%], 32768;", ptx)   -- both halves of A: 2 x 128 x 64 x 2
+    local bad = mgpu.kernel{ out_shape = mgpu.shape({ 128 }, "f32"), cluster = { 2 }, cluster_names = { "x" },
+      scratch_shapes = { mgpu.SMEM({ 128, 64 }, "bf16", xf("bf16")), mgpu.Barrier{} },
+      body = function(a, o, as, bar)
+        mgpu.copy_gmem_to_smem(a, as, bar, { collective_axes = "x", leader_tracked = mgpu.CopyPartition.PARTITIONED(0) })
+      end }
+    assert.matches("tcgen05_spec.lua:%d+: copy_gmem_to_smem: partitioned along dim 0, the GMEM view &gmem bf16%[128,64%] must be " ..
+                   "twice the SMEM ref", err_of(function() bad:lower(mgpu.shape({ 128, 64 }, "bf16")) end))
+  end)
+
   it("names the shape, dtype, pairing and barrier rules at the script line", function()
     local function e(...) return err_of(function(...) mm(...):lower(mgpu.shape({ 128, 64 }, "bf16"), mgpu.shape({ 64, 64 }, "bf16")) end, ...) end
     assert.matches("tcgen05_spec.lua:%d+: tcgen05_mma: N = 200 is not an MMA shape for M = 128: N must be a multiple of 16 up to 512",

@@ -160,6 +160,33 @@ describe("TMEM", function()
                    "of block 0%) may still be reading", e)
   end)
 
+  it("faults on a store that no barrier orders after another warpgroup's wait_load_tmem, and on reading garbage", function()
+    local k = mgpu.kernel{ out_shape = mgpu.shape({ 128, 32 }, "f32"), num_threads = 2, thread_name = "wg",
+      scratch_shapes = { mgpu.TMEM({ 128, 32 }, "f32"), mgpu.Barrier{ num_barriers = 2 } },
+      body = function(x, o, t, bar)
+        local wg = mgpu.axis_index("wg")
+        mgpu.when(mgpu.eq(wg, 0), function()
+          mgpu.async_store_tmem(t, x:load())
+          mgpu.commit_tmem()
+          mgpu.barrier_arrive(bar:at(0))
+          mgpu.barrier_wait(bar:at(1))
+          mgpu.async_store_tmem(t, x:load())
+        end)
+        mgpu.when(mgpu.eq(wg, 1), function()
+          mgpu.barrier_wait(bar:at(0))
+          o:store(mgpu.async_load_tmem(t))
+          mgpu.barrier_arrive(bar:at(1))             -- before its wait_load_tmem: the wait is ordered before nothing
+          mgpu.wait_load_tmem()
+        end)
+      end }
+    assert.matches("async_store_tmem overwrites TMEM that the async_load_tmem at [^ ]*tmem_spec.lua:%d+ %(warpgroup 1 of block 0%) " ..
+                   "reads, but no barrier orders that warpgroup's wait_load_tmem before this write",
+                   err_of(function() k(mgpu.random.normal({ 128, 32 }, "f32")) end))
+    local garbage = mgpu.kernel{ out_shape = mgpu.shape({ 128, 32 }, "f32"), scratch_shapes = { mgpu.TMEM({ 128, 32 }, "f32") },
+      body = function(o, t) o:store(mgpu.async_load_tmem(t)) end }
+    assert.matches("tmem_spec.lua:%d+: async_load_tmem reads TMEM that no tcgen05_mma or async_store_tmem has written", err_of(garbage))
+  end)
+
   it("lowers to one allocation, tcgen05.ld / tcgen05.st in the layout's shape, the waits, and the free", function()
     local ptx = round_trip("f32", 64, mgpu.Layout.TCGEN05, 32):lower(mgpu.shape({ 128, 64 }, "f32"), 0).ptx
     assert.matches("%.version 8%.6\n%.target sm_100a", ptx)

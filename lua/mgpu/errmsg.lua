@@ -214,6 +214,7 @@ return {
   COPY_OOB = "%s: oob must be \"zeros\", \"undefined\" or \"promise_in_bounds\", got %s",
   COPY_NO_BARRIER = "%s: a barrier is required (the copy arrives on it)",
   COPY_REDUCTION = "%s: unknown reduction_op '%s'",
+  COPY_LEADER_TRACKED = "%s: leader_tracked must be mgpu.CopyPartition.PARTITIONED(dim), got %s",
 
   -- -- wgmma: accumulators, operands, registers ---------------------------------------------------
   ACC_SHAPE = "ACC: the shape must be {M, N}",

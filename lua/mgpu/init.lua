@@ -58,6 +58,7 @@ local mgpu = {
   barrier_wait = barrier.barrier_wait,
   copy_gmem_to_smem = copy.copy_gmem_to_smem, copy_smem_to_gmem = copy.copy_smem_to_gmem, commit_smem = copy.commit_smem,
   commit_smem_to_gmem_group = copy.commit_smem_to_gmem_group, wait_smem_to_gmem = copy.wait_smem_to_gmem,
+  CopyPartition = copy.CopyPartition,
   ACC = wgmma.ACC, WGMMAAccumulatorRef = wgmma.ACC, wgmma = wgmma.wgmma, wgmma_wait = wgmma.wgmma_wait, set_max_registers = wgmma.set_max_registers,
   -- Blackwell: tensor memory, tcgen05, cluster launch control
   TMEM = tcgen05.TMEM, async_load_tmem = tcgen05.async_load_tmem, async_store_tmem = tcgen05.async_store_tmem,

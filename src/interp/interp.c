@@ -93,7 +93,7 @@ void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, co
       sh->gagent = (uint16_t)me;
       continue;
     }
-    if (sh->lop && (blk != a->block || a->waits[sh->lbar] < (int64_t)sh->lphase)) {
+    if (sh->lop && (sh->lblk != a->block || a->waits[sh->lbar] < (int64_t)sh->lphase)) {
       const ir_op *w = &k->ops.v[sh->lop - 1];
       FAULT(I, op, "%s reads SMEM that the %s at %s is still writing: warpgroup %d of block %d has not waited for the "
             "barrier completion that %s signals (barrier_wait before reading)",
@@ -111,11 +111,13 @@ void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, co
   }
 }
 
-void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned char *q, int bytes, int bar, int64_t phase) {
+void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned char *q, int bytes, int bar_blk, int bar,
+                           int64_t phase) {
   ishadow *sh = I->blocks[blk].shadow + (q - I->blocks[blk].smem);
   for (int i = 0; i < bytes; i++, sh++) {
     sh->gop = 0;   /* the copy's data replaces the register writes */
     sh->lop = (uint32_t)(op - I->k->ops.v) + 1;
+    sh->lblk = (uint16_t)bar_blk;
     sh->lbar = (uint16_t)bar;
     sh->lphase = (uint32_t)phase;
   }
@@ -618,8 +620,8 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
     else if (op->code == IR_commit_smem) a->epoch++;
     else if (op->code == IR_wait_group) interp_wait_group(I, a, at[0]);
     else if (op->code == IR_wgmma_wait) interp_wgmma_wait(I, a, at[0]);
-    else if (op->code == IR_tmem_wait_load) a->tmem_ld_epoch++;
-    else if (op->code == IR_tmem_commit) a->tmem_st_epoch++;
+    else if (op->code == IR_tmem_wait_load) { interp_tmem_sync(I, a, true); a->tmem_ld_epoch++; }
+    else if (op->code == IR_tmem_commit) { interp_tmem_sync(I, a, false); a->tmem_st_epoch++; }
     break;   /* set_max_registers: nothing to model */
   default: mgpu_unreachable();
   }
@@ -786,6 +788,16 @@ static void alloc_agents(interp *I) {
   I->nagents = nthreads * I->nblocks;
   I->agents = mem_calloc(al, sizeof(iagent) * (size_t)I->nagents);
   if (!I->agents) diag_throw(I->d, ERR_NOMEM, "");
+  /* vector clocks: one per agent, two per barrier of every block */
+  size_t nclocks = (size_t)I->nagents * ((size_t)I->nagents + 2 * (size_t)I->nblocks * (size_t)(I->nbars + 1));
+  I->clocks = mem_calloc(al, sizeof(uint32_t) * nclocks);
+  if (!I->clocks) diag_throw(I->d, ERR_NOMEM, "");
+  uint32_t *clk = I->clocks + (size_t)I->nagents * (size_t)I->nagents;
+  for (int b = 0; b < I->nblocks; b++)
+    for (int j = 0; j <= I->nbars; j++, clk += 2 * I->nagents) {
+      I->blocks[b].bars[j].clock = clk;
+      I->blocks[b].bars[j].done_clock = clk + I->nagents;
+    }
   int64_t total = 0, refs = 0;
   for (uint32_t v = 1; v < k->vals.n; v++) {
     int64_t m = data_of(k, v);
@@ -807,6 +819,7 @@ static void alloc_agents(interp *I) {
     ival *data = a->data_block = total ? mem_calloc(al, sizeof(ival) * (size_t)total) : NULL;
     iref *rs = a->ref_block = refs ? mem_calloc(al, sizeof(iref) * (size_t)refs) : NULL;
     a->waits = mem_calloc(al, sizeof(int64_t) * (size_t)(I->nbars + 1));
+    a->clock = I->clocks + (size_t)w * (size_t)I->nagents;
     sb_init(&a->out, al);
     if (!a->slots || (total && !data) || (refs && !rs) || !a->waits) diag_throw(I->d, ERR_NOMEM, "");
     for (uint32_t v = 1; v < k->vals.n; v++) {
@@ -885,8 +898,12 @@ static void free_all(interp *I) {
     mem_free(al, a->slots, sizeof(islot) * k->vals.n);
     mem_free(al, a->waits, sizeof(int64_t) * (size_t)(I->nbars + 1));
     vec_free(al, &a->stack);
+    vec_free(al, &a->ld_clock);
+    vec_free(al, &a->st_clock);
     sb_free(&a->out);
   }
+  if (I->clocks)
+    mem_free(al, I->clocks, sizeof(uint32_t) * (size_t)I->nagents * ((size_t)I->nagents + 2 * (size_t)I->nblocks * (size_t)(I->nbars + 1)));
   mem_free(al, I->agents, sizeof(iagent) * (size_t)I->nagents);
   mem_free(al, I->scratch, sizeof(ival) * (size_t)I->scratch_n);
   for (int b = 0; I->blocks && b < I->nblocks; b++) {
@@ -932,6 +949,8 @@ static void run_cluster(interp *I) {
   for (int w = 0; w < I->nagents; w++) {
     iagent *a = &I->agents[w];
     a->pc = 0; a->done = false; a->stack.n = 0; a->group = 0; a->epoch = 0; a->tmem_ld_epoch = 0; a->tmem_st_epoch = 0;
+    a->ld_clock.n = a->st_clock.n = 0;
+    memset(a->clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
     memset(a->waits, 0, sizeof(int64_t) * (size_t)(I->nbars + 1));
   }
   for (;;) {

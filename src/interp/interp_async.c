@@ -75,15 +75,19 @@ void interp_barriers_init(interp *I) {
         x->tx = 0;
         x->completed = 0;
         x->last = NULL;
+        memset(x->clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
+        memset(x->done_clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
       }
     }
   }
 }
 
-static void settle(ibar *x) {
+static void settle(interp *I, ibar *x) {
   if (x->missing <= 0 && x->tx == 0) {
     x->completed++;
     x->missing += x->count;
+    memcpy(x->done_clock, x->clock, sizeof(uint32_t) * (size_t)I->nagents);
+    memset(x->clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
   }
 }
 
@@ -91,7 +95,7 @@ static void settle(ibar *x) {
 ** (a TMA copy's expect_tx) first.  A phase that has all its
 ** arrivals but still waits for bytes cannot take another: on the GPU its
 ** pending count goes negative and the phases no longer mean anything. */
-static void arrive(interp *I, ibar *x, const ir_op *op, int blk, int64_t bytes) {
+static void arrive(interp *I, iagent *a, ibar *x, const ir_op *op, int blk, int64_t bytes) {
   if (x->missing <= 0)
     FAULT(I, op, "%s: a barrier of block %d that expects %d arrival%s per phase already has %s (the last from %s) while "
           "its phase still waits for %lld bytes: this arrival is one too many (raise num_arrivals, or wait before "
@@ -100,7 +104,9 @@ static void arrive(interp *I, ibar *x, const ir_op *op, int blk, int64_t bytes) 
   x->tx += bytes;
   x->missing--;
   x->last = op;
-  settle(x);
+  if (a)   /* the arrival carries the agent's clock (ticked: its events before it) */
+    for (int i = 0; i < I->nagents; i++) if (a->clock[i] > x->clock[i]) x->clock[i] = a->clock[i];
+  settle(I, x);
 }
 
 void interp_barrier_arrive(interp *I, iagent *a, const ir_op *op) {
@@ -110,7 +116,8 @@ void interp_barrier_arrive(interp *I, iagent *a, const ir_op *op) {
   int group[8], n = 1;
   group[0] = a->block;
   if (mask) n = group_of(I, a->block, mask, false, group);
-  for (int i = 0; i < n; i++) arrive(I, &I->blocks[group[i]].bars[idx], op, group[i], 0);
+  a->clock[a - I->agents]++;
+  for (int i = 0; i < n; i++) arrive(I, a, &I->blocks[group[i]].bars[idx], op, group[i], 0);
 }
 
 /* -- Copies ---------------------------------------------------------------------------- */
@@ -139,9 +146,9 @@ static void run_load(interp *I, const iasync *c) {
     else memset(dst, 0, (size_t)bytes);   /* out of bounds: zeros */
     moved += bytes;
   }
-  ibar *x = &I->blocks[c->block].bars[c->bar];
+  ibar *x = &I->blocks[c->bar_block].bars[c->bar];
   x->tx -= moved;
-  settle(x);
+  settle(I, x);
 }
 
 /* Combine one element of an SMEM->GMEM copy into dst. */
@@ -201,7 +208,7 @@ static iasync new_async(const interp *I, const iagent *a, const ir_op *op, int k
   c.kind = (uint8_t)kind;
   c.agent = (int)(a - I->agents);
   c.op = op;
-  c.block = a->block;
+  c.block = c.bar_block = a->block;
   c.part_dim = -1;
   return c;
 }
@@ -210,11 +217,12 @@ static void run_wgmma(interp *I, const iasync *c);
 static void run_cancel(interp *I, const iasync *c);
 static void land_commits(interp *I, int blk, int bar);
 
-/* Which operations in flight a completion applies to (-1: any). */
+/* Which operations in flight a completion applies to (-1: any); block is
+** the block of the barrier they complete (that of the record otherwise). */
 typedef struct akey { int kind, agent, block, bar; int64_t group; } akey;
 
 static bool matches(const iasync *c, const akey *k) {
-  return c->kind == k->kind && (k->agent < 0 || c->agent == k->agent) && (k->block < 0 || c->block == k->block) &&
+  return c->kind == k->kind && (k->agent < 0 || c->agent == k->agent) && (k->block < 0 || c->bar_block == k->block) &&
          (k->bar < 0 || c->bar == k->bar) && (k->group < 0 || c->group == k->group);
 }
 
@@ -255,6 +263,8 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
   c.gmem = *a->slots[o[0]].ref;
   c.smem = *a->slots[o[1]].ref;
   c.bar = idx;
+  int pdim = op->niat > 3 ? (int)at[3] - 1 : -1, rank0 = I->blocks[a->block].cidx[0];
+  if (pdim >= 0) c.gmem.off[c.gmem.dim[pdim]] += rank0 * t->shape[pdim];   /* the pair's second block: the second half */
   if (op->niat > 2 && at[2] == 2) {   /* oob = "promise_in_bounds": the program promised; check it */
     const iparam *p = interp_param(I, &c.gmem);
     for (int i = 0; i < c.gmem.rank; i++) {
@@ -273,6 +283,16 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
   }
   int group[8], n = 1, q = 0;
   group[0] = a->block;
+  if (pdim >= 0) {   /* partitioned over the cluster pair: this block's half, counted by the pair's first block */
+    c.bar_block = rank0 ? pair_of(I, a->block) : a->block;
+    if (!rank0) arrive(I, a, &I->blocks[a->block].bars[idx], op, a->block, 2 * bytes);
+    int64_t phase = I->blocks[c.bar_block].bars[idx].completed + 1;
+    for (int64_t e = 0; e < ir_numel(t); e++)
+      interp_smem_load_mark(I, op, a->block, interp_elem(I, op, &c.smem, t->shape, e, a->block), dt_bytes(t->dtype),
+                            c.bar_block, idx, phase);
+    push_async(I, &c);
+    return;
+  }
   if (at[0]) {
     n = group_of(I, a->block, at[0], true, group);
     for (int i = 0; i < n; i++) if (group[i] == a->block) q = i;
@@ -284,16 +304,16 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
     c.part_hi = t->shape[pd] / n * (q + 1);
   }
   ibar *own = &I->blocks[a->block].bars[idx];
-  arrive(I, own, op, a->block, bytes);   /* expect_tx with the whole tile, then the arrival */
+  arrive(I, a, own, op, a->block, bytes);   /* expect_tx with the whole tile, then the arrival */
   int64_t numel = ir_numel(t);
   int eb = dt_bytes(t->dtype);
   for (int i = 0; i < n; i++) {
-    c.block = group[i];
+    c.block = c.bar_block = group[i];
     /* the bytes are in flight until a reader has waited for the completion they land with */
     int64_t phase = I->blocks[c.block].bars[idx].completed + 1;
     for (int64_t e = 0; e < numel; e++) {
       if (!in_part(t, c.part_dim, c.part_lo, c.part_hi, e)) continue;
-      interp_smem_load_mark(I, op, c.block, interp_elem(I, op, &c.smem, t->shape, e, c.block), eb, idx, phase);
+      interp_smem_load_mark(I, op, c.block, interp_elem(I, op, &c.smem, t->shape, e, c.block), eb, c.block, idx, phase);
     }
     push_async(I, &c);
   }
@@ -393,6 +413,7 @@ bool interp_barrier_wait(interp *I, iagent *a, const ir_op *op) {
           "arrives on)", (long long)w, (long long)w + 1, a->wg);
   if (x->completed <= w) return false;
   a->waits[idx]++;
+  for (int i = 0; i < I->nagents; i++) if (x->done_clock[i] > a->clock[i]) a->clock[i] = x->done_clock[i];
   return true;
 }
 
@@ -512,6 +533,7 @@ void interp_tcgen05_mma(interp *I, iagent *a, const ir_op *op) {
   c.b = *a->slots[o[2]].ref;
   c.accumulate = at[0] == 2 ? ival_of(a, o[3])->i != 0 : at[0] == 1;
   c.peer = at[1] ? pair_of(I, a->block) : -1;
+  c.seq = ++I->mma_seq;
   const ir_type *dt = ir_vtype(k, o[0]), *t_a = ir_vtype(k, o[1]);
   int blk[2], nb = tc_blocks(&c, blk);
   uint32_t id = (uint32_t)(op - k->ops.v) + 1;
@@ -529,6 +551,8 @@ void interp_tcgen05_mma(interp *I, iagent *a, const ir_op *op) {
       interp_tmem_elem(I, &c.d, dt->shape, e, blk[q], &sh);
       interp_tmem_write_check(I, a, op, sh, false);
       sh->mma = id;
+      sh->mma_seq = c.seq;
+      sh->written = true;
     }
   }
   push_async(I, &c);
@@ -551,7 +575,6 @@ static void run_tcmma(interp *I, const iasync *c) {
     for (int64_t kk = 0; kk < K; kk++)
       for (int64_t j = 0; j < Nb; j++)
         B[kk * N + q * Nb + j] = mma_in(t_b->dtype, interp_elem(I, c->op, &c->b, t_b->shape, kk * Nb + j, blk[q]));
-  uint32_t id = (uint32_t)(c->op - k->ops.v) + 1;
   for (int q = 0; q < nb; q++) {
     for (int64_t e = 0; e < M * K; e++)
       A[e] = mma_in(t_a->dtype, t_a->space == MGPU_SPACE_TMEM ? interp_tmem_elem(I, &c->a, t_a->shape, e, blk[q], NULL)
@@ -562,7 +585,7 @@ static void run_tcmma(interp *I, const iasync *c) {
         for (int64_t kk = 0; kk < K; kk++) sum += A[i * K + kk] * B[kk * N + j];
         itshadow *sh;
         unsigned char *d = interp_tmem_elem(I, &c->d, dt->shape, i * N + j, blk[q], &sh);
-        if (sh->mma == id) sh->mma = 0;
+        if (sh->mma_seq == c->seq) sh->mma = 0;
         if (dt->dtype == MGPU_I32) {   /* s32 wraps */
           int64_t old = c->accumulate ? dt_load_int(MGPU_I32, d) : 0;
           dt_store_int(MGPU_I32, d, (int32_t)(uint32_t)(uint64_t)(old + (int64_t)sum));
@@ -602,7 +625,7 @@ static void land_commits(interp *I, int blk, int bar) {
     iasync c = I->async.v[i];
     drop_async(I, i);
     int b[2], n = tc_blocks(&c, b);
-    for (int q = 0; q < n; q++) arrive(I, &I->blocks[b[q]].bars[c.bar], c.op, b[q], 0);
+    for (int q = 0; q < n; q++) arrive(I, NULL, &I->blocks[b[q]].bars[c.bar], c.op, b[q], 0);
   }
 }
 
@@ -613,7 +636,8 @@ void interp_cluster_cancel(interp *I, iagent *a, const ir_op *op) {
   const uint32_t *o = ir_opds(k, op);
   const iref *res = a->slots[o[0]].ref;
   int idx = bar_index(I, a->slots[o[1]].ref);
-  arrive(I, &I->blocks[a->block].bars[idx], op, a->block, a->wg == 0 ? 16 : 0);
+  a->clock[a - I->agents]++;
+  arrive(I, a, &I->blocks[a->block].bars[idx], op, a->block, a->wg == 0 ? 16 : 0);
   if (a->wg != 0 || a->block % I->cblocks != 0) return;   /* the cluster's first block asks for all */
   iasync c = new_async(I, a, op, IA_CANCEL);
   c.smem = *res;
@@ -631,10 +655,10 @@ void interp_cluster_cancel(interp *I, iagent *a, const ir_op *op) {
   }
   const ir_type *t = ir_vtype(k, o[0]);
   for (int b = a->block; b < a->block + I->cblocks; b++) {
-    c.block = b;
+    c.block = c.bar_block = b;
     int64_t phase = I->blocks[b].bars[idx].completed + 1;
     for (int64_t e = 0; e < ir_numel(t); e++)
-      interp_smem_load_mark(I, op, b, interp_elem(I, op, res, t->shape, e, b), dt_bytes(t->dtype), idx, phase);
+      interp_smem_load_mark(I, op, b, interp_elem(I, op, res, t->shape, e, b), dt_bytes(t->dtype), b, idx, phase);
     push_async(I, &c);
   }
 }
@@ -644,9 +668,9 @@ static void run_cancel(interp *I, const iasync *c) {
   int eb = dt_bytes(t->dtype);
   for (int64_t e = 0; e < ir_numel(t); e++)
     memcpy(interp_elem(I, c->op, &c->smem, t->shape, e, c->block), (const unsigned char *)c->answer + e * eb, (size_t)eb);
-  ibar *x = &I->blocks[c->block].bars[c->bar];
+  ibar *x = &I->blocks[c->bar_block].bars[c->bar];
   x->tx -= 16;
-  settle(x);
+  settle(I, x);
 }
 
 void interp_cancel_query(interp *I, iagent *a, const ir_op *op) {

@@ -34,6 +34,8 @@ typedef struct iframe {
   int64_t iv, hi, step;          /* loops */
 } iframe;
 
+typedef VEC(uint32_t) iclocks;
+
 typedef struct iagent {
   uint32_t pc;
   int wg;                        /* warpgroup index in the block */
@@ -49,6 +51,9 @@ typedef struct iagent {
   uint32_t epoch;                /* commit_smem calls so far (generic SMEM writes of an older epoch are committed) */
   uint32_t tmem_ld_epoch;        /* wait_load_tmem calls so far (TMEM loads of an older epoch have read) */
   uint32_t tmem_st_epoch;        /* commit_tmem calls so far (TMEM stores of an older epoch are visible) */
+  uint32_t *clock;               /* vector clock, per agent: the last event of each this agent has synchronised with (its own: arrivals made) */
+  iclocks ld_clock;              /* its own clock at each wait_load_tmem (by tmem_ld_epoch) */
+  iclocks st_clock;              /* its own clock at each commit_tmem (by tmem_st_epoch) */
   strbuf out;                    /* debug_print lines, written out in agent order when its cluster ends */
 } iagent;
 
@@ -67,6 +72,7 @@ typedef struct ibar {
   int64_t tx;                    /* bytes the current phase still expects */
   int64_t completed;             /* phases completed */
   const ir_op *last;             /* the current phase's latest arrival */
+  uint32_t *clock, *done_clock;  /* per agent: the vector clocks the current phase's arrivals carry, and the last completed phase's */
 } ibar;
 
 /* What the race checks know of one SMEM byte: its latest generic
@@ -76,7 +82,8 @@ typedef struct ishadow {
   uint32_t gop;                  /* generic write: op index + 1, or 0 */
   uint32_t gepoch;               /* the writer's epoch at the write */
   uint16_t gagent;               /* the writing agent */
-  uint16_t lbar;                 /* TMA load: barrier index in the block */
+  uint16_t lbar;                 /* TMA load: barrier index in its block */
+  uint16_t lblk;                 /* TMA load: the block whose barrier lands it */
   uint32_t lop;                  /* TMA load: op index + 1, or 0 */
   uint32_t lphase;               /* the barrier completion (1-based) that lands it */
 } ishadow;
@@ -85,9 +92,11 @@ typedef struct ishadow {
 ** as their index + 1, 0 = none. */
 typedef struct itshadow {
   uint32_t mma;                  /* a tcgen05_mma in flight that writes it */
+  uint32_t mma_seq;              /* which issue of it (interp.mma_seq then): an earlier one landing leaves the mark */
   uint32_t ld, ld_epoch;         /* the latest TMEM load of it, and its agent's tmem_ld_epoch then */
   uint32_t st, st_epoch;         /* the latest TMEM store to it, and its agent's tmem_st_epoch then */
   uint16_t ld_agent, st_agent;
+  bool written;                  /* an MMA or a store has written it since the cluster began */
 } itshadow;
 
 typedef struct iblock {
@@ -107,6 +116,7 @@ typedef struct iasync {
   const ir_op *op;
   iref gmem, smem;               /* copies */
   int block;                     /* the block whose SMEM is written (loads) or read (stores) */
+  int bar_block;                 /* loads: the block whose barrier they complete (the pair's first for partitioned ones) */
   int bar;                       /* loads: barrier index in that block */
   int part_dim;                  /* loads: the dim the copy's part is cut along, or -1 for the whole tile */
   int64_t part_lo, part_hi;      /* its index range along that dim */
@@ -119,6 +129,7 @@ typedef struct iasync {
   bool accumulate;               /* tcgen05_mma: add to the accumulator (else overwrite it) */
   int peer;                      /* tcgen05 work of a cluster pair: the other block (block: the first), else -1 */
   uint32_t answer[4];            /* cluster cancel: the 16 bytes landing in smem (canceled?, first CTA id x, y, z) */
+  uint32_t seq;                  /* tcgen05_mma: its issue's number (interp.mma_seq) */
 } iasync;
 
 typedef struct interp {
@@ -140,6 +151,7 @@ typedef struct interp {
   uint32_t nmaps;
   int32_t *bar_of;               /* per value: first mbarrier of a barrier_alloc result */
   int nbars;                     /* mbarriers per block */
+  uint32_t *clocks;              /* the vector clocks of every agent and barrier (iagent.clock, ibar.clock) */
   VEC(iasync) async;             /* operations in flight, in issue order */
   ival *scratch;                 /* carried-value staging, max numel */
   int64_t scratch_n;
@@ -148,6 +160,7 @@ typedef struct interp {
   int64_t clusters_done;         /* clusters run so far (profile trace indices) */
   uint64_t next_cluster;         /* the grid's next cluster to start (row-major; cluster launch control cancels it) */
   uint64_t nclusters;            /* clusters in the grid */
+  uint32_t mma_seq;              /* tcgen05_mma issues so far */
   int64_t work, work_limit;      /* interp_set_work_limit: done so far, the limit (0 = none) */
   int64_t timeout_ms;            /* interp_set_timeout: 0 = none */
   double deadline_ms;            /* time_ms() at which the run stops */
@@ -170,13 +183,22 @@ static inline const iparam *interp_param(const interp *I, const iref *r) { retur
 ** generic ones mark the bytes, TMA loads mark them with their barrier phase. */
 enum { ISH_READ, ISH_ASYNC_READ, ISH_WRITE };
 void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, const unsigned char *q, int bytes, int how);
-void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned char *q, int bytes, int bar, int64_t phase);
+void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned char *q, int bytes, int bar_blk, int bar,
+                           int64_t phase);
 
 /* interp.c */
 /* Address of element e (row-major in a view of shape vshape) of ref r;
 ** SMEM refs use the SMEM of block `blk`.  NULL for GMEM elements outside
 ** their parameter; an SMEM index out of range is a fault at op. */
 unsigned char *interp_elem(const interp *I, const ir_op *op, const iref *r, const int64_t *vshape, int64_t e, int blk);
+
+/* Happens-before between agents, for the TMEM race checks: an agent's clock
+** ticks at each of its arrivals, which carry its vector clock to the
+** barrier; a wait takes in what the awaited phase's arrivals carried.
+** (Arrivals of copies and tensor-core commits carry none.)
+** interp_tmem_sync: the agent's clock when it called wait_load_tmem (load)
+** or commit_tmem for the epoch-th time, recorded for the checks. */
+void interp_tmem_sync(interp *I, iagent *a, bool load);
 
 /* interp_tmem.c */
 /* Every block's TMEM back to garbage, its race checks cleared (a cluster's start). */

@@ -7,10 +7,13 @@
 ** later one: a tcgen05_mma in flight that writes it (until its commit
 ** lands), the latest async_load_tmem that read it (until its warpgroup's
 ** next wait_load_tmem) and the latest async_store_tmem that wrote it (until
-** its warpgroup's next commit_tmem).  Reading a cell an MMA in flight or
-** another warpgroup's uncommitted store writes, and writing one a load may
-** still be reading, are errors naming both ops.  TMEM starts as garbage
-** (NaN for floats) in every block.
+** its warpgroup's next commit_tmem).  Reading a cell nothing has written,
+** or one an MMA in flight or another warpgroup's uncommitted store writes,
+** and writing one a load may still be reading, are errors naming both ops;
+** so are another warpgroup's accesses that no barrier orders after the
+** wait_load_tmem or commit_tmem (vector clocks, interp_int.h), whatever the
+** order the interpreter happened to run them in.
+** TMEM starts as garbage (NaN for floats) in every block.
 */
 #include <string.h>
 
@@ -44,14 +47,20 @@ static const char *op_loc(const interp *I, uint32_t op1) { return ir_loc(I->k, &
 /* Cell sh is read (load: by a TMEM load, else by an MMA's A operand) at op by agent a. */
 void interp_tmem_read_check(interp *I, const iagent *a, const ir_op *op, const itshadow *sh, bool load) {
   const char *what = load ? "async_load_tmem" : "tcgen05_mma (its A operand)";
+  if (!sh->written)
+    FAULT(I, op, "%s reads TMEM that no tcgen05_mma or async_store_tmem has written (it holds garbage)", what);
   if (sh->mma)
     FAULT(I, op, "%s reads TMEM that the tcgen05_mma at %s is still writing: wait on the barrier its "
           "tcgen05_commit_arrive signals first", what, op_loc(I, sh->mma));
-  if (sh->st && I->agents[sh->st_agent].tmem_st_epoch == sh->st_epoch && (!load || sh->st_agent != a - I->agents)) {
-    const iagent *w = &I->agents[sh->st_agent];
+  bool self = sh->st_agent == a - I->agents;
+  if (!sh->st || (load && self)) return;
+  const iagent *w = &I->agents[sh->st_agent];
+  if (w->tmem_st_epoch == sh->st_epoch)
     FAULT(I, op, "%s reads TMEM that warpgroup %d of block %d stored at %s with no commit_tmem since (commit_tmem, then "
           "signal the reader)", what, w->wg, w->block, op_loc(I, sh->st));
-  }
+  if (!self && a->clock[sh->st_agent] <= w->st_clock.v[sh->st_epoch])
+    FAULT(I, op, "%s reads TMEM that warpgroup %d of block %d stored at %s, but no barrier orders its commit_tmem before "
+          "this read (it must arrive on a barrier this warpgroup waits on)", what, w->wg, w->block, op_loc(I, sh->st));
 }
 
 /* Cell sh is written (store: by a TMEM store, else by an MMA) at op. */
@@ -60,11 +69,17 @@ void interp_tmem_write_check(interp *I, const iagent *a, const ir_op *op, const 
   if (store && sh->mma)
     FAULT(I, op, "%s writes TMEM that the tcgen05_mma at %s is still writing: wait on the barrier its "
           "tcgen05_commit_arrive signals first", what, op_loc(I, sh->mma));
-  if (sh->ld && I->agents[sh->ld_agent].tmem_ld_epoch == sh->ld_epoch && (!store || sh->ld_agent != a - I->agents)) {
+  bool self = sh->ld_agent == a - I->agents;
+  if (sh->ld && !(store && self)) {
     const iagent *r = &I->agents[sh->ld_agent];
-    FAULT(I, op, "%s overwrites TMEM that the async_load_tmem at %s (warpgroup %d of block %d) may still be reading: "
-          "that warpgroup must call wait_load_tmem before signalling that the columns are free", what, op_loc(I, sh->ld),
-          r->wg, r->block);
+    if (r->tmem_ld_epoch == sh->ld_epoch)
+      FAULT(I, op, "%s overwrites TMEM that the async_load_tmem at %s (warpgroup %d of block %d) may still be reading: "
+            "that warpgroup must call wait_load_tmem before signalling that the columns are free", what, op_loc(I, sh->ld),
+            r->wg, r->block);
+    if (!self && a->clock[sh->ld_agent] <= r->ld_clock.v[sh->ld_epoch])
+      FAULT(I, op, "%s overwrites TMEM that the async_load_tmem at %s (warpgroup %d of block %d) reads, but no barrier "
+            "orders that warpgroup's wait_load_tmem before this write (it must arrive on a barrier this warpgroup waits "
+            "on)", what, op_loc(I, sh->ld), r->wg, r->block);
   }
   if (!store && sh->st && I->agents[sh->st_agent].tmem_st_epoch == sh->st_epoch)
     FAULT(I, op, "%s overwrites TMEM that the async_store_tmem at %s wrote with no commit_tmem since", what, op_loc(I, sh->st));
@@ -88,6 +103,7 @@ void interp_tmem_access(interp *I, iagent *a, const ir_op *op) {
       if (fl) dt_store(t->dtype, q, v[e].f);
       else dt_store_int(t->dtype, q, v[e].i);
       sh->st = id;
+      sh->written = true;
       sh->st_agent = (uint16_t)me;
       sh->st_epoch = a->tmem_st_epoch;
     } else {
@@ -99,4 +115,10 @@ void interp_tmem_access(interp *I, iagent *a, const ir_op *op) {
       sh->ld_epoch = a->tmem_ld_epoch;
     }
   }
+}
+
+void interp_tmem_sync(interp *I, iagent *a, bool load) {
+  iclocks *c = load ? &a->ld_clock : &a->st_clock;
+  if (!vec_reserve(I->k->alloc, c, 1)) diag_throw(I->d, ERR_NOMEM, "");
+  c->v[c->n++] = a->clock[a - I->agents];
 }

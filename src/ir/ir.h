@@ -75,7 +75,7 @@
   _(barrier_alloc, BARALLOC, M)  /* () ints=num_barriers, num_arrivals, cluster axes mask[, orders tensor core] -> barrier ref u64[n] */ \
   _(barrier_arrive, BARRIER, M)  /* (one barrier): one arrival per warpgroup (cluster barriers: on every peer) */ \
   _(barrier_wait, BARRIER, M)    /* (one barrier): wait for the phase this warpgroup expects, then expect the next */ \
-  _(tma_load, TMALOAD, M)        /* (gmem ref, smem ref, barrier[, pred]) ints=multicast axes mask, has_pred */ \
+  _(tma_load, TMALOAD, M)        /* (gmem ref, smem ref, barrier[, pred]) ints=multicast axes mask, has_pred[, oob[, partition: 1 + dim]] */ \
   _(tma_store, TMASTORE, M)      /* (smem ref, gmem ref[, pred]) ints=commit_group, reduction op, has_pred */ \
   _(commit_smem, SYNC, M)        /* () generic SMEM writes become visible to TMA and wgmma (fence + barrier) */ \
   _(commit_group, SYNC, M)       /* () close the current group of SMEM->GMEM copies */ \

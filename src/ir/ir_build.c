@@ -531,12 +531,32 @@ static mgpu_status want_pred(ir_builder *b, const char *op, const uint32_t *opds
 }
 
 /* tma_load (gmem, smem, barrier[, pred]) and tma_store (smem, gmem[, pred]). */
+static mgpu_status cta_group_check(ir_builder *b, const char *what, int group);
+
+/* A load partitioned over the cluster pair (ints[3] = 1 + dim): the GMEM
+** view is twice the SMEM ref along dim, each block of the pair loading its
+** half into its own SMEM, the pair's first block's barrier counting both. */
+static mgpu_status partition_check(ir_builder *b, const ir_type *g, const ir_type *m, const int64_t *ints) {
+  const char *op = "copy_gmem_to_smem";
+  char x[96], y[96];
+  int64_t dim = ints[3] - 1;
+  if (dim < 0 || dim >= m->rank) return failf(b, "%s: the partitioned dim %lld is not a dim of the SMEM ref", op, (long long)dim);
+  if (ints[0]) return failf(b, "%s: a copy partitioned over the cluster pair cannot also multicast", op);
+  bool ok = g->rank == m->rank;
+  for (int i = 0; i < m->rank && ok; i++) ok = g->shape[i] == m->shape[i] * (i == dim ? 2 : 1);
+  if (!ok)
+    return failf(b, "%s: partitioned along dim %lld, the GMEM view %s must be twice the SMEM ref %s along it (each block of "
+                 "the pair loads its half) and equal elsewhere", op, (long long)dim, TS(g, x), TS(m, y));
+  return cta_group_check(b, "copy_gmem_to_smem (leader_tracked)", 2);
+}
+
 static mgpu_status copy_check(ir_builder *b, bool load, const uint32_t *opds, uint32_t nopd, const int64_t *ints, uint32_t nints) {
   const char *op = load ? "copy_gmem_to_smem" : "copy_smem_to_gmem";
   uint32_t fixed = load ? 3 : 2;
   mgpu_status s;
-  if (nints != (load ? 2u : 3u) && !(load && nints == 3)) return failf(b, "%s: expected %d integer attributes", op, load ? 2 : 3);
-  if (load && nints == 3 && (ints[2] < 0 || ints[2] > 2)) return failf(b, "%s: unknown oob mode %lld", op, (long long)ints[2]);
+  if (nints != (load ? 2u : 3u) && !(load && (nints == 3 || nints == 4)))
+    return failf(b, "%s: expected %d integer attributes", op, load ? 2 : 3);
+  if (load && nints >= 3 && (ints[2] < 0 || ints[2] > 2)) return failf(b, "%s: unknown oob mode %lld", op, (long long)ints[2]);
   bool has_pred = ints[load ? 1 : 2] != 0;
   if ((s = want_count(b, op, nopd, fixed + has_pred, fixed + has_pred))) return s;
   int gi = load ? 0 : 1, si = load ? 1 : 0;
@@ -547,9 +567,10 @@ static mgpu_status copy_check(ir_builder *b, bool load, const uint32_t *opds, ui
   const ir_type *g = ir_vtype(b->k, opds[gi]), *m = ir_vtype(b->k, opds[si]);
   char x[96], y[96];
   if (g->dtype != m->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), op, dt_name(g->dtype), dt_name(m->dtype));
-  if (!ir_same_shape(g, m)) return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), op, TS(g, x), TS(m, y));
   if (load && (ints[0] < 0 || ints[0] >= (1 << b->k->opts.cluster_rank)))
     return failf(b, "%s: collective_axes must name cluster axes (the kernel's cluster has rank %d)", op, b->k->opts.cluster_rank);
+  if (load && nints == 4 && ints[3]) return partition_check(b, g, m, ints);
+  if (!ir_same_shape(g, m)) return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), op, TS(g, x), TS(m, y));
   if (!load) {
     if (ints[1] < 0 || ints[1] > IR_RED_XOR) return failf(b, "%s: unknown reduction_op %lld", op, (long long)ints[1]);
     bool fl = dt_isfloat(g->dtype);
