@@ -47,6 +47,11 @@ describe("target", function()
     end)
   end
 
+  it("is what mgpu info reports", function()
+    local out = util.output("MGPU_TARGET=sm_100a " .. util.bin .. " info")
+    assert.matches("\ntarget:   sm_100a\n", out)
+  end)
+
   it("mgpu.configure overrides MGPU_TARGET", function()
     local out, ok = run((show:gsub("CONFIGURE", 'mgpu.configure{ target = "sm_90a" }')), "--interpret", "MGPU_TARGET=sm_100a")
     assert.is_true(ok, out)

@@ -99,7 +99,8 @@ static const char info_code[] =
   "  print(string.format('memory:   %.1f GiB', d.global_mem / 2^30))\n"
   "else\n"
   "  print('no GPU: interpret mode (' .. d.reason .. ')')\n"
-  "end\n";
+  "end\n"
+  "print('target:   ' .. d.target)\n";
 
 /* mkdir -p */
 static int make_dirs(const char *path) {
