@@ -781,6 +781,11 @@ static int64_t data_of(const ir_kernel *k, uint32_t v) {
   return vnumel(k, v);
 }
 
+/* Entries of I->clocks. */
+static size_t clocks_size(const interp *I) {
+  return (size_t)I->nagents * ((size_t)I->nagents + 2 * (size_t)I->nblocks * (size_t)(I->nbars + 1));
+}
+
 static void alloc_agents(interp *I) {
   const ir_kernel *k = I->k;
   const mem_alloc *al = k->alloc;
@@ -788,16 +793,17 @@ static void alloc_agents(interp *I) {
   I->nagents = nthreads * I->nblocks;
   I->agents = mem_calloc(al, sizeof(iagent) * (size_t)I->nagents);
   if (!I->agents) diag_throw(I->d, ERR_NOMEM, "");
-  /* vector clocks: one per agent, two per barrier of every block */
-  size_t nclocks = (size_t)I->nagents * ((size_t)I->nagents + 2 * (size_t)I->nblocks * (size_t)(I->nbars + 1));
-  I->clocks = mem_calloc(al, sizeof(uint32_t) * nclocks);
-  if (!I->clocks) diag_throw(I->d, ERR_NOMEM, "");
-  uint32_t *clk = I->clocks + (size_t)I->nagents * (size_t)I->nagents;
-  for (int b = 0; b < I->nblocks; b++)
-    for (int j = 0; j <= I->nbars; j++, clk += 2 * I->nagents) {
-      I->blocks[b].bars[j].clock = clk;
-      I->blocks[b].bars[j].done_clock = clk + I->nagents;
-    }
+  /* vector clocks (for the TMEM checks: kernels with TMEM only): one per agent, two per barrier of every block */
+  if (I->ki->tmem_cols) {
+    I->clocks = mem_calloc(al, sizeof(uint32_t) * clocks_size(I));
+    if (!I->clocks) diag_throw(I->d, ERR_NOMEM, "");
+    uint32_t *clk = I->clocks + (size_t)I->nagents * (size_t)I->nagents;
+    for (int b = 0; b < I->nblocks; b++)
+      for (int j = 0; j <= I->nbars; j++, clk += 2 * I->nagents) {
+        I->blocks[b].bars[j].clock = clk;
+        I->blocks[b].bars[j].done_clock = clk + I->nagents;
+      }
+  }
   int64_t total = 0, refs = 0;
   for (uint32_t v = 1; v < k->vals.n; v++) {
     int64_t m = data_of(k, v);
@@ -819,7 +825,7 @@ static void alloc_agents(interp *I) {
     ival *data = a->data_block = total ? mem_calloc(al, sizeof(ival) * (size_t)total) : NULL;
     iref *rs = a->ref_block = refs ? mem_calloc(al, sizeof(iref) * (size_t)refs) : NULL;
     a->waits = mem_calloc(al, sizeof(int64_t) * (size_t)(I->nbars + 1));
-    a->clock = I->clocks + (size_t)w * (size_t)I->nagents;
+    a->clock = I->clocks ? I->clocks + (size_t)w * (size_t)I->nagents : NULL;
     sb_init(&a->out, al);
     if (!a->slots || (total && !data) || (refs && !rs) || !a->waits) diag_throw(I->d, ERR_NOMEM, "");
     for (uint32_t v = 1; v < k->vals.n; v++) {
@@ -902,8 +908,7 @@ static void free_all(interp *I) {
     vec_free(al, &a->st_clock);
     sb_free(&a->out);
   }
-  if (I->clocks)
-    mem_free(al, I->clocks, sizeof(uint32_t) * (size_t)I->nagents * ((size_t)I->nagents + 2 * (size_t)I->nblocks * (size_t)(I->nbars + 1)));
+  if (I->clocks) mem_free(al, I->clocks, sizeof(uint32_t) * clocks_size(I));
   mem_free(al, I->agents, sizeof(iagent) * (size_t)I->nagents);
   mem_free(al, I->scratch, sizeof(ival) * (size_t)I->scratch_n);
   for (int b = 0; I->blocks && b < I->nblocks; b++) {
@@ -950,7 +955,7 @@ static void run_cluster(interp *I) {
     iagent *a = &I->agents[w];
     a->pc = 0; a->done = false; a->stack.n = 0; a->group = 0; a->epoch = 0; a->tmem_ld_epoch = 0; a->tmem_st_epoch = 0;
     a->ld_clock.n = a->st_clock.n = 0;
-    memset(a->clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
+    if (a->clock) memset(a->clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
     memset(a->waits, 0, sizeof(int64_t) * (size_t)(I->nbars + 1));
   }
   for (;;) {

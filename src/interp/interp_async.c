@@ -75,19 +75,28 @@ void interp_barriers_init(interp *I) {
         x->tx = 0;
         x->completed = 0;
         x->last = NULL;
-        memset(x->clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
-        memset(x->done_clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
+        if (I->clocks) {
+          memset(x->clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
+          memset(x->done_clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
+        }
       }
     }
   }
+}
+
+/* An arrival of agent a: its clock moves on. */
+static void tick(interp *I, iagent *a) {
+  if (I->clocks) a->clock[a - I->agents]++;
 }
 
 static void settle(interp *I, ibar *x) {
   if (x->missing <= 0 && x->tx == 0) {
     x->completed++;
     x->missing += x->count;
-    memcpy(x->done_clock, x->clock, sizeof(uint32_t) * (size_t)I->nagents);
-    memset(x->clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
+    if (I->clocks) {
+      memcpy(x->done_clock, x->clock, sizeof(uint32_t) * (size_t)I->nagents);
+      memset(x->clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
+    }
   }
 }
 
@@ -104,7 +113,7 @@ static void arrive(interp *I, iagent *a, ibar *x, const ir_op *op, int blk, int6
   x->tx += bytes;
   x->missing--;
   x->last = op;
-  if (a)   /* the arrival carries the agent's clock (ticked: its events before it) */
+  if (a && I->clocks)   /* the arrival carries the agent's clock (ticked: its events before it) */
     for (int i = 0; i < I->nagents; i++) if (a->clock[i] > x->clock[i]) x->clock[i] = a->clock[i];
   settle(I, x);
 }
@@ -116,7 +125,7 @@ void interp_barrier_arrive(interp *I, iagent *a, const ir_op *op) {
   int group[8], n = 1;
   group[0] = a->block;
   if (mask) n = group_of(I, a->block, mask, false, group);
-  a->clock[a - I->agents]++;
+  tick(I, a);
   for (int i = 0; i < n; i++) arrive(I, a, &I->blocks[group[i]].bars[idx], op, group[i], 0);
 }
 
@@ -413,7 +422,8 @@ bool interp_barrier_wait(interp *I, iagent *a, const ir_op *op) {
           "arrives on)", (long long)w, (long long)w + 1, a->wg);
   if (x->completed <= w) return false;
   a->waits[idx]++;
-  for (int i = 0; i < I->nagents; i++) if (x->done_clock[i] > a->clock[i]) a->clock[i] = x->done_clock[i];
+  if (I->clocks)
+    for (int i = 0; i < I->nagents; i++) if (x->done_clock[i] > a->clock[i]) a->clock[i] = x->done_clock[i];
   return true;
 }
 
@@ -636,7 +646,7 @@ void interp_cluster_cancel(interp *I, iagent *a, const ir_op *op) {
   const uint32_t *o = ir_opds(k, op);
   const iref *res = a->slots[o[0]].ref;
   int idx = bar_index(I, a->slots[o[1]].ref);
-  a->clock[a - I->agents]++;
+  tick(I, a);
   arrive(I, a, &I->blocks[a->block].bars[idx], op, a->block, a->wg == 0 ? 16 : 0);
   if (a->wg != 0 || a->block % I->cblocks != 0) return;   /* the cluster's first block asks for all */
   iasync c = new_async(I, a, op, IA_CANCEL);

@@ -151,7 +151,7 @@ typedef struct interp {
   uint32_t nmaps;
   int32_t *bar_of;               /* per value: first mbarrier of a barrier_alloc result */
   int nbars;                     /* mbarriers per block */
-  uint32_t *clocks;              /* the vector clocks of every agent and barrier (iagent.clock, ibar.clock) */
+  uint32_t *clocks;              /* the vector clocks of every agent and barrier (iagent.clock, ibar.clock); kernels with TMEM only, else NULL */
   VEC(iasync) async;             /* operations in flight, in issue order */
   ival *scratch;                 /* carried-value staging, max numel */
   int64_t scratch_n;

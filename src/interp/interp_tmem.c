@@ -118,6 +118,7 @@ void interp_tmem_access(interp *I, iagent *a, const ir_op *op) {
 }
 
 void interp_tmem_sync(interp *I, iagent *a, bool load) {
+  if (!I->clocks) return;   /* a kernel without TMEM */
   iclocks *c = load ? &a->ld_clock : &a->st_clock;
   if (!vec_reserve(I->k->alloc, c, 1)) diag_throw(I->d, ERR_NOMEM, "");
   c->v[c->n++] = a->clock[a - I->agents];
