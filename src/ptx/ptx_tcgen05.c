@@ -60,9 +60,8 @@ void ptx_tcgen05_mma(pe *e, const ir_op *op) {
   int ngroups = (int)(N / ng);
   const char *why, *kind = ir_mma_kind(at_->dtype, bt->dtype, acct->dtype, &why);
   mgpu_assert(kind);
-  if ((int64_t)ngroups * ns > 4096) pe_failf(e, "tcgen05_mma: K = %lld is too long for one MMA; split it into several calls", (long long)K);
-  int64_t *starts = mem_realloc(k->alloc, NULL, 0, sizeof(int64_t) * (size_t)(ngroups * ns + ns));
-  if (!starts) diag_throw(e->d, ERR_NOMEM, "");
+  int64_t starts[4096];   /* per instruction: B's starts, then A's */
+  if ((int64_t)ngroups * ns + ns > 4096) pe_failf(e, "tcgen05_mma: K = %lld is too long for one MMA; split it into several calls", (long long)K);
   pe_mma_operand A, B;
   memset(&A, 0, sizeof A);
   memset(&B, 0, sizeof B);
@@ -88,8 +87,8 @@ void ptx_tcgen05_mma(pe *e, const ir_op *op) {
     first = pe_reg(e, PR_P);
     pe_ins(e, "setp.eq.u32", 3, R(first), R(e->lane), I(-1));   /* always false: overwrite */
   }
+  pe_ins(e, "mov.b32", 2, R(id), U(idesc(acct->dtype, at_->dtype, bt->dtype, !atmem && !A.kmajor, !B.kmajor, M, ng)));
   for (int g = 0; g < ngroups; g++) {
-    pe_ins(e, "mov.b32", 2, R(id), U(idesc(acct->dtype, at_->dtype, bt->dtype, !atmem && !A.kmajor, !B.kmajor, M, ng)));
     preg dg = d;
     if (g) {
       dg = pe_reg(e, PR_R);
@@ -108,7 +107,6 @@ void ptx_tcgen05_mma(pe *e, const ir_op *op) {
                 R(dg).s, atmem ? "[" : "", R(a).s, atmem ? "]" : "", R(bd).s, R(id).s, R(s ? yes : first).s);
     }
   }
-  mem_free(k->alloc, starts, sizeof(int64_t) * (size_t)(ngroups * ns + ns));
 }
 
 void ptx_tcgen05_commit(pe *e, const ir_op *op) {

@@ -183,6 +183,7 @@ void ptx_tmem_access(pe *e, const ir_op *op) {
   int64_t cols = t->shape[1];
   lay_fit f;
   pe_fit(e, v, &f);
+  preg base = pe_tmem_addr(e, refv);   /* (before the allocations below: it may fail) */
   int64_t nel = f.nregs * f.vlen;
   tinstr in[256];
   int32_t *plan = mem_realloc(k->alloc, NULL, 0, sizeof(int32_t) * (size_t)nel);
@@ -197,7 +198,7 @@ void ptx_tmem_access(pe *e, const ir_op *op) {
     pe_failf(e, "%s: the array's layout matches no tcgen05 access shape; use mgpu.Layout.TCGEN05 (32-bit values) or "
              "mgpu.Layout.TCGEN05_TMEM_NATIVE (a row per thread)", store ? "async_store_tmem" : "async_load_tmem");
   }
-  preg base = pe_tmem_addr(e, refv), lanes = pe_reg(e, PR_R), a = pe_reg(e, PR_R);
+  preg lanes = pe_reg(e, PR_R), a = pe_reg(e, PR_R);
   pe_ins(e, "shl.b32", 3, R(lanes), R(e->warp), I(21));   /* warp w: lanes 32w.. (the lane field is bits 16..31) */
   pe_ins(e, "add.u32", 3, R(a), R(base), R(lanes));
   /* the instructions' registers: the array's own (32-bit values), or 32-bit ones packing `pack` values */
