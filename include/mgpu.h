@@ -92,10 +92,19 @@ typedef struct mgpu_device_info {
   int32_t driver_version;  /* e.g. 13000; 0 without a driver */
   int32_t l2_bytes;
   int32_t clock_khz;
+  int32_t target;          /* the default mgpu_target: MGPU_TARGET (sm_90a or sm_100a), else the device's
+                              architecture, else sm_90a */
   int64_t global_mem;      /* bytes */
   char name[128];          /* device name, or "" */
   char reason[256];        /* why there is no GPU, when mode is INTERPRET */
 } mgpu_device_info;
+
+/* Code-generation targets (mgpu_kernel_options.target, mgpu_device_info.target). */
+typedef enum mgpu_target {
+  MGPU_TARGET_DEFAULT = 0,    /* the context's default */
+  MGPU_TARGET_SM90A = 90,     /* Hopper: wgmma */
+  MGPU_TARGET_SM100A = 100    /* Blackwell: tcgen05, tensor memory, cluster launch control */
+} mgpu_target;
 
 /* Kinds of traced values. */
 typedef enum mgpu_value_kind {
@@ -107,7 +116,8 @@ typedef enum mgpu_value_kind {
 typedef enum mgpu_space {
   MGPU_SPACE_NONE = 0, MGPU_SPACE_GMEM = 1, MGPU_SPACE_SMEM = 2,
   MGPU_SPACE_REGS = 3,     /* a wgmma accumulator (register-resident ref) */
-  MGPU_SPACE_BARRIER = 4   /* mbarriers in SMEM (u64 elements) */
+  MGPU_SPACE_BARRIER = 4,  /* mbarriers in SMEM (u64 elements) */
+  MGPU_SPACE_TMEM = 5      /* Blackwell tensor memory: 128 rows (lanes) of 32-bit columns per block */
 } mgpu_space;
 
 typedef enum mgpu_param_role {
@@ -138,6 +148,7 @@ typedef struct mgpu_kernel_options {
   int32_t cluster[3];
   int32_t disable_bounds_checks;    /* interpreter: an SMEM index past its dimension is read or written
                                        where the address lands, an error only outside the allocation */
+  int32_t target;          /* mgpu_target: code generation for sm_90a or sm_100a (0: the context's default) */
 } mgpu_kernel_options;
 
 /* Operands and attributes of one traced op (see mgpu_builder_op). */
@@ -161,7 +172,7 @@ typedef struct mgpu_kernel_resources {
 
 typedef enum mgpu_text_kind {
   MGPU_TEXT_IR = 0,        /* canonical IR text (the cache key) */
-  MGPU_TEXT_PTX = 1        /* PTX for sm_90a */
+  MGPU_TEXT_PTX = 1        /* PTX for the kernel's target */
 } mgpu_text_kind;
 
 /* One launch argument: a buffer for an array parameter, a number for a
@@ -417,6 +428,6 @@ mgpu_status mgpu_script_kernel(mgpu_script *s, const char *name, const mgpu_valu
 #endif
 
 /* The ABI version this header describes; mgpu_abi_version() must match. */
-#define MGPU_ABI_VERSION 6
+#define MGPU_ABI_VERSION 7
 
 #endif

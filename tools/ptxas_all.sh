@@ -1,5 +1,6 @@
 #!/bin/sh
-# Assemble every PTX file of a directory with ptxas for sm_90a.  Fails on
+# Assemble every PTX file of a directory with ptxas for the target it names
+# (.target sm_90a or sm_100a).  Fails on
 # any ptxas error and on the notes that mean a feature silently did not
 # take effect ("(C75..": ignored setmaxnreg, injected wgmma waits;
 # "Potential Performance Loss").
@@ -10,7 +11,8 @@ n=0 bad=0
 for f in "$dir"/*.ptx; do
   [ -e "$f" ] || { echo "FAIL: no PTX was written for $what"; exit 1; }
   n=$((n + 1))
-  msg=$("$ptxas" -arch=sm_90a -v "$f" -o "$f.cubin" 2>&1)
+  arch=$(sed -n 's/^\.target \(sm_[0-9a-z]*\).*/\1/p' "$f")
+  msg=$("$ptxas" -arch="$arch" -v "$f" -o "$f.cubin" 2>&1)
   rc=$?
   rm -f "$f.cubin"
   if [ $rc -ne 0 ] || echo "$msg" | grep -q -e '(C75' -e 'Potential Performance Loss'; then
@@ -18,5 +20,5 @@ for f in "$dir"/*.ptx; do
     bad=$((bad + 1))
   fi
 done
-echo "$n PTX files assembled for sm_90a, $bad failed"
+echo "$n PTX files assembled for their targets, $bad failed"
 [ $bad -eq 0 ]

@@ -39,11 +39,10 @@ M.GMEM = setmetatable({}, {
 local function space_of(x)
   if x == nil or x == "SMEM" or x == require("mgpu.smem").SMEM then return "SMEM" end
   if x == M.GMEM or x == "GMEM" then return "GMEM" end
+  if x == "TMEM" or x == require("mgpu.tcgen05").TMEM then fail("TMEM_BLOCKSPEC") end
   return nil
 end
-M.MemorySpace = setmetatable({ GMEM = M.GMEM, SMEM = require("mgpu.smem").SMEM }, { __index = function(_, k)
-  if k == "TMEM" then fail("TMEM_BLACKWELL") end
-end })
+M.MemorySpace = { GMEM = M.GMEM, SMEM = require("mgpu.smem").SMEM, TMEM = require("mgpu.tcgen05").TMEM }
 
 --- A block dim of size 1 that the body does not see (Pallas' None / pl.squeezed).
 M.squeezed = setmetatable({}, { __tostring = function() return "mgpu.squeezed" end })

@@ -171,6 +171,12 @@ return {
   GRID_AXIS_UNNAMED = "%s: launch-grid axis %d (%s) is not in grid_names; every block takes part, so name every axis",
   THREAD_AXIS_MISSING = "%s: the kernel has %d warpgroups: give thread_axis (the kernel's thread_name) " ..
     "so that one claims for all",
+  CLC_GRID = "%s: on sm_100a the launch grid is the work (cluster launch control hands out its clusters): leave out grid",
+  CLC_CLUSTER_AXES = "%s: the kernel's cluster has %d blocks: give cluster_axes (every cluster axis name), so that the " ..
+    "blocks of a cluster take each item together",
+  CLC_THREAD_AXIS = "%s: the kernel has %d warpgroups: give thread_axis (the kernel's thread_name); every warpgroup asks " ..
+    "for the next item with the others",
+  CANCEL_GRID_NAME = "%s: '%s' is not a grid axis (grid_names: %s)",
   SNAKE_SHAPE = "%s: shape must be {m, n}",
   SNAKE_MINOR_DIM = "%s: minor_dim must be 0 or 1, got %d",
   SNAKE_INDEX = "%s: the index must be an integer or a traced scalar",
@@ -195,6 +201,7 @@ return {
   NOT_PROVIDED = "%s is not provided: %s",
   LAYOUT_NO_MEMBER = "mgpu.Layout has no member '%s' (it has %s)",
   NOT_LAYOUT = "%s must be an mgpu.Layout, got %s",
+  LAYOUT_NOT_CALLABLE = "mgpu.Layout %s takes no arguments",
 
   -- -- Barriers and asynchronous copies -----------------------------------------------------------
   BARRIER_COUNT = "%s: num_barriers must be between 1 and 32, got %d",
@@ -206,6 +213,7 @@ return {
   COPY_OOB = "%s: oob must be \"zeros\", \"undefined\" or \"promise_in_bounds\", got %s",
   COPY_NO_BARRIER = "%s: a barrier is required (the copy arrives on it)",
   COPY_REDUCTION = "%s: unknown reduction_op '%s'",
+  COPY_LEADER_TRACKED = "%s: leader_tracked must be mgpu.CopyPartition.PARTITIONED(dim), got %s",
 
   -- -- wgmma: accumulators, operands, registers ---------------------------------------------------
   ACC_SHAPE = "ACC: the shape must be {M, N}",
@@ -219,8 +227,18 @@ return {
   MAX_REGISTERS_OPTIONS = "set_max_registers: options must be a table such as { action = \"increase\" }",
   MAX_REGISTERS_ACTION = "set_max_registers: action must be \"increase\" or \"decrease\"",
 
+  -- -- Blackwell: tensor memory, tcgen05, cluster launch control ----------------------------------
+  TMEM_RANK = "TMEM: the shape must be {rows, columns}, got %d dims",
+  TMEM_UNPACKED = "TMEM: packed = false is not supported: %s values are packed into 32-bit columns",
+  NOT_ARRAY = "%s must be a traced array, got %s",
+  COLLECTIVE_AXIS_PAIR = "%s: collective_axis '%s' must be the kernel's first cluster axis, of size 2 (the CTA pair a " ..
+                         "2-CTA MMA runs on)",
+  TCGEN05_NOT_YET = "%s: not supported yet (%s)",
+  TCGEN05_ACCUMULATE = "tcgen05_mma: accumulate must be true, false or a traced pred, got %s",
+
   -- -- BlockSpecs, pipelines and pallas_call ------------------------------------------------------
-  TMEM_BLACKWELL = "mgpu.MemorySpace.TMEM is Blackwell-only (tensor memory); on Hopper use mgpu.ACC or mgpu.SMEM",
+  TMEM_BLOCKSPEC = "BlockSpec: memory_space cannot be TMEM: pipelines stage blocks in SMEM; allocate tensor memory with " ..
+                   "mgpu.TMEM in scratch_shapes or run_scoped",
   BLOCK_SHAPE_NOT_LIST = "BlockSpec: block_shape must be a list",
   BLOCKSPEC_SPACE = "BlockSpec: memory_space must be mgpu.SMEM or mgpu.GMEM, got %s",
   BLOCKSPEC_DELAY_NEGATIVE = "BlockSpec: delay_release must not be negative",
@@ -323,6 +341,7 @@ return {
 
   -- -- Context and configuration ------------------------------------------------------------------
   CONFIGURE_TIMEOUT = "mgpu.configure: timeout_ms must be a whole number of milliseconds (0: no timeout), got %s",
+  CONFIGURE_TARGET = "mgpu.configure: target must be \"sm_90a\" (Hopper) or \"sm_100a\" (Blackwell), got %s",
   TOO_LATE = "%s must come before the first kernel or array is created",
 
   -- -- Host arrays (mgpu.host) --------------------------------------------------------------------

@@ -78,7 +78,7 @@ local tpu_only = {
   needs_layout_passes = "layouts are inferred with lowering_semantics = \"Warpgroup\" (or chosen with \"Lane\")",
   fuse_transposed_lhs_in_matmul = "transpose an SMEM operand with mgpu.transpose_ref before mgpu.wgmma",
   mosaic_params = "pass mgpu.CompilerParams{...} fields directly",
-  device_type = "mgpu targets Hopper (sm_90a) only",
+  device_type = "mgpu targets NVIDIA GPUs: choose sm_90a or sm_100a with mgpu.configure{ target }",
 }
 local semantics = { Warpgroup = 0, warpgroup = 0, Lane = 1, lane = 1 }
 M.LoweringSemantics = { Warpgroup = "Warpgroup", Lane = "Lane" }
@@ -354,9 +354,10 @@ local function trace_kernel(k, args, grid, outs)
                                lowering_semantics = k.params.lowering_semantics,
                                unsafe_no_auto_barriers = k.params.unsafe_no_auto_barriers,
                                disable_bounds_checks = k.params.disable_bounds_checks,
-                               reduction_scratch_bytes = k.params.reduction_scratch_bytes })
+                               reduction_scratch_bytes = k.params.reduction_scratch_bytes,
+                               target = context.targets[context.target()] })
   if not okb then fail("KERNEL_FAILED", k.name, tostring(b)) end
-  local t = { core = core, b = b, spec = k, grid = grid, num_inputs = #args }
+  local t = { core = core, b = b, spec = k, grid = grid, num_inputs = #args, target = context.target() }
   local refs = {}
   core.loc(b, k.where)
   for i = 1, #args do
@@ -537,7 +538,7 @@ end
 -- still checks each buffer's size): 9-14 us of host time a launch of the
 -- 4096³ matmul on the H100s instead of 32 (bench/RESULTS.md run 84).
 local function same_call(m, args, nargs)
-  if not m or m.epoch ~= context.epoch or m.n ~= nargs then return false end
+  if not m or m.epoch ~= context.epoch or m.target ~= context.target() or m.n ~= nargs then return false end
   for i = 1, nargs do
     local x, d = args[i], m.dtypes[i]
     if d then   -- an array last time
@@ -564,14 +565,15 @@ local function entry_for(self, args, nargs)
   end
   check_arity(self, #args, #outs)
   local grid = resolve_grid(self, args)
-  local key = signature(args, grid, outs) .. "@" .. context.epoch   -- entries belong to one default context
+  -- entries belong to one default context and one target
+  local key = signature(args, grid, outs) .. "@" .. context.epoch .. "@" .. context.target()
   local entry = self.cache[key]
   if not entry then
     entry = trace_kernel(self, args, grid, outs)
     self.cache[key] = entry
   end
   -- arrays remembered by dtype and shape: remembering the call must not keep them alive
-  m = { n = nargs, epoch = context.epoch, entry = entry, outs = outs, single = single, key = key,
+  m = { n = nargs, epoch = context.epoch, target = context.target(), entry = entry, outs = outs, single = single, key = key,
         args = {}, dtypes = {}, shapes = {} }
   for i = 1, nargs do
     local x = args[i]

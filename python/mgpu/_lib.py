@@ -7,7 +7,7 @@ repository when the package runs from python/ there; by the system's loader (an 
 import ctypes
 import os
 
-ABI_VERSION = 6          # MGPU_ABI_VERSION of the header these declarations follow
+ABI_VERSION = 7          # MGPU_ABI_VERSION of the header these declarations follow
 NAMES = ("libmgpu.so.0", "libmgpu_script.so.0")
 
 # enum values of mgpu.h
@@ -42,7 +42,7 @@ class DeviceInfo(ctypes.Structure):
     _fields_ = [("mode", ctypes.c_int32), ("device", ctypes.c_int32), ("sm_count", ctypes.c_int32),
                 ("cc_major", ctypes.c_int32), ("cc_minor", ctypes.c_int32), ("smem_per_block", ctypes.c_int32),
                 ("driver_version", ctypes.c_int32), ("l2_bytes", ctypes.c_int32), ("clock_khz", ctypes.c_int32),
-                ("global_mem", ctypes.c_int64), ("name", ctypes.c_char * 128), ("reason", ctypes.c_char * 256)]
+                ("target", ctypes.c_int32), ("global_mem", ctypes.c_int64), ("name", ctypes.c_char * 128), ("reason", ctypes.c_char * 256)]
 
 
 class ValueInfo(ctypes.Structure):

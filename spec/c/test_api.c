@@ -41,7 +41,7 @@ void test_api_errors(void) {
   CHECK_CONTAINS(mgpu_errmsg(c), "range [60, 68) is outside the buffer of 64 bytes");
   mgpu_buffer_release(b);
   /* builder options */
-  mgpu_kernel_options ko = { "bad name", 1, { 1, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0 };
+  mgpu_kernel_options ko = { "bad name", 1, { 1, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0, 0 };
   mgpu_builder *bl = NULL;
   CHECK(mgpu_builder_create(c, &ko, &bl) == MGPU_ERR_ARG && !bl);
   CHECK_CONTAINS(mgpu_errmsg(c), "kernel name may contain only");

@@ -73,6 +73,11 @@ static mgpu_status check_options(mgpu_ctx *ctx, const mgpu_kernel_options *o) {
              "1024 threads, 128 per warpgroup)", o->num_threads);
     return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
   }
+  if (o->target != MGPU_TARGET_DEFAULT && o->target != MGPU_TARGET_SM90A && o->target != MGPU_TARGET_SM100A) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "target %d is not an mgpu_target (90: sm_90a, 100: sm_100a)", o->target);
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
+  }
   if (o->cluster_rank < 0 || o->cluster_rank > 3)
     return diag_set(&ctx->d, ERR_BAD_ARG, "", "cluster must have at most 3 dimensions");
   int64_t blocks = 1;
@@ -96,8 +101,10 @@ mgpu_status mgpu_builder_create(mgpu_ctx *ctx, const mgpu_kernel_options *opts, 
   mgpu_status s = check_options(ctx, opts);
   mgpu_builder *b = NULL;
   if (!s) {
+    mgpu_kernel_options o = *opts;
+    if (!o.target) o.target = ctx->info.target;
     b = mem_calloc(&ctx->alloc, sizeof *b);
-    if (b) b->b = irb_new(&ctx->alloc, opts, &ctx->d);
+    if (b) b->b = irb_new(&ctx->alloc, &o, &ctx->d);
     if (!b || !b->b) {
       mem_free(&ctx->alloc, b, sizeof *b);
       s = diag_set(&ctx->d, ERR_NOMEM, "");
@@ -296,10 +303,11 @@ static cache_key kernel_cache_key(const mgpu_kernel *k, const int *keys, void *c
     opts[2 * i + 1] = buffer ? 0 : (uint64_t)(uintptr_t)vals[i];
   }
   int arch[4] = { ctx->info.cc_major, ctx->info.cc_minor, ctx->drv->driver_version, (int)sizeof(ptx_tmap) };
-  static const char tag[] = "mgpu kernel cache 3 (entries hold PTX that waits with griddepcontrol): ir, target sm_90a, "
+  static const char tag[] = "mgpu kernel cache 3 (entries hold PTX that waits with griddepcontrol): ir, target, "
                             "arch+driver, jit options, engine";
+  const char *target = ir_target_name(k->ir->opts.target);
   const cache_part parts[] = {
-    { tag, sizeof tag - 1 }, { k->ir_text, k->ir_len }, { "sm_90a", 6 }, { arch, sizeof arch },
+    { tag, sizeof tag - 1 }, { k->ir_text, k->ir_len }, { target, strlen(target) }, { arch, sizeof arch },
     { opts, 2 * sizeof(uint64_t) * (nopt < 16 ? nopt : 16) }, { MGPU_VERSION_STRING, sizeof MGPU_VERSION_STRING - 1 },
   };
   return cache_key_make(parts, MGPU_COUNTOF(parts));

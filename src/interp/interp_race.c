@@ -8,7 +8,7 @@
 ** write of a different value, a write that changed an element and another
 ** block's read of it, a read and another block's write changing the element
 ** (stores of the value an element holds change no result, as when every
-** block stores the same flag), unless the second is ordered after the first
+** block stores the same flag; a NaN is never that value), unless the second is ordered after the first
 ** (a vector clock per block: a signal or atomic releases the block's clock
 ** into its location, a wait or atomic acquires it; within a cluster an
 ** mbarrier arrival releases into, and a completed wait acquires from, one
@@ -145,7 +145,8 @@ void interp_race_access(interp *I, const ir_op *op, int blk, int slot, const uns
   irace_el *x = &R->el[slot][off];
   const uint16_t *vc = clock_of(I, blk);
   uint32_t me = (uint32_t)global_block(I, blk) + 1, opn = (uint32_t)(op - I->k->ops.v) + 1;
-  bool changes = write && memcmp(q, nb, (size_t)dt_bytes(p->dtype)) != 0;
+  bool changes = write && (memcmp(q, nb, (size_t)dt_bytes(p->dtype)) != 0 ||
+                           (dt_isfloat(p->dtype) && dt_load(p->dtype, nb) != dt_load(p->dtype, nb)));   /* NaN is no value */
   if (write && !changes && x->wcl) return;   /* another store of the value it holds: no result depends on the order */
   bool unordered_w = x->wcl && x->wcl != me && vc[x->wcl - 1] < x->wclk;
   if (unordered_w && (changes || (!write && x->wchanged))) report(I, op, blk, write, slot, off, x->wcl, x->wop, true);

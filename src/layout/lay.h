@@ -73,8 +73,10 @@ bool lay_tiled(lay_layout *l, int ntiles, const int *tile_rank, const int (*tile
 void lay_wgmma(lay_layout *l);
 void lay_wgmma_8bit(lay_layout *l);   /* the 8-bit wgmma A fragment (vectors of 4) */
 void lay_wgmma_transposed(lay_layout *l);   /* WGMMA with each lane pair's 2x2 blocks transposed */
+void lay_tcgen05(lay_layout *l);       /* WGMMA's fragments over 128 rows, 32 per warp (TMEM loads, 16x256b) */
+void lay_tmem_native(lay_layout *l, int vec);   /* row t of 128 in thread t, vectors of vec (TMEM loads, 32x32b) */
 /* Text form: "splat", "strided(8)", "wgmma", "wgmma_8bit", "wgmma_transposed", "wgmma.reduce(1)",
-** "tiled(...)...". */
+** "tcgen05", "tcgen05_native(2)", "tiled(...)...". */
 bool lay_parse(const char *text, lay_layout *l, char *why, size_t n);
 /* Canonical text (round-trips through lay_parse). */
 void lay_print(const lay_layout *l, strbuf *sb);

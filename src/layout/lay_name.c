@@ -87,11 +87,17 @@ void lay_name(const lay_layout *l, const char *const *texts, int ntexts, strbuf 
   case LAY_TILED: break;
   default: sb_puts(sb, "no layout"); return;
   }
-  named base[8];
+  named base[16];
   int nb = 0;
   lay_wgmma(&base[nb].l); base[nb].text = NULL; snprintf(base[nb++].name, sizeof base[0].name, "WGMMA");
   lay_wgmma_8bit(&base[nb].l); base[nb].text = NULL; snprintf(base[nb++].name, sizeof base[0].name, "WGMMA_8BIT");
   lay_wgmma_transposed(&base[nb].l); base[nb].text = NULL; snprintf(base[nb++].name, sizeof base[0].name, "WGMMA_TRANSPOSED");
+  lay_tcgen05(&base[nb].l); base[nb].text = NULL; snprintf(base[nb++].name, sizeof base[0].name, "TCGEN05");
+  for (int v = 1; v <= 16; v *= 2) {
+    lay_tmem_native(&base[nb].l, v);
+    base[nb].text = NULL;
+    snprintf(base[nb++].name, sizeof base[0].name, "TCGEN05_TMEM_NATIVE(%d)", v);
+  }
   static char rows[5][64];
   for (int v = 0; v < 5; v++) {   /* the rows layouts layout inference picks by default */
     lay_rows_text(1 << v, rows[v], sizeof rows[v]);

@@ -282,6 +282,14 @@ static bool broadcast_layout(const ctx *x, const ir_op *op, const lay_layout *sr
   return false;
 }
 
+/* The layout TMEM loads give array v when none is asked for: TCGEN05 for
+** 32-bit values, a row per thread for packed ones (a 32-bit column each). */
+static void tmem_default(const ir_kernel *k, uint32_t v, lay_layout *l) {
+  int bytes = dt_bytes(ir_vtype(k, v)->dtype);
+  if (bytes == 4) lay_tcgen05(l);
+  else lay_tmem_native(l, 4 / bytes);
+}
+
 /* One round over the relations between classes; true if anything changed. */
 static bool propagate(ctx *x) {
   const ir_kernel *k = x->k;
@@ -454,6 +462,13 @@ mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
       break;
     }
   }
+  /* TMEM loads: the layout asked for, else TCGEN05 (32-bit) or rows per thread (packed values) */
+  for (uint32_t i = 0; i < k->ops.n; i++) {
+    const ir_op *op = &k->ops.v[i];
+    lay_layout l;
+    if (op->code == IR_tmem_load && !parse_text(&x, op, &l)) tmem_default(k, op->res, &l);
+    if (op->code == IR_tmem_load) assign(&x, op->res, &l, (int32_t)i);
+  }
   /* wgmma fragments: accumulator reads and writes, register A operands */
   lay_layout wg, wg8;
   lay_wgmma(&wg);
@@ -476,6 +491,14 @@ mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
         assign(&x, op->res, &l, (int32_t)i);
     }
     while (propagate(&x)) {}
+    for (uint32_t i = 0; i < k->ops.n; i++) {   /* arrays stored to TMEM with no layout yet: the load default */
+      const ir_op *op = &k->ops.v[i];
+      lay_layout l;
+      if (op->code != IR_tmem_store || known(&x, ir_opds(k, op)[1])) continue;
+      tmem_default(k, ir_opds(k, op)[1], &l);
+      assign(&x, ir_opds(k, op)[1], &l, (int32_t)i);
+      while (propagate(&x)) {}
+    }
     defaults(&x);
     while (propagate(&x)) {}
   } else {
