@@ -27,8 +27,8 @@ for the backward pass (examples/attention_bwd.lua).
 - ping-pong (pingpong=1, the default; 0 lets them run freely): the
   compute warpgroups take turns at the tensor cores, so that one's softmax
   overlaps the others' matmuls: two meet with Pallas' placement of the
-  meetings (6-9% faster than free-running on the H100: bench/RESULTS.md
-  run 24), three pass a token round a ring (FlashAttention-3's scheduler
+  meetings (faster than free-running on the H100), three pass a token
+  round a ring (FlashAttention-3's scheduler
   barriers);
 - overlap (the default at head_dim 128, with pingpong=0 and 128-row KV
   blocks): FlashAttention-3's intra-warpgroup overlap, where P V of block

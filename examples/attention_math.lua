@@ -68,7 +68,7 @@ end
 
 --- c for head_dim D and seq S (a copy; c is not changed) with block_kv,
 --- wgs, overlap and pingpong as given, else the fastest measured on the
---- H100 (bench/RESULTS.md runs 41-45): for D = 64 three compute warpgroups
+--- H100: for D = 64 three compute warpgroups
 --- and 192-row KV blocks (the softmax weighs most there, and a third
 --- warpgroup keeps the tensor cores fed during two softmaxes); for D = 128
 --- (with `overlap` where the kernel can: can_overlap) two warpgroups

@@ -24,8 +24,7 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
           cdim=M|N|wg (with cluster=2: the blocks of a cluster are neighbours along M, sharing B, or
           along N, sharing A; wg, the default, takes wg_dim)
           mma (the N of each wgmma instruction, dividing tile_n: mma=128 issues two per K step for
-          tile_n=256, which takes the driver's JIT 15-20% less time and runs 0.5-1% slower,
-          bench/RESULTS.md runs 50 and 53)
+          tile_n=256, which takes the driver's JIT less time and runs slightly slower)
           epi (0: the epilogue stores each warpgroup's tile whole through one slot; else, as by default
           (64), in column chunks of epi through two small SMEM slots, so that depth=4 fits)
           sched=static|dynamic (tiles dealt round robin, or claimed at run time from a GMEM counter)
@@ -36,13 +35,13 @@ out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
           balance=1|0 (without stream-K, take only as many clusters as the rounds of tiles need, so
           that each runs the same number: 64 of 66 at 4096^3; or all of them)
           mwarps=4|1 (the memory warpgroup's warps that run the load loop: all four, or the first one,
-          as cuBLAS's producer; bench/RESULTS.md runs 80-81)
+          as cuBLAS's producer)
           tune=1 (or --tune): mgpu.autotune picks tile_n, snake, wg_dim and sched; the winner is kept per shape
           act=relu|gelu (a fused epilogue, GELU in its tanh form: C = act(A @ B) before the cast)
           sk=auto|1|0 (stream-K: when the last round of tiles does not fill the blocks, its K steps are
           split evenly over all of them, the partial f32 sums passed through a GMEM workspace with
           semaphores; auto, the default, does so where the steps saved outweigh that exchange, e.g.
-          at 8192^3 (+3%, bench/RESULTS.md run 82); needs sched=static)
+          at 8192^3; needs sched=static)
           profile=DIR (the in-kernel profiler's trace of the main loops, epilogues and stream-K's
           exchanges, written to DIR)
   (4096^3 bf16 on a GPU; 256x384x320 interpreted)
@@ -67,12 +66,10 @@ local compat_unpack = table.unpack or unpack
 
 --- The default configuration (Pallas' TuningConfig fields): clusters of two
 --- sharing B by multicast, four slots with the epilogue in 64-column chunks,
---- and one wgmma group kept in flight (delay=1).  Against one slot less, no
---- cluster and the whole-tile epilogue it was faster in 18 of 24 interleaved
---- comparisons over the three benchmark shapes (2 equal), by 0.8 / 0.2 /
---- 0.6% on average at 4096³ / 4096x8192x4096 / 8192³ (bench/RESULTS.md runs
---- 54 and 67-70): the multicast cuts the L2 traffic by an eighth, and the
---- card, at its power limit, clocks higher.
+--- and one wgmma group kept in flight (delay=1): faster than one slot less,
+--- no cluster and the whole-tile epilogue over the benchmark shapes, because
+--- the multicast cuts the L2 traffic by an eighth and the card, at its power
+--- limit, clocks higher.
 --- sched=dynamic and side blocks claim or take tiles per block, so there the
 --- cluster defaults to 1.
 lib.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 4, snake = 8, wg_dim = "M", cluster = 2, cdim = "wg",
@@ -117,9 +114,8 @@ end
 --- last round (q whole rounds, r tiles left, U of their K steps dealt as block ranges).  Without
 --- stream-K, balance=1 (the default) takes no more clusters than the rounds need, so that every
 --- cluster runs the same number of tiles: at 4096³ 64 clusters of 2 run 4 tiles each, where 66
---- would leave 8 with 3.  The rounds are as many, and the idle SMs draw no power: one launch runs at
---- a higher clock (Nsight Compute, 174.1 against 175.4 us on an H200); batched it was +2% on one
---- H200 and level (within 1%) on another and on an H100 (bench/RESULTS.md run 83).
+--- would leave 8 with 3.  The rounds are as many, and the idle SMs draw no power, so the busy ones
+--- may run at a higher clock.
 local function plan(c, g, M, N, K)
   local t = { m_iters = mgpu.cdiv(M, g.cta_m), n_iters = mgpu.cdiv(N, g.cta_n), k_iters = mgpu.cdiv(K, g.tk) }
   t.pm, t.pn = mgpu.cdiv(t.m_iters, g.cm), mgpu.cdiv(t.n_iters, g.cn)
@@ -132,8 +128,8 @@ local function plan(c, g, M, N, K)
   t.U = t.r * t.k_iters
   t.stream_k = g.sk and t.r > 0
   -- stream-K saves k_iters - U / P steps on the critical path, and costs the exchange of partial
-  -- f32 tiles: about 6 steps to leave a partial and 6 per partial taken (in-kernel profile,
-  -- bench/RESULTS.md run 82, where why they take that long is open)
+  -- f32 tiles: about 6 steps to leave a partial and 6 per partial taken (measured with the
+  -- in-kernel profiler)
   local per_block = t.U / t.P
   local exchange = 6 + 6 * t.k_iters / math.max(per_block, 1)
   if t.stream_k and c.sk == "auto" then
@@ -151,8 +147,7 @@ end
 --- warpgroups split the tile along M, the width of 256, 192 and 128 whose schedule has the shortest
 --- critical path, counted in columns times K steps, with the narrower tiles' lower efficiency
 --- weighed in (x1.05 and x1.15): where the rounds of 256-wide tiles fill the SMs badly, narrower
---- ones win (H200, against 256: 3072³ +23% and 2304x6144x1504 +6% with 192, 1024x1024x4096 +58%
---- and 1024x2048x8192 +53% with 128, bench/RESULTS.md run 83).  Only widths that the wgmma and
+--- ones win (192 at 3072³ and 2304x6144x1504, 128 at 1024x1024x4096 and 1024x2048x8192).  Only widths that the wgmma and
 --- epilogue widths divide.  A problem narrower than the block's tile takes narrower tiles (a TMA
 --- box may not exceed the array).
 local tile_widths = { { 256, 1 }, { 192, 1.05 }, { 128, 1.15 } }

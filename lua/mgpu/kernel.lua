@@ -533,8 +533,7 @@ end
 -- functions see arrays only through them).  A loop that launches a kernel on
 -- the same arrays, or rotates through sets of like arrays as a benchmark
 -- does, skips the grid and out_shape functions and the signature (the engine
--- still checks each buffer's size): 9-14 us of host time a launch of the
--- 4096³ matmul on the H100s instead of 32 (bench/RESULTS.md run 84).
+-- still checks each buffer's size), which are most of a launch's host time.
 local function same_call(m, args, nargs)
   if not m or m.epoch ~= context.epoch or m.n ~= nargs then return false end
   for i = 1, nargs do

@@ -204,7 +204,7 @@ static void plan_operand(pe *e, operand *o, int64_t MN, int64_t K, int64_t rows,
 ** swizzle mode), a constant.  Instructions add start >> 4 to the low word
 ** alone: the address field is 14 bits of an address under 256 KB, so the sum
 ** never carries out of it, and 32-bit arithmetic keeps ptxas from spending
-** 64-bit adds and moves per wgmma (bench/RESULTS.md run 81). */
+** 64-bit adds and moves per wgmma. */
 typedef struct { preg lo; uint32_t hi; } desc;
 
 static desc descriptor(pe *e, const operand *o) {
