@@ -300,6 +300,7 @@ return {
   DIMENSION_SEMANTICS_NOT_TABLE = "CompilerParams: dimension_semantics must be a table such as { \"parallel\", \"sequential\" }",
   DIMENSION_SEMANTICS_BAD = "CompilerParams: dimension_semantics[%d] must be \"parallel\" or \"sequential\", got %s",
   KERNEL_FAILED = "kernel '%s': %s",
+  KERNEL_CALLED_AT = "%s\n  (kernel '%s', called at %s)",
   SMEM_OVER_BUDGET = "kernel '%s' needs %d bytes of SMEM but compiler_params.vmem_limit_bytes (the SMEM budget) is %d",
   PTX_WRITE = "cannot write PTX: %s",
   KERNEL_ARG_COUNT = "kernel '%s' takes %s, got %s (its body has %s: %s)",

@@ -626,6 +626,15 @@ local function prepare(self, args, running, nargs)
   return entry, outs, single
 end
 
+-- A launch's error.  One that names an op's line in the body (the
+-- interpreter's races, deadlocks, out-of-bounds accesses) starts with that
+-- line and names the call after it; any other is raised at the call.
+local function launch_failed(self, err)
+  local pos = compat.position(err)
+  if pos and not compat.in_lib(pos) then error(compat.message("KERNEL_CALLED_AT", err, self.name, compat.where()), 0) end
+  fail("ENGINE_ERROR", err)
+end
+
 local function launch(self, entry, args, results)
   local bufs = {}
   for i = 1, #args do
@@ -654,7 +663,7 @@ local function launch(self, entry, args, results)
     entry.compiled = true
   end
   local ok, err = pcall(context.core.launch, entry.kernel, bufs)
-  if not ok then fail("ENGINE_ERROR", err) end
+  if not ok then launch_failed(self, err) end
   if entry.hidden_arrays and context.info().mode == "interpret" then   -- the semaphores are back at zero
     local sems = {}
     for i, h in ipairs(entry.hidden) do if h.sem then sems[#sems + 1] = entry.hidden_arrays[i] end end
