@@ -385,6 +385,14 @@ return {
   NAMED_SCOPE_NOT_FUNCTION = "named_scope: the second argument must be a function, got %s",
   PROFILE_WRITE = "profile: cannot write %s: %s",
 
+  -- -- Help: the API reference at the prompt (mgpu.help, `help` in the REPL) ----------------------
+  HELP_NAME = "mgpu.help: expected a name (such as \"kernel\") or a function of mgpu, got %s",
+  HELP_NO_REFERENCE = "mgpu.help: the API reference (docs/reference.md) was not found; set MGPU_REFERENCE to its path",
+  HELP_USAGE = "mgpu.help(name) prints a name's entry of the API reference: mgpu.help(\"kernel\"), " ..
+    "mgpu.help(mgpu.zeros), mgpu.help(\"ref:at\"); in the REPL also help kernel.  The entries:",
+  HELP_NO_ENTRY = "mgpu.help: no entry for %s in the API reference; mgpu.help() lists them",
+  HELP_CLOSE = "mgpu.help: no entry for %s in the API reference; close matches: %s",
+
   -- -- The core binding over LuaJIT's FFI (the same texts as the C module's) ----------------------
   CORE_NOT_LOADED = "mgpu: cannot load libmgpu.so (tried %s); set MGPU_LIB",
   CORE_ABI_MISMATCH = "mgpu: libmgpu has ABI version %d but mgpu.cdef expects %d; rebuild or fix MGPU_LIB",
