@@ -121,6 +121,9 @@ describe("a table's text", function()
     local n = 0
     for line in text:gmatch("[^\n]+") do n = n + 1; assert.is_true(#line <= format.WIDTH, line) end
     assert.are.equal(14, n)
+    local big = format.value({ a = mgpu.iota({ 40, 40 }, "i32") })   -- an array's rows stay under each other
+    local l1, l2 = big:match("\n([^\n]*{{[^\n]*)\n([^\n]*)")
+    assert.are.equal(l1:find("{{", 1, true) + 1, l2:find("{", 1, true), big)
   end)
 end)
 

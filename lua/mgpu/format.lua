@@ -143,8 +143,9 @@ local function is_name(k) return type(k) == "string" and k:match("^[%a_][%w_]*$"
 --- Any Lua value as text, tables by their contents: the sequence first,
 --- then the other keys in a stable order; a table inside itself shows as
 --- <cycle>, one nested deeper than MAX_DEPTH as {...}, and each shows at
---- most MAX_ENTRIES entries.  Values with __tostring show that; strings
---- are quoted.  One line when it fits in WIDTH, else one entry a line.
+--- most MAX_ENTRIES entries.  Values with __tostring show that (its lines
+--- indented to where it starts); strings are quoted.  One line when it fits
+--- in WIDTH, else one entry a line.
 function M.value(v)
   local path = {}
   local function render(x, depth, col)
@@ -152,7 +153,8 @@ function M.value(v)
     local mt = getmetatable(x)
     if type(x) ~= "table" or (type(mt) == "table" and mt.__tostring) then
       local ok, s = pcall(tostring, x)
-      return ok and s or "<" .. type(x) .. ">"
+      if not ok then return "<" .. type(x) .. ">" end
+      return (s:gsub("\n", "\n" .. string.rep(" ", col)))   -- (an array's rows stay aligned)
     end
     if path[x] then return "<cycle>" end
     if depth >= M.MAX_DEPTH then return "{...}" end
