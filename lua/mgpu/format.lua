@@ -64,9 +64,9 @@ local function nested(shape, dtype, fetch)
     local out = {}
     if d == rank then   -- one row: read whole, or its two ends
       local n, head, tail = shape[d], nil, nil
-      if all then head = nil
-      elseif n > 2 * edge then head, tail = fetch(base, edge), fetch(base + n - edge, edge)
-      else head = fetch(base, n) end
+      if not all then
+        if n > 2 * edge then head, tail = fetch(base, edge), fetch(base + n - edge, edge) else head = fetch(base, n) end
+      end
       for k, i in ipairs(shown(n, edge)) do
         if i == false then out[k] = "..."
         elseif all then out[k] = element(all[base + i + 1], float)
