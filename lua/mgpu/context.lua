@@ -114,7 +114,9 @@ function M.get()
   if M.config.timeout_ms then set_timeout(M.config.timeout_ms) end
   if M.on_create then M.on_create(ctx) end
   if info.mode == "interpret" and not M.config.quiet and mode ~= "interpret" then
-    local why = info.reason:match("^MGPU_INTERPRET") and info.reason or ("no GPU: " .. info.reason)
+    -- one short line: the reason's first clause without its details (`mgpu info` prints them)
+    local short = info.reason:gsub("%s*%b()", ""):match("^[^;]*")
+    local why = info.reason:match("^MGPU_INTERPRET") and info.reason or ("no GPU (" .. short .. ")")
     io.stderr:write("mgpu: " .. why .. "; kernels run in the interpreter\n")
   end
   if M.config.poison_outputs == nil then M.config.poison_outputs = info.mode ~= "gpu" end

@@ -322,6 +322,7 @@ return {
   DIMENSION_SEMANTICS_NOT_TABLE = "CompilerParams: dimension_semantics must be a table such as { \"parallel\", \"sequential\" }",
   DIMENSION_SEMANTICS_BAD = "CompilerParams: dimension_semantics[%d] must be \"parallel\" or \"sequential\", got %s",
   KERNEL_FAILED = "kernel '%s': %s",
+  KERNEL_CALLED_AT = "%s\n  (kernel '%s', called at %s)",
   SMEM_OVER_BUDGET = "kernel '%s' needs %d bytes of SMEM but compiler_params.vmem_limit_bytes (the SMEM budget) is %d",
   PTX_WRITE = "cannot write PTX: %s",
   KERNEL_ARG_COUNT = "kernel '%s' takes %s, got %s (its body has %s: %s)",
@@ -408,6 +409,14 @@ return {
   NAMED_SCOPE_NAME = "named_scope: the name must be a non-empty string without quotes, backslashes or control characters",
   NAMED_SCOPE_NOT_FUNCTION = "named_scope: the second argument must be a function, got %s",
   PROFILE_WRITE = "profile: cannot write %s: %s",
+
+  -- -- Help: the API reference at the prompt (mgpu.help, `help` in the REPL) ----------------------
+  HELP_NAME = "mgpu.help: expected a name (such as \"kernel\") or a function of mgpu, got %s",
+  HELP_NO_REFERENCE = "mgpu.help: the API reference (docs/reference.md) was not found; set MGPU_REFERENCE to its path",
+  HELP_USAGE = "mgpu.help(name) prints a name's entry of the API reference: mgpu.help(\"kernel\"), " ..
+    "mgpu.help(mgpu.zeros), mgpu.help(\"ref:at\"); in the REPL also help kernel.  The entries:",
+  HELP_NO_ENTRY = "mgpu.help: no entry for %s in the API reference; mgpu.help() lists them",
+  HELP_CLOSE = "mgpu.help: no entry for %s in the API reference; close matches: %s",
 
   -- -- The core binding over LuaJIT's FFI (the same texts as the C module's) ----------------------
   CORE_NOT_LOADED = "mgpu: cannot load libmgpu.so (tried %s); set MGPU_LIB",

@@ -32,6 +32,7 @@ local pipeline = require "mgpu.pipeline"
 local pallas_call = require "mgpu.pallas_call"
 local autotune = require "mgpu.autotune"
 local distributed = require "mgpu.distributed"
+local help = require "mgpu.help"
 
 local mgpu = {
   _VERSION = "mgpu " .. context.core.version(),
@@ -78,6 +79,8 @@ local mgpu = {
   semaphore_signal = distributed.semaphore_signal, semaphore_wait = distributed.semaphore_wait,
   SemaphoreSignal = distributed.SemaphoreSignal, semaphore_signal_parallel = distributed.semaphore_signal_parallel,
   multimem_store = distributed.multimem_store, multimem_load_reduce = distributed.multimem_load_reduce,
+  -- the API reference
+  help = help.help,
 }
 
 for k, v in pairs(ops) do mgpu[k] = v end

@@ -535,8 +535,7 @@ end
 -- functions see arrays only through them).  A loop that launches a kernel on
 -- the same arrays, or rotates through sets of like arrays as a benchmark
 -- does, skips the grid and out_shape functions and the signature (the engine
--- still checks each buffer's size): 9-14 us of host time a launch of the
--- 4096³ matmul on the H100s instead of 32 (bench/RESULTS.md run 84).
+-- still checks each buffer's size), which are most of a launch's host time.
 local function same_call(m, args, nargs)
   if not m or m.epoch ~= context.epoch or m.target ~= context.target() or m.n ~= nargs then return false end
   for i = 1, nargs do
@@ -630,6 +629,15 @@ local function prepare(self, args, running, nargs)
   return entry, outs, single
 end
 
+-- A launch's error.  One that names an op's line in the body (the
+-- interpreter's races, deadlocks, out-of-bounds accesses) starts with that
+-- line and names the call after it; any other is raised at the call.
+local function launch_failed(self, err)
+  local pos = compat.position(err)
+  if pos and not compat.in_lib(pos) then error(compat.message("KERNEL_CALLED_AT", err, self.name, compat.where()), 0) end
+  fail("ENGINE_ERROR", err)
+end
+
 local function launch(self, entry, args, results)
   local bufs = {}
   for i = 1, #args do
@@ -658,7 +666,7 @@ local function launch(self, entry, args, results)
     entry.compiled = true
   end
   local ok, err = pcall(context.core.launch, entry.kernel, bufs)
-  if not ok then fail("ENGINE_ERROR", err) end
+  if not ok then launch_failed(self, err) end
   if entry.hidden_arrays and context.info().mode == "interpret" then   -- the semaphores are back at zero
     local sems = {}
     for i, h in ipairs(entry.hidden) do if h.sem then sems[#sems + 1] = entry.hidden_arrays[i] end end

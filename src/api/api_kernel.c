@@ -366,9 +366,8 @@ static bool entry_store(cache *c, cache_key key, const mgpu_kernel *k) {
 ** PTX as a whole program, and its own compute cache (keyed on the PTX) keeps
 ** the binary, so a warm process skips the JIT too.  The cubin the driver's
 ** linker (cuLink*) hands back cannot be used instead: the linker compiles PTX
-** as relocatable code, which ignores setmaxnreg and takes more registers (92
-** instead of 48 for the softmax pipeline on the H100; bench/RESULTS.md run
-** 31).  Returns non-zero when the caller should load the PTX itself (cache
+** as relocatable code, which ignores setmaxnreg and takes more registers
+** (about twice as many for the softmax pipeline).  Returns non-zero when the caller should load the PTX itself (cache
 ** off, or any step failed: the plain load then reports real errors with
 ** their log). */
 static CUresult load_cached(mgpu_kernel *k, int *keys, void **vals, unsigned nopt) {

@@ -218,7 +218,7 @@ int main(int argc, char **argv) {
     lua_getglobal(L, "require");
     lua_pushliteral(L, "mgpu");
     if (cli_docall(L, 1, 1) == LUA_OK) lua_setglobal(L, "mgpu");
-    if (isatty(0)) printf("mgpu %s (%s) -- mgpu is loaded; Ctrl-D quits\n", mgpu_version(), LUA_RELEASE);
+    if (isatty(0)) printf("mgpu %s (%s) -- mgpu is loaded; help NAME shows its reference; Ctrl-D quits\n", mgpu_version(), LUA_RELEASE);
     cli_repl(L);
   }
   lua_close(L);

@@ -31,10 +31,13 @@ static _Thread_local const char *report_prefix = "";
 
 void cli_report_prefix(const char *prefix) { report_prefix = prefix ? prefix : ""; }
 
+/* The message's first line, the source line it starts with ("path:line:
+** ..."), then the message's other lines. */
 void cli_report(const char *msg) {
-  fprintf(stderr, "mgpu: %s%s\n", report_prefix, msg);
-  /* "path:line: ..." -> show the line */
-  const char *c = strchr(msg, ':');
+  const char *nl = strchr(msg, '\n');
+  int first = nl ? (int)(nl - msg) : (int)strlen(msg);
+  fprintf(stderr, "mgpu: %s%.*s\n", report_prefix, first, msg);
+  const char *c = memchr(msg, ':', (size_t)first);
   while (c) {
     char *end;
     long line = strtol(c + 1, &end, 10);
@@ -53,8 +56,9 @@ void cli_report(const char *msg) {
       }
       break;
     }
-    c = strchr(c + 1, ':');
+    c = memchr(c + 1, ':', (size_t)(msg + first - (c + 1)));
   }
+  if (nl) fprintf(stderr, "%s\n", nl + 1);
   fflush(stderr);
 }
 

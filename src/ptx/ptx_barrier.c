@@ -14,8 +14,8 @@
 ** arriving warpgroup's finished work (awaited wgmma and register reads of
 ** a slot) before the copies the waiting block issues next, which is what a
 ** pipeline's consumed barrier says.  A cluster-scope release
-** (mbarrier.arrive.release.cluster) made every K step of a multicast
-** matmul wait about 1.8 us (bench/RESULTS.md, run 21).
+** (mbarrier.arrive.release.cluster) waits for the whole cluster's memory
+** traffic, which stalls every K step of a multicast matmul.
 */
 #include <stdio.h>
 #include <string.h>

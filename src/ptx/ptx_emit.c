@@ -220,8 +220,8 @@ preg pe_vreg(pe *e, uint32_t v) {
 
 /* r broadcast from lane 0 of each warp (every lane holds the same value
 ** already): ptxas then knows r is warp-uniform, so branches on it are
-** uniform and values computed from it can live in uniform registers
-** (bench/RESULTS.md run 81).  All 32 lanes must be converged. */
+** uniform and values computed from it can live in uniform registers.
+** All 32 lanes must be converged. */
 void pe_warp_uniform(pe *e, preg r) {
   pe_ins(e, "shfl.sync.idx.b32", 5, R(r), R(r), I(0), I(31), I(-1));
 }

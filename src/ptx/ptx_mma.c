@@ -14,8 +14,7 @@
 ** offset and swizzle mode), a constant.  Instructions add start >> 4 to the
 ** low word alone: the address field is 14 bits of an address under 256 KB,
 ** so the sum never carries out of it, and 32-bit arithmetic keeps ptxas
-** from spending 64-bit adds and moves per instruction (bench/RESULTS.md run
-** 81).
+** from spending 64-bit adds and moves per instruction.
 */
 #include <stdio.h>
 #include <string.h>
