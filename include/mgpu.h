@@ -328,6 +328,8 @@ mgpu_status mgpu_host_map(int32_t op, const mgpu_host *a, const mgpu_host *b, do
 mgpu_status mgpu_host_reduce(int32_t op, const mgpu_host *a, int32_t axis, int32_t keepdims, mgpu_host **out);
 /* Rows [start, start + size) along axis 0. */
 mgpu_status mgpu_host_slice(const mgpu_host *a, int64_t start, int64_t size, mgpu_host **out);
+/* The transpose of a 2-D array. */
+mgpu_status mgpu_host_transpose(const mgpu_host *a, mgpu_host **out);
 /* 2-D matrix product. */
 mgpu_status mgpu_host_matmul(const mgpu_host *a, const mgpu_host *b, mgpu_host **out);
 /* ||a - ref|| / ||ref|| (2-norms; NaN if either holds a NaN or shapes differ). */

@@ -432,6 +432,12 @@ function M.host_slice(a, start, size)
   return new_host(out[0], a.ctx)
 end
 
+function M.host_transpose(a)
+  local out = ffi.new("mgpu_host*[1]")
+  check(lib.mgpu_host_transpose(live(a, "host array"), out), a.ctx)
+  return new_host(out[0], a.ctx)
+end
+
 function M.host_matmul(a, b)
   local out = ffi.new("mgpu_host*[1]")
   check(lib.mgpu_host_matmul(live(a, "host array"), live(b, "host array"), out), a.ctx)

@@ -671,6 +671,14 @@ static int l_host_slice(lua_State *L) {
   return 1;
 }
 
+static int l_host_transpose(lua_State *L) {
+  handle *a = geth(L, 1, T_HOST);
+  mgpu_host *out = NULL;
+  CHECK(L, a->ctx, mgpu_host_transpose(a->h, &out));
+  newh(L, T_HOST, out, a->ctx);
+  return 1;
+}
+
 static int l_host_matmul(lua_State *L) {
   handle *a = geth(L, 1, T_HOST), *b = geth(L, 2, T_HOST);
   mgpu_host *out = NULL;
@@ -741,7 +749,7 @@ static const luaL_Reg core_funcs[] = {
   { "layout", l_layout },
   { "host_new", l_host_new }, { "host_download", l_host_download }, { "host_upload", l_host_upload },
   { "host_map", l_host_map }, { "host_reduce", l_host_reduce }, { "host_slice", l_host_slice },
-  { "host_matmul", l_host_matmul }, { "host_relerr", l_host_relerr }, { "host_shape", l_host_shape },
+  { "host_transpose", l_host_transpose }, { "host_matmul", l_host_matmul }, { "host_relerr", l_host_relerr }, { "host_shape", l_host_shape },
   { "host_get", l_host_get }, { "host_set", l_host_set },
   { "dlpack_export", l_dlpack_export }, { "dlpack_import", l_dlpack_import }, { "dlpack_free", l_dlpack_free },
   { "world_join", l_world_join }, { "world_leave", l_world_leave }, { "dist_uid", l_dist_uid }, { "dist_init", l_dist_init },
