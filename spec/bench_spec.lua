@@ -45,11 +45,31 @@ describe("mgpu.bench.cublas_matmul", function()
   it("checks shapes, dtypes and kinds and names the culprit", function()
     fails("shapes do not fit c = a @ b: a 64x32, b 32x16, c 64x8", bench.cublas_matmul, a, b, mgpu.zeros({ 64, 8 }, "bf16"))
     fails("shapes do not fit", bench.cublas_matmul, a, mgpu.zeros({ 16, 16 }, "bf16"), c)
-    fails("the dtype must be bf16 or f16, got f32", bench.cublas_matmul, mgpu.zeros({ 64, 32 }, "f32"),
+    fails("the dtype must be bf16, f16, f8e4m3 or f8e5m2, got f32", bench.cublas_matmul, mgpu.zeros({ 64, 32 }, "f32"),
           mgpu.zeros({ 32, 16 }, "f32"), mgpu.zeros({ 64, 16 }, "f32"))
     fails("one dtype, got bf16, f16 and bf16", bench.cublas_matmul, a, mgpu.zeros({ 32, 16 }, "f16"), c)
     fails("c must be an array, got nil", bench.cublas_matmul, a, b)
     fails("b must be 2%-D, got rank 1", bench.cublas_matmul, a, mgpu.zeros({ 32 }, "bf16"), c)
+  end)
+
+  it("takes FP8 operands with b as N x K, a bf16 c and two f32 scales", function()
+    local a8, b8, c8, s = mgpu.zeros({ 64, 32 }, "f8e4m3"), mgpu.zeros({ 16, 32 }, "f8e5m2"), c, mgpu.zeros({}, "f32")
+    fails("FP8 takes b_scale, an f32 array of shape {}, got nil", bench.cublas_matmul, a8, b8, c8, s)
+    fails("FP8 takes a_scale, an f32 array of shape {}, got f32%[1%]", bench.cublas_matmul, a8, b8, c8, mgpu.zeros({ 1 }, "f32"), s)
+    fails("a is f8e4m3, so b must be f8e4m3 or f8e5m2, got bf16", bench.cublas_matmul, a8, b, c8, s, s)
+    fails("with FP8 a and b, c must be bf16, got f16", bench.cublas_matmul, a8, b8, mgpu.zeros({ 64, 16 }, "f16"), s, s)
+    fails("shapes do not fit c = a @ b%^T %(FP8 takes b as N x K%): a 64x32, b 32x16, c 64x16", bench.cublas_matmul, a8,
+          mgpu.zeros({ 32, 16 }, "f8e5m2"), c8, s, s)
+    local core, ctx = context.core, context.get()
+    fails("cublasLt has no f8e5m2 x f8e5m2 matmul", core.blas_matmul_f8, ctx, "f8e5m2", "f8e5m2", 64, 16, 32, a8.buf, b8.buf,
+          c8.buf, s.buf, s.buf)
+    fails("a_dtype and b_dtype must be f8e4m3 or f8e5m2, not f8e4m3 and bf16", core.blas_matmul_f8, ctx, "f8e4m3", "bf16",
+          64, 16, 32, a8.buf, b8.buf, c8.buf, s.buf, s.buf)
+    fails("cannot hold a 64x32 of f8e4m3, b 32x32 of f8e5m2, c 64x32 of bf16 and one f32 scale each", core.blas_matmul_f8,
+          ctx, "f8e4m3", "f8e5m2", 64, 32, 32, a8.buf, b8.buf, c8.buf, s.buf, s.buf)
+    if mgpu.device().mode ~= "gpu" then
+      fails("cublas_matmul: no GPU: cuBLAS runs only on a GPU", bench.cublas_matmul, a8, b8, c8, s, s)
+    end
   end)
 
   it("says that cuBLAS needs a GPU when kernels are interpreted", function()

@@ -141,6 +141,12 @@ function M.blas_matmul(ctx, dtype, m, n, k, a, b, c, stream)
                              stream or 0), cx)
 end
 
+function M.blas_matmul_f8(ctx, a_dtype, b_dtype, m, n, k, a, b, c, a_scale, b_scale, stream)
+  local cx = live(ctx, "context")
+  check(lib.mgpu_blas_matmul_f8(cx, dtype_of(a_dtype), dtype_of(b_dtype), m, n, k, live(a, "buffer"), live(b, "buffer"),
+                                live(c, "buffer"), live(a_scale, "buffer"), live(b_scale, "buffer"), stream or 0), cx)
+end
+
 -- -- Buffers ---------------------------------------------------------------------------
 
 -- core.buffer and core.symmetric: (ctx, nbytes) -> a buffer from lib[alloc].
