@@ -5,6 +5,7 @@ local mgpu = require "mgpu"
 local bench = require "mgpu.bench"
 local context = require "mgpu.context"
 local bin = dofile("spec/support/util.lua").bin
+local unpack = table.unpack or unpack
 
 local function run(args)
   local tmp = os.tmpname()
@@ -99,7 +100,13 @@ describe("tools/bench.lua", function()
     assert.matches("'128x128' is neither a shape MxNxK nor key=value", out)
     out, code = run("--interpret tools/bench.lua dtype=f32")
     assert.are.equal(2, code)
-    assert.matches("dtype must be bf16 or f16", out)
+    assert.matches("dtype must be bf16, f16, f8e4m3 or f8e5m2, got 'f32'", out)
+    out, code = run("--interpret tools/bench.lua dtype=f8e5m2 b_dtype=bf16")
+    assert.are.equal(2, code)
+    assert.matches("bench: b_dtype may differ from dtype only between f8e4m3 and f8e5m2", out)
+    out, code = run("--interpret tools/bench.lua also=b_dtype=f8e4m3")   -- (the variants share the inputs)
+    assert.are.equal(2, code)
+    assert.matches("unknown option 'b_dtype'", out)
     out, code = run("--interpret tools/bench.lua also=depth")
     assert.are.equal(2, code)
     assert.matches("also= takes key=value pairs separated by commas, got 'depth'", out)
@@ -111,48 +118,71 @@ describe("tools/bench.lua", function()
     assert.matches("unknown option 'colour'", out)
   end)
 
-  it("rotates inputs, checks against cuBLAS and reports (a host matmul stands in for cuBLAS)", function()
+  -- tools/bench.lua's lines, its cuBLAS calls and the arrays they took, with a host matmul standing in
+  -- for cuBLAS (FP8: B as N x K and the scales) and the interpreter for the GPU
+  local function bench_with_stand_in(...)
     local H = mgpu.host
     local real_device, real_blas, real_print, real_exit = mgpu.device, bench.cublas_matmul, _G.print, os.exit
     local info = {}
     for k, v in pairs(mgpu.device()) do info[k] = v end
     info.mode, info.l2_bytes = "gpu", 40000               -- 3 sets of 128x64 and 64x128 bf16 exceed 2 x L2
-    local calls, seen, lines = 0, {}, {}
+    local r = { calls = 0, seen = {}, lines = {} }
     mgpu.device = function() return info end
-    bench.cublas_matmul = function(x, y, out)
-      calls = calls + 1
-      seen[x] = true
-      local r = H.matmul(H.from(x), H.from(y)):to_device(out.dtype)
-      context.core.buffer_copy(out.buf, 0, r.buf, 0, out.nbytes)
+    bench.cublas_matmul = function(x, y, out, sa, sb)
+      r.calls = r.calls + 1
+      r.seen[x] = true
+      local ref = sa and H.matmul(H.from(x), H.from(y):transpose()) * H.from(sa) * H.from(sb) or H.matmul(H.from(x), H.from(y))
+      local dev = ref:to_device(out.dtype)
+      context.core.buffer_copy(out.buf, 0, dev.buf, 0, out.nbytes)
       return out
     end
-    _G.print = function(s) lines[#lines + 1] = s end   -- the tool prints through the global
+    _G.print = function(s) r.lines[#r.lines + 1] = s end   -- the tool prints through the global
     os.exit = function(code) error("os.exit(" .. tostring(code) .. ")", 0) end
-    local ok, err = pcall(function()
-      assert(loadfile("tools/bench.lua"))("128x128x64", "dtype=bf16", "reps=2", "inner=2", "warmup=1", "depth=2", "sched=dynamic",
-                                           "also=sched=static,snake=4")
-    end)
+    local args = { ... }
+    local ok, err = pcall(function() assert(loadfile("tools/bench.lua"))(unpack(args)) end)
     mgpu.device, bench.cublas_matmul, _G.print, os.exit = real_device, real_blas, real_print, real_exit
-    assert(ok, tostring(err) .. "\n" .. table.concat(lines, "\n"))
-    local text = table.concat(lines, "\n")
+    r.text = table.concat(r.lines, "\n")
+    assert(ok, tostring(err) .. "\n" .. r.text)
+    return r
+  end
+  local function fields_of(line)
+    local f = {}
+    for x in line:gmatch("%S+") do f[#f + 1] = x end
+    return f
+  end
+
+  it("rotates inputs, checks against cuBLAS and reports (a host matmul stands in for cuBLAS)", function()
+    local r = bench_with_stand_in("128x128x64", "dtype=bf16", "reps=2", "inner=2", "warmup=1", "depth=2", "sched=dynamic",
+                                  "also=sched=static,snake=4")
+    local text = r.text
     assert.matches("median of 2 batches of 2 calls after 1 warm%-up calls", text)
     local row = text:match("\n(128x128x64 [^\n]*)")
     assert(row, text)
-    local fields = {}
-    for f in row:gmatch("%S+") do fields[#fields + 1] = f end
+    local fields = fields_of(row)
     assert.are.equal("bf16", fields[2])
     assert.is_true(tonumber(fields[3]) > 0 and tonumber(fields[5]) > 0)
     assert.is_true(tonumber(fields[8]) < 1e-2, row)   -- rel. error against the stand-in
     assert.are.equal("3", fields[9])                 -- input sets
     local also = text:match("\n(%+ sched=static,snake=4 [^\n]*)")   -- the extra configuration, timed in the same rotation
     assert(also, text)
-    local af = {}
-    for f in also:gmatch("%S+") do af[#af + 1] = f end
+    local af = fields_of(also)
     assert.is_true(tonumber(af[3]) > 0, also)        -- its ms, TFLOP/s, ratio and rel. error
     assert.is_true(tonumber(af[6]) < 1e-2, also)
     local n = 0
-    for _ in pairs(seen) do n = n + 1 end
-    assert.are.equal(1 + 1 + 2 * 2, calls)           -- the check, the warm-up, 2 batches of 2
+    for _ in pairs(r.seen) do n = n + 1 end
+    assert.are.equal(1 + 1 + 2 * 2, r.calls)         -- the check, the warm-up, 2 batches of 2
     assert.are.equal(3, n)                           -- every input set was used
+  end)
+
+  it("benchmarks FP8 against cuBLAS's FP8 matmul with the same scales, B as N x K", function()
+    local r = bench_with_stand_in("128x128x128", "dtype=f8e4m3", "b_dtype=f8e5m2", "reps=1", "inner=1", "warmup=1")
+    assert.matches("f8e4m3xe5m2 %(bf16 out, per%-tensor scales, fast accumulation%)", r.text)
+    local row = r.text:match("\n(128x128x128 [^\n]*)")
+    assert(row, r.text)
+    local fields = fields_of(row)
+    assert.are.equal("f8e4m3xe5m2", fields[2])
+    assert.is_true(tonumber(fields[8]) < 1e-2, row)   -- against the stand-in's scaled product
+    assert.are.equal("3", fields[9])                 -- 3 sets of 128x128 + 128x128 bytes exceed 2 x L2
+    assert.are.equal(1 + 1 + 1, r.calls)
   end)
 end)
