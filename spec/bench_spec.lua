@@ -184,5 +184,12 @@ describe("tools/bench.lua", function()
     assert.is_true(tonumber(fields[8]) < 1e-2, row)   -- against the stand-in's scaled product
     assert.are.equal("3", fields[9])                 -- 3 sets of 128x128 + 128x128 bytes exceed 2 x L2
     assert.are.equal(1 + 1 + 1, r.calls)
+    -- e5m2 x e5m2, which cublasLt lacks: checked against float64, timed without a ratio
+    r = bench_with_stand_in("128x128x128", "dtype=f8e5m2", "reps=1", "inner=1", "warmup=1")
+    assert.are.equal(0, r.calls)
+    fields = fields_of(assert(r.text:match("\n(128x128x128 [^\n]*)"), r.text))
+    assert.are.same({ "f8e5m2", "-", "-", "-" }, { fields[2], fields[5], fields[6], fields[7] })
+    assert.is_true(tonumber(fields[8]) < 1e-2, r.text)
+    assert.matches("no cuBLAS: cublasLt has no f8e5m2 x f8e5m2 matmul; rel.err against float64 on rows 0%-7", r.text)
   end)
 end)
