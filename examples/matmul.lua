@@ -101,8 +101,6 @@ function lib.build(cfg)
       local wg = mgpu.axis_index("wg")
       local bidx = mgpu.axis_index("sm")
 
-      -- the pipeline of one tile (mi, ni), over K steps [k0, k0 + nk) (all of them by default); skx
-      -- (stream-K) says whether the tile's sum is partial and from which step its owner holds it
       -- columns of B's SMEM tile, and the tile as wgmma's (K, N) operand: an FP8 tile is (N, K)
       local function b_cols(b_smem, cols)
         if o.f8 then return b_smem:at(cols, mgpu.all) end
@@ -110,6 +108,8 @@ function lib.build(cfg)
       end
       local function b_operand(b_smem) return o.f8 and mgpu.transpose_ref(b_smem, { 1, 0 }) or b_smem end
 
+      -- the pipeline of one tile (mi, ni), over K steps [k0, k0 + nk) (all of them by default); skx
+      -- (stream-K) says whether the tile's sum is partial and from which step its owner holds it
       local function pipe_for(mi, ni, state, offset, k0, nk, skx)
         local function mma(_, a_smem, b_smem, acc)   -- one K step: this warpgroup's half of the tile
           local a_part = c.wg_dim == "M" and a_smem:at(mgpu.ds(wg * tm, tm), mgpu.all) or a_smem
