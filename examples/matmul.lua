@@ -1,6 +1,8 @@
 --[[
 A Hopper matmul, C = A @ B (bf16 or f16 in, f32 accumulation, same dtype
-out), written on mgpu's pipelines the way Pallas' hopper_matmul_mgpu is:
+out; or FP8, f8e4m3 / f8e5m2 in with per-tensor scales and bf16 out, B
+taken as (N, K)), written on mgpu's pipelines the way Pallas'
+hopper_matmul_mgpu is:
 
 - persistent: one block (or one cluster) per SM walks output tiles with
   nd_loop (or, with sched=dynamic, claims them from a GMEM counter with
@@ -24,15 +26,17 @@ The options, their defaults and the schedule (grid, stream-K's plan, tile
 width by shape) are in examples/matmul_plan.lua; the command line, the
 reference check, timing and autotuning in examples/matmul_check.lua.
 Shapes need not divide the tiles: edge tiles are zero-filled when loaded
-and clipped when stored.  N must be a multiple of 64 and K of 8.  Loaded
+and clipped when stored.  N must be a multiple of 64 and K of 8 (16 with
+FP8: TMA's rows are whole 16-byte units).  Loaded
 with `loadfile("examples/matmul.lua")("--lib")` it returns { build,
-defaults, tile_n_for, for_shape } for tools and specs.
+defaults, tile_n_for, for_shape, operands } for tools and specs.
 ]]
 local mgpu = require "mgpu"
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
 local plan = dofile(here .. "matmul_plan.lua")
 local T = mgpu.transforms
-local lib = { defaults = plan.defaults, tile_n_for = plan.tile_n_for, for_shape = plan.for_shape }
+local lib = { defaults = plan.defaults, tile_n_for = plan.tile_n_for, for_shape = plan.for_shape,
+              operands = plan.operands }
 local unpack = table.unpack or unpack
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
@@ -43,16 +47,17 @@ function lib.build(cfg)
   local tm, tn, tk, depth = c.tile_m, c.tile_n, c.tile_k, c.depth
   local cta_m, cta_n, cm, cn, sk = g.cta_m, g.cta_n, g.cm, g.cn, g.sk
   local mma_n, epi, nslot, side = wd.mma_n, wd.epi, wd.nslot, wd.side
-  local bits = c.dtype == "f32" and 32 or 16
+  local o = plan.operands(c)
+  local bits, obits = o.bits, o.f8 and 16 or o.bits
   local swz = mgpu.find_swizzle(tk * bits)
   local xf = { T.tiling{ 8, swz * 8 / bits }, T.swizzle(swz) }
   -- the output tile's column tiles outermost: its rows then form one TMA dim, which the copy engine
   -- clips at any M (tiles of 8 rows next to other tiles would need M to be a multiple of 8)
-  local oswz = mgpu.find_swizzle(epi * bits)
-  local oxf = { T.tiling{ 8, oswz * 8 / bits }, T.transpose{ 0, 1, 3, 2, 4, 5 }, T.swizzle(oswz) }
+  local oswz = mgpu.find_swizzle(epi * obits)
+  local oxf = { T.tiling{ 8, oswz * 8 / obits }, T.transpose{ 0, 1, 3, 2, 4, 5 }, T.swizzle(oswz) }
   -- scratch: the epilogue's slots, the hooks' own, stream-K's workspace (a partial f32 tile per
   -- block and warpgroup) and a semaphore for each
-  local scratch = { mgpu.SMEM({ 2, nslot, tm, epi }, c.dtype, { transforms = oxf }) }
+  local scratch = { mgpu.SMEM({ 2, nslot, tm, epi }, o.out, { transforms = oxf }) }
   for _, x in ipairs(c.scratch or {}) do scratch[#scratch + 1] = x end
   if sk then
     local pmax = math.floor(g.sms / c.cluster)
@@ -62,9 +67,12 @@ function lib.build(cfg)
 
   return mgpu.kernel{
     name = "matmul",
-    out_shape = function(a, b) return mgpu.shape({ a.shape[1], b.shape[2] }, a.dtype) end,
-    grid = function(a, b)
-      local t = plan.plan(c, g, a.shape[1], b.shape[2], a.shape[2])
+    out_shape = function(a, b, ...)
+      local M, N = plan.dims(c, a, b, ...)
+      return mgpu.shape({ M, N }, o.out)
+    end,
+    grid = function(a, b, ...)
+      local t = plan.plan(c, g, plan.dims(c, a, b, ...))
       if side > 0 then return { side + math.max(1, math.min(g.sms - side, t.m_iters * t.n_iters)) } end
       return { t.P }
     end,
@@ -73,16 +81,19 @@ function lib.build(cfg)
                                            profile_space = c.profile and 64 or nil, profile_dir = c.profile },
     num_threads = 3, thread_name = "wg",
     scratch_shapes = scratch,
-    -- sched=dynamic takes a third input: the work counter (i32[2], zero; left zero)
+    -- FP8 takes the scales after B (f32, shape {}); sched=dynamic then the work counter (i32[2],
+    -- zero; left zero)
     body = function(a, b, ...)
       local rest = { ... }
+      local a_scale = o.f8 and table.remove(rest, 1) or nil
+      local b_scale = o.f8 and table.remove(rest, 1) or nil
       local counter = c.sched == "dynamic" and table.remove(rest, 1) or nil
       local sems = sk and table.remove(rest) or nil
       local ws = sk and table.remove(rest) or nil
       local out, out_smem = rest[1], rest[2]
       local ext = { select(3, unpack(rest)) }      -- the hooks' scratch, and the operands
       ext.a, ext.b = a, b
-      local sch = plan.plan(c, g, plan.dims(a, b))
+      local sch = plan.plan(c, g, plan.dims(c, a, b, a_scale, b_scale))
       local k_iters = sch.k_iters
       -- a group kept in flight needs a slot beside it: none when the pipeline has a single step
       local delay = math.min(c.delay, math.max(0, math.min(depth, k_iters) - 1))
@@ -90,28 +101,37 @@ function lib.build(cfg)
       local wg = mgpu.axis_index("wg")
       local bidx = mgpu.axis_index("sm")
 
+      -- columns of B's SMEM tile, and the tile as wgmma's (K, N) operand: an FP8 tile is (N, K)
+      local function b_cols(b_smem, cols)
+        if o.f8 then return b_smem:at(cols, mgpu.all) end
+        return b_smem:at(mgpu.all, cols)
+      end
+      local function b_operand(b_smem) return o.f8 and mgpu.transpose_ref(b_smem, { 1, 0 }) or b_smem end
+
       -- the pipeline of one tile (mi, ni), over K steps [k0, k0 + nk) (all of them by default); skx
       -- (stream-K) says whether the tile's sum is partial and from which step its owner holds it
       local function pipe_for(mi, ni, state, offset, k0, nk, skx)
         local function mma(_, a_smem, b_smem, acc)   -- one K step: this warpgroup's half of the tile
           local a_part = c.wg_dim == "M" and a_smem:at(mgpu.ds(wg * tm, tm), mgpu.all) or a_smem
-          local b_part = c.wg_dim == "N" and b_smem:at(mgpu.all, mgpu.ds(wg * tn, tn)) or b_smem
+          local b_part = c.wg_dim == "N" and b_cols(b_smem, mgpu.ds(wg * tn, tn)) or b_smem
           for j = 0, tn / mma_n - 1 do   -- one wgmma (one group) per mma_n columns
             local cols = mgpu.ds(j * mma_n, mma_n)
             mgpu.wgmma(mma_n < tn and acc:at(mgpu.all, cols) or acc, a_part,
-                       mma_n < tn and b_part:at(mgpu.all, cols) or b_part)
+                       b_operand(mma_n < tn and b_cols(b_part, cols) or b_part))
           end
           mgpu.wgmma_wait(delay * (tn / mma_n))
           return acc
         end
         local function chunk(x, j) return epi < tn and x:at(mgpu.all, mgpu.ds(j * epi, epi)) or x end
-        local function store_tile(acc)   -- the epilogue: registers -> SMEM slot -> TMA store, chunk by chunk
+        -- the epilogue: registers -> SMEM slot -> TMA store, chunk by chunk; scale: FP8's a_scale * b_scale
+        local function store_tile(acc, scale)
           local r0 = mi * cta_m + (c.wg_dim == "M" and wg * tm or 0)
           local c0 = ni * cta_n + (c.wg_dim == "N" and wg * tn or 0)
           for j = 0, tn / epi - 1 do   -- column chunks, through the warpgroup's slots in turn
             local tile = chunk(acc, j):load()
+            if scale then tile = tile * scale end
             if c.epilogue then tile = c.epilogue(tile) end
-            tile = tile:astype(c.dtype)
+            tile = tile:astype(o.out)
             -- the store that used the slot has read it: within the tile the one nslot chunks back;
             -- at its first chunk every store (the previous tile's chunks need not have alternated
             -- the slots evenly, as with 3 chunks, and they were issued a main loop ago)
@@ -135,15 +155,17 @@ function lib.build(cfg)
           end, bidx - 1)
         end
         local function epilogue(run)   -- the compute warpgroups' context: the accumulator, then its tile out
+          -- (FP8's scales are loaded ahead of the main loop, which hides their latency)
+          local scale = o.f8 and a_scale:load() * b_scale:load() or nil
           mgpu.run_scoped(function(acc)
             mgpu.named_scope("mainloop", run, acc)
-            if not skx then return mgpu.named_scope("epilogue", store_tile, acc) end
+            if not skx then return mgpu.named_scope("epilogue", store_tile, acc, scale) end
             mgpu.cond(skx.partial, function() mgpu.named_scope("partial", function()   -- leave the partial sum for the owner
               for j = 0, tn / epi - 1 do chunk(ws:at(bidx, cidx, wg), j):store(chunk(acc, j):load()) end
               mgpu.semaphore_signal(sems:at(bidx, cidx, wg), 1)
             end) end, function()
               mgpu.when(mgpu.lt(0, skx.k0), function() mgpu.named_scope("fixup", add_partials, acc) end)
-              mgpu.named_scope("epilogue", store_tile, acc)
+              mgpu.named_scope("epilogue", store_tile, acc, scale)
             end)
           end, mgpu.ACC({ tm, tn }, "f32"))
         end
@@ -155,8 +177,10 @@ function lib.build(cfg)
           in_specs = {
             mgpu.BlockSpec{ { cta_m, tk }, function(k) return mi, kof(k) end, transforms = xf, delay_release = delay,
                             collective_axes = (cn == 2 and c.mcast ~= 0) and "c" or nil },
-            mgpu.BlockSpec{ { tk, cta_n }, function(k) return kof(k), ni end, transforms = xf, delay_release = delay,
-                            collective_axes = (cm == 2 and c.mcast ~= 0) and "c" or nil },
+            o.f8 and mgpu.BlockSpec{ { cta_n, tk }, function(k) return ni, kof(k) end, transforms = xf,
+                                     delay_release = delay, collective_axes = (cm == 2 and c.mcast ~= 0) and "c" or nil }
+                 or mgpu.BlockSpec{ { tk, cta_n }, function(k) return kof(k), ni end, transforms = xf,
+                                    delay_release = delay, collective_axes = (cm == 2 and c.mcast ~= 0) and "c" or nil },
           },
         })
       end

@@ -7,8 +7,9 @@ stream-K's K steps to a block (stream_k_items), which is the plan in traced
 form.
 
 Options (cfg fields; `mgpu examples/matmul.lua M N K dtype key=value ...`):
-  tile_m tile_n tile_k  the tile of one compute warpgroup, K step (64 256 64; where tile_n is not
-                        given, the shape picks it: tile_n_for)
+  tile_m tile_n tile_k  the tile of one compute warpgroup, K step (64 256, and 128 bytes of K: 64
+                        16-bit or 128 8-bit elements; where tile_n is not given, the shape picks it:
+                        tile_n_for)
   depth                 SMEM slots of the pipeline (4)
   snake                 planar-snake band width of the tile order (8)
   wg_dim = M | N        the two compute warpgroups split the block's tile along M or N (M)
@@ -29,8 +30,17 @@ Options (cfg fields; `mgpu examples/matmul.lua M N K dtype key=value ...`):
   nobar = 0 | 1         1: no automatic warpgroup barriers (wgmma_wait, commit_smem and
                         wait_smem_to_gmem order the SMEM traffic themselves)
   profile = DIR         the in-kernel profiler's trace, written to DIR
-  dtype                 bf16 (default) or f16 in and out, f32 accumulation
+  dtype                 bf16 (default) or f16 in and out, f32 accumulation; or f8e4m3 or f8e5m2 in
+                        (FP8, below), bf16 out
+  b_dtype               B's dtype where it is not dtype's: f8e4m3 and f8e5m2 mix either way
   epilogue              a function of the f32 tile applied before the cast (act= on the command line)
+FP8 (8-bit dtypes): wgmma reads 8-bit operands K-major only, so the kernel
+takes B transposed, (N, K) row-major, as cublasLt's FP8 matmul does ("TN"),
+and after B two f32 arrays of shape {} (one element each), a_scale and
+b_scale: C = a_scale * b_scale * (A @ B^T), the scales applied to the f32
+tile in the epilogue, before `epilogue`.  The wgmma accumulator sums all of
+K with the tensor cores' FP8 accumulation, never promoted to a separate f32
+sum: cublasLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM mode.
 Hooks for kernels built on this one (examples/collective_matmul.lua): scratch, side_blocks,
 side(ext), tile_of(index, ext), before_tile(mi, ni, wg, ext).
 ]]
@@ -46,16 +56,32 @@ local P = {}
 --- limit, clocks higher.
 --- sched=dynamic and side blocks claim or take tiles per block, so there the
 --- cluster defaults to 1.
-P.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 4, snake = 8, wg_dim = "M", cluster = 2, cdim = "wg",
+P.defaults = { tile_m = 64, tile_n = 256, tile_k = false, depth = 4, snake = 8, wg_dim = "M", cluster = 2, cdim = "wg",
                delay = 1, balance = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, mwarps = 4, sk = "auto",
-               sms = false, dtype = "bf16" }   -- (sms = false: the device's SMs)
+               sms = false, dtype = "bf16", b_dtype = false }
+               -- (false: tile_k 128 bytes of K, sms the device's SMs, b_dtype dtype)
 
---- cfg with the defaults filled in (clusters of one by default with sched=dynamic or side blocks).
+local f8 = { f8e4m3 = true, f8e5m2 = true }
+
+--- The dtypes of a configuration: a and b (the operands'), out (the result's: bf16 for FP8), bits
+--- (of an operand element) and f8 (8-bit operands: B taken as (N, K), scales after it).
+function P.operands(c)
+  local o = { a = c.dtype, b = c.b_dtype or c.dtype }
+  o.f8 = f8[o.a] or false
+  assert(f8[o.a] == f8[o.b] and (o.f8 or o.a == o.b), "b_dtype may differ from dtype only between f8e4m3 and f8e5m2")
+  o.out = o.f8 and "bf16" or o.a
+  o.bits = o.f8 and 8 or (o.a == "f32" and 32 or 16)
+  return o
+end
+
+--- cfg with the defaults filled in (clusters of one by default with sched=dynamic or side blocks;
+--- K steps of 128 bytes, one 128-byte swizzle row, by default).
 function P.filled(cfg)
   local c = {}
   for k, v in pairs(P.defaults) do c[k] = v end
   for k, v in pairs(cfg or {}) do c[k] = v end
   if (cfg or {}).cluster == nil and (c.sched == "dynamic" or c.side_blocks) then c.cluster = 1 end
+  if not c.tile_k then c.tile_k = P.operands(c).f8 and 128 or 64 end
   return c
 end
 
@@ -97,10 +123,25 @@ function P.widths(c)
   return w
 end
 
---- M, N, K of the operands a (M x K) and b (K x N), or an error naming the sizes.
-function P.dims(a, b)
-  local M, K, N = a.shape[1], a.shape[2], b.shape[2]
-  if b.shape[1] ~= K then error(string.format("matmul: A is %dx%d but B is %dx%d", M, K, b.shape[1], N), 0) end
+--- M, N, K of the operands a (M x K) and b (K x N; N x K with FP8) of configuration c, or an error
+--- naming the sizes or dtypes; with FP8 the scales a_scale and b_scale are checked too.
+function P.dims(c, a, b, a_scale, b_scale)
+  local o = P.operands(c)
+  if a.dtype ~= o.a or b.dtype ~= o.b then
+    error(string.format("matmul: A and B are %s and %s but the kernel was built for %s and %s (dtype, b_dtype)",
+                        a.dtype, b.dtype, o.a, o.b), 0)
+  end
+  for _, x in ipairs(o.f8 and { a_scale or "nothing", b_scale or "nothing" } or {}) do
+    if type(x) ~= "table" or x.dtype ~= "f32" or #x.shape ~= 0 then
+      error("matmul: FP8 takes a_scale and b_scale after B, f32 arrays of shape {}", 0)
+    end
+  end
+  local M, K = a.shape[1], a.shape[2]
+  local N, Kb = b.shape[o.f8 and 1 or 2], b.shape[o.f8 and 2 or 1]
+  if Kb ~= K then
+    error(string.format("matmul: A is %dx%d but B is %dx%d%s", M, K, b.shape[1], b.shape[2],
+                        o.f8 and " (with FP8 operands B is taken as N x K)" or ""), 0)
+  end
   if N % 64 ~= 0 then
     error(string.format("matmul: N = %d must be a multiple of 64 (the output's column tiles)", N), 0)
   end

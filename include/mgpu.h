@@ -277,6 +277,14 @@ mgpu_status mgpu_timer_stop(mgpu_ctx *ctx, double *ms);
 ** the context has no GPU, MGPU_ERR_STATE when the library is missing or unusable. */
 mgpu_status mgpu_blas_matmul(mgpu_ctx *ctx, int32_t dtype, int64_t m, int64_t n, int64_t k,
                              mgpu_buffer *a, mgpu_buffer *b, mgpu_buffer *c, uint64_t stream);
+/* cuBLAS's FP8 matmul, the reference of FP8 benchmarks: c (m x n, bf16) = a_scale * b_scale *
+** (a @ b^T), row-major a (m x k) of a_dtype and b (n x k) of b_dtype (MGPU_F8E4M3 or MGPU_F8E5M2;
+** cublasLt has no e5m2 x e5m2 kernels), a_scale and b_scale buffers of one f32 each (cublasLt's
+** scale pointers), f32 accumulation in cublasLt's fast-accumulation mode (never promoted to a
+** separate f32 sum, as a kernel accumulating all of K in wgmma does).  Otherwise as above. */
+mgpu_status mgpu_blas_matmul_f8(mgpu_ctx *ctx, int32_t a_dtype, int32_t b_dtype, int64_t m, int64_t n, int64_t k,
+                                mgpu_buffer *a, mgpu_buffer *b, mgpu_buffer *c, mgpu_buffer *a_scale,
+                                mgpu_buffer *b_scale, uint64_t stream);
 
 mgpu_status mgpu_buffer_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out);
 mgpu_status mgpu_buffer_wrap(mgpu_ctx *ctx, uint64_t address, uint64_t nbytes, mgpu_buffer **out);
@@ -328,6 +336,8 @@ mgpu_status mgpu_host_map(int32_t op, const mgpu_host *a, const mgpu_host *b, do
 mgpu_status mgpu_host_reduce(int32_t op, const mgpu_host *a, int32_t axis, int32_t keepdims, mgpu_host **out);
 /* Rows [start, start + size) along axis 0. */
 mgpu_status mgpu_host_slice(const mgpu_host *a, int64_t start, int64_t size, mgpu_host **out);
+/* The transpose of a 2-D array. */
+mgpu_status mgpu_host_transpose(const mgpu_host *a, mgpu_host **out);
 /* 2-D matrix product. */
 mgpu_status mgpu_host_matmul(const mgpu_host *a, const mgpu_host *b, mgpu_host **out);
 /* ||a - ref|| / ||ref|| (2-norms; NaN if either holds a NaN or shapes differ). */

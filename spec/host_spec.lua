@@ -40,6 +40,14 @@ describe("host array errors", function()
     at_line("rows: rows %[%-1, 0%) are out of range", err_of(a.rows, a, -1, 1))
   end)
 
+  it("transpose 2-D arrays and name the shape of any other", function()
+    local t = mgpu.host.from_table({ 1, 2, 3, 4, 5, 6 }, { 2, 3 }):transpose()
+    assert.are.same({ 3, 2 }, t.shape)
+    assert.are.same({ 1, 4, 2, 5, 3, 6 }, t:to_table())
+    at_line("host transpose: needs a 2%-D array, got shape %[5%]", err_of(b.transpose, b))
+    at_line("transpose: expected a host array %(call it as h:transpose%(...%)%), got number", err_of(a.transpose, 3))
+  end)
+
   it("name both shapes in matmul and relerr", function()
     at_line("host matmul: needs %(M, K%) and %(K, N%) arrays, got shapes %[3,4%] and %[3,4%]",
             err_of(mgpu.host.matmul, a, a))

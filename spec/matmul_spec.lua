@@ -20,6 +20,19 @@ describe("examples/matmul.lua", function()
     assert.matches("matmul: A is 64x64 but B is 128x64", err_of(mm, a, b))
   end)
 
+  it("refuses operands of other dtypes, FP8 without its scales, and mixed dtypes other than FP8's", function()
+    local a, b = mgpu.random.normal({ 64, 64 }, "bf16"), mgpu.random.normal({ 64, 64 }, "f16")
+    assert.matches("matmul: A and B are bf16 and f16 but the kernel was built for bf16 and bf16", err_of(mm, a, b))
+    local f8 = lib.build{ dtype = "f8e4m3", b_dtype = "f8e5m2" }
+    local a8, b8, s = mgpu.zeros({ 64, 128 }, "f8e4m3"), mgpu.zeros({ 64, 128 }, "f8e5m2"), mgpu.zeros({}, "f32")
+    assert.matches("matmul: FP8 takes a_scale and b_scale after B, f32 arrays of shape {}", err_of(f8, a8, b8))
+    assert.matches("matmul: FP8 takes a_scale and b_scale", err_of(f8, a8, b8, s, mgpu.zeros({ 1 }, "f32")))
+    assert.matches("matmul: A is 64x128 but B is 128x64 %(with FP8 operands B is taken as N x K%)",
+                   err_of(f8, a8, mgpu.zeros({ 128, 64 }, "f8e5m2"), s, s))
+    assert.matches("b_dtype may differ from dtype only between f8e4m3 and f8e5m2",
+                   select(2, pcall(lib.build, { dtype = "bf16", b_dtype = "f8e4m3" })))
+  end)
+
   it("multiplies with one K step under the default delay", function()
     local a, b = mgpu.random.normal({ 128, 64 }, "f16"), mgpu.random.normal({ 64, 256 }, "f16")
     local c = lib.build{ dtype = "f16" }(a, b)
@@ -83,9 +96,11 @@ describe("examples/matmul.lua", function()
 
   it("waits for the kernels before it ahead of any global memory access (programmatic dependent launch)", function()
     local a, b = mgpu.abstract({ 4096, 4096 }, "bf16"), mgpu.abstract({ 4096, 4096 }, "bf16")
+    local a8, scale = mgpu.abstract({ 4096, 4096 }, "f8e4m3"), mgpu.abstract({}, "f32")
     local counter = mgpu.abstract({ 2 }, "i32")
-    for _, cfg in ipairs({ {}, { sk = 1 }, { sched = "dynamic" }, { cluster = 1, mwarps = 1 } }) do
-      local ptx = lib.build(cfg):lower(a, b, cfg.sched and counter or nil).ptx
+    for _, cfg in ipairs({ {}, { sk = 1 }, { sched = "dynamic" }, { cluster = 1, mwarps = 1 }, { dtype = "f8e4m3", sk = 1 } }) do
+      local k = lib.build(cfg)
+      local ptx = cfg.dtype and k:lower(a8, a8, scale, scale).ptx or k:lower(a, b, cfg.sched and counter or nil).ptx
       local wait = ptx:find("griddepcontrol.wait;", 1, true)
       local trigger = ptx:find("griddepcontrol.launch_dependents;", 1, true)
       assert.is_truthy(wait and trigger and trigger < wait)

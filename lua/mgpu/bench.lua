@@ -124,10 +124,15 @@ end
 
 --- cuBLAS on the same device and stream as our kernels (timed the same way
 --- with bench): c = a @ b for row-major 2-D arrays a (M, K), b (K, N) and
---- c (M, N) of one dtype, bf16 or f16, accumulated in f32.  Writes c and
---- returns it.  Needs a GPU and libcublasLt (found by the loader, or named
---- by the environment variable MGPU_CUBLASLT).
-function M.cublas_matmul(a, b, c)
+--- c (M, N) of one dtype, bf16 or f16, accumulated in f32.  FP8: a (M, K)
+--- and b (N, K) of f8e4m3 or f8e5m2 (not both e5m2: cublasLt has no such
+--- kernel), c (M, N) bf16, and a_scale, b_scale f32 arrays of shape {}:
+--- c = a_scale * b_scale * (a @ b^T), in cublasLt's fast-accumulation mode
+--- (the sum kept in the tensor cores' FP8 accumulator over all of K, as
+--- examples/matmul.lua keeps it).  Writes c and returns it.  Needs a GPU
+--- and libcublasLt (found by the loader, or named by the environment
+--- variable MGPU_CUBLASLT).
+function M.cublas_matmul(a, b, c, a_scale, b_scale)
   local array = require "mgpu.array"
   local names, xs = { "a", "b", "c" }, { a, b, c }
   for i = 1, 3 do
@@ -135,6 +140,27 @@ function M.cublas_matmul(a, b, c)
     if not array.is_array(x) then compat.fail("CUBLAS_NOT_ARRAY", names[i], type(x)) end
     if #x.shape ~= 2 then compat.fail("CUBLAS_NOT_2D", names[i], #x.shape) end
     array.no_data(x, "cublas_matmul")
+  end
+  local f8 = { f8e4m3 = true, f8e5m2 = true }
+  if f8[a.dtype] then
+    if not f8[b.dtype] then compat.fail("CUBLAS_F8_B", a.dtype, b.dtype) end
+    if c.dtype ~= "bf16" then compat.fail("CUBLAS_F8_C", c.dtype) end
+    local scales = { a_scale, b_scale }
+    for i, name in ipairs({ "a_scale", "b_scale" }) do
+      local x = scales[i]
+      if not (array.is_array(x) and x.dtype == "f32" and #x.shape == 0) then
+        compat.fail("CUBLAS_F8_SCALE", name, array.is_array(x) and (x.dtype .. compat.shape_str(x.shape)) or type(x))
+      end
+      array.no_data(x, "cublas_matmul")
+    end
+    local m, k, n = a.shape[1], a.shape[2], b.shape[1]
+    if b.shape[2] ~= k or c.shape[1] ~= m or c.shape[2] ~= n then
+      compat.fail("CUBLAS_F8_SHAPES", m, k, n, b.shape[2], c.shape[1], c.shape[2])
+    end
+    local ok, err = pcall(context.core.blas_matmul_f8, context.get(), a.dtype, b.dtype, m, n, k, a.buf, b.buf, c.buf,
+                          a_scale.buf, b_scale.buf)
+    if not ok then compat.fail("FAILED_WITH", "cublas_matmul", tostring(err)) end
+    return c
   end
   if b.dtype ~= a.dtype or c.dtype ~= a.dtype then
     compat.fail("CUBLAS_DTYPES", a.dtype, b.dtype, c.dtype)

@@ -390,8 +390,12 @@ return {
   CUBLAS_NOT_ARRAY = "cublas_matmul: %s must be an array, got %s",
   CUBLAS_NOT_2D = "cublas_matmul: %s must be 2-D, got rank %d",
   CUBLAS_DTYPES = "cublas_matmul: a, b and c must have one dtype, got %s, %s and %s",
-  CUBLAS_DTYPE = "cublas_matmul: the dtype must be bf16 or f16, got %s",
+  CUBLAS_DTYPE = "cublas_matmul: the dtype must be bf16, f16, f8e4m3 or f8e5m2, got %s",
   CUBLAS_SHAPES = "cublas_matmul: shapes do not fit c = a @ b: a %dx%d, b %dx%d, c %dx%d",
+  CUBLAS_F8_B = "cublas_matmul: a is %s, so b must be f8e4m3 or f8e5m2, got %s",
+  CUBLAS_F8_C = "cublas_matmul: with FP8 a and b, c must be bf16, got %s",
+  CUBLAS_F8_SCALE = "cublas_matmul: FP8 takes %s, an f32 array of shape {}, got %s",
+  CUBLAS_F8_SHAPES = "cublas_matmul: shapes do not fit c = a @ b^T (FP8 takes b as N x K): a %dx%d, b %dx%d, c %dx%d",
   AUTOTUNE_NOT_TABLE = "autotune: expected a table of options, got %s",
   AUTOTUNE_UNKNOWN_OPTION = "autotune: unknown option '%s' " ..
     "(expected kernel_factory, configs, key, args, timer, bench, progress, log, cache_dir)",

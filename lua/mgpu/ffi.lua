@@ -141,6 +141,12 @@ function M.blas_matmul(ctx, dtype, m, n, k, a, b, c, stream)
                              stream or 0), cx)
 end
 
+function M.blas_matmul_f8(ctx, a_dtype, b_dtype, m, n, k, a, b, c, a_scale, b_scale, stream)
+  local cx = live(ctx, "context")
+  check(lib.mgpu_blas_matmul_f8(cx, dtype_of(a_dtype), dtype_of(b_dtype), m, n, k, live(a, "buffer"), live(b, "buffer"),
+                                live(c, "buffer"), live(a_scale, "buffer"), live(b_scale, "buffer"), stream or 0), cx)
+end
+
 -- -- Buffers ---------------------------------------------------------------------------
 
 -- core.buffer and core.symmetric: (ctx, nbytes) -> a buffer from lib[alloc].
@@ -429,6 +435,12 @@ end
 function M.host_slice(a, start, size)
   local out = ffi.new("mgpu_host*[1]")
   check(lib.mgpu_host_slice(live(a, "host array"), start, size, out), a.ctx)
+  return new_host(out[0], a.ctx)
+end
+
+function M.host_transpose(a)
+  local out = ffi.new("mgpu_host*[1]")
+  check(lib.mgpu_host_transpose(live(a, "host array"), out), a.ctx)
   return new_host(out[0], a.ctx)
 end
 

@@ -2,7 +2,7 @@
 mgpu.host -- f64 arrays in host memory for references and checks.  They
 are the yardstick for kernels, so they compute plainly in double precision:
 elementwise ops with NumPy broadcasting, reductions over one axis, row
-slices, matmul, and relerr(out, ref) = ||out - ref|| / ||ref||.
+slices, transposes, matmul, and relerr(out, ref) = ||out - ref|| / ||ref||.
 
   local ref = mgpu.host.from(x) + mgpu.host.from(y)
   assert(mgpu.host.relerr(z, ref) < 1e-6)
@@ -151,6 +151,12 @@ function Host:rows(start, size)
     fail("HOST_ROWS", start, start + size, compat.shape_str(self.shape))
   end
   return wrap(call("host_slice", self.h, start, size))
+end
+
+--- The transpose of a 2-D array.
+function Host:transpose()
+  need_host(self, "transpose")
+  return wrap(call("host_transpose", self.h))
 end
 
 local function host_operand(x, what_for)

@@ -18,7 +18,9 @@ compat.mark_lib()
 
 local M = {}
 
-M.classes = { HGMMA = 0x9f0, UTMALDG = 0x5b4, USETMAXREG = 0x9c8, WARPGROUP = 0x9c5, SYNCS = 0x5b2 }
+-- (QGMMA, FP8 wgmma: the class that replaces HGMMA one for one in the FP8 matmul's cubin, no
+-- disassembler at hand to name it)
+M.classes = { HGMMA = 0x9f0, QGMMA = 0x9f3, UTMALDG = 0x5b4, USETMAXREG = 0x9c8, WARPGROUP = 0x9c5, SYNCS = 0x5b2 }
 
 -- Little-endian unsigned integer of n bytes at 1-based position p.
 local function le(s, p, n)

@@ -219,7 +219,11 @@ void test_host_arrays(void) {
   CHECK(mgpu_host_create(c, s32, 2, &b) == MGPU_OK);
   for (int i = 0; i < 6; i++) mgpu_host_data(b)[i] = 1;
   CHECK(mgpu_host_matmul(a, b, &m) == MGPU_OK && mgpu_host_data(m)[0] == 3 && mgpu_host_data(m)[3] == 12);
+  mgpu_host *tr = NULL;
+  CHECK(mgpu_host_transpose(a, &tr) == MGPU_OK && mgpu_host_dim(tr, 0) == 3 && mgpu_host_data(tr)[1] == 3);
   mgpu_host *m2 = NULL;
+  CHECK(mgpu_host_transpose(row, &m2) == MGPU_ERR_ARG && !m2);
+  CHECK_CONTAINS(mgpu_errmsg(c), "host transpose: needs a 2-D array, got shape [3]");
   CHECK(mgpu_host_matmul(a, a, &m2) == MGPU_ERR_ARG && !m2);
   CHECK_CONTAINS(mgpu_errmsg(c), "host matmul: needs (M, K) and (K, N) arrays, got shapes [2,3] and [2,3]");
   double e;
@@ -245,7 +249,7 @@ void test_host_arrays(void) {
   CHECK_CONTAINS(mgpu_errmsg(c), "host arrays: shapes [2,3] and [3,2] do not broadcast (dimension 1: 3 and 2)");
   mgpu_host *sl = NULL;
   CHECK(mgpu_host_slice(a, 1, 1, &sl) == MGPU_OK && mgpu_host_data(sl)[0] == 3);
-  mgpu_host *hs[] = { a, row, sum, mx, t, m, b, r, sl };
+  mgpu_host *hs[] = { a, row, sum, mx, t, m, b, r, sl, tr };
   for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++) mgpu_host_release(hs[i]);
   mgpu_ctx_release(c);
 }

@@ -1,7 +1,7 @@
 /*
 ** host.c -- f64 arrays in host memory for references and result checks:
-** elementwise maps with NumPy broadcasting, reductions, row slices, matmul
-** and the relative error ||a - ref|| / ||ref||.  Plain loops: this is the
+** elementwise maps with NumPy broadcasting, reductions, row slices, the
+** transpose of a matrix, matmul and the relative error ||a - ref|| / ||ref||.  Plain loops: this is the
 ** independent yardstick kernels are measured against, not a fast path.
 */
 #include <math.h>
@@ -220,6 +220,22 @@ static mgpu_status host_slice_(const mgpu_host *a, int64_t start, int64_t size, 
   return MGPU_OK;
 }
 
+static mgpu_status host_transpose_(const mgpu_host *a, mgpu_host **out) {
+  mgpu_ctx *ctx = a->ctx;
+  if (!out) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_host_transpose(out)");
+  if (a->rank != 2) {
+    char msg[320], s1[256];
+    snprintf(msg, sizeof msg, "host transpose: needs a 2-D array, got shape %s", SHAPE_TEXT(s1, a));
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
+  }
+  int64_t R = a->shape[0], C = a->shape[1], shape[2] = { C, R };
+  mgpu_status st = make(ctx, shape, 2, out);
+  if (st) return st;
+  for (int64_t i = 0; i < R; i++)
+    for (int64_t j = 0; j < C; j++) (*out)->v[j * R + i] = a->v[i * C + j];
+  return MGPU_OK;
+}
+
 static mgpu_status host_matmul_(const mgpu_host *a, const mgpu_host *b, mgpu_host **out) {
   mgpu_ctx *ctx = a->ctx;
   if (!b || b->magic != MAGIC_HOST) return diag_set(&ctx->d, ERR_BAD_ARG, "", "host matmul: the second operand is not a host array");
@@ -283,6 +299,14 @@ mgpu_status mgpu_host_slice(const mgpu_host *a, int64_t start, int64_t size, mgp
   HOST_CHECK(a);
   if (!api_enter(a->ctx)) return MGPU_ERR_THREAD;
   mgpu_status st = host_slice_(a, start, size, out);
+  api_leave(a->ctx);
+  return st;
+}
+
+mgpu_status mgpu_host_transpose(const mgpu_host *a, mgpu_host **out) {
+  HOST_CHECK(a);
+  if (!api_enter(a->ctx)) return MGPU_ERR_THREAD;
+  mgpu_status st = host_transpose_(a, out);
   api_leave(a->ctx);
   return st;
 }

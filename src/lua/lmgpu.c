@@ -319,6 +319,19 @@ static int l_blas_matmul(lua_State *L) {
   return 0;
 }
 
+/* core.blas_matmul_f8(ctx, a_dtype, b_dtype, m, n, k, a, b, c, a_scale, b_scale [, stream]): cuBLAS's
+** FP8 matmul, c = a_scale * b_scale * (a @ b^T) (row-major, b n x k, c bf16) */
+static int l_blas_matmul_f8(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  int at = dtype_arg(L, 2), bt = dtype_arg(L, 3);
+  lua_Integer m = luaL_checkinteger(L, 4), n = luaL_checkinteger(L, 5), k = luaL_checkinteger(L, 6);
+  handle *a = geth(L, 7, T_BUF), *b = geth(L, 8, T_BUF), *c = geth(L, 9, T_BUF);
+  handle *sa = geth(L, 10, T_BUF), *sb = geth(L, 11, T_BUF);
+  CHECK(L, u->ctx, mgpu_blas_matmul_f8(u->ctx, at, bt, m, n, k, a->h, b->h, c->h, sa->h, sb->h,
+                                       (uint64_t)luaL_optinteger(L, 12, 0)));
+  return 0;
+}
+
 /* -- Buffers ----------------------------------------------------------------------- */
 
 /* core.buffer(ctx, nbytes) and core.symmetric(ctx, nbytes): a buffer from `alloc`. */
@@ -671,6 +684,14 @@ static int l_host_slice(lua_State *L) {
   return 1;
 }
 
+static int l_host_transpose(lua_State *L) {
+  handle *a = geth(L, 1, T_HOST);
+  mgpu_host *out = NULL;
+  CHECK(L, a->ctx, mgpu_host_transpose(a->h, &out));
+  newh(L, T_HOST, out, a->ctx);
+  return 1;
+}
+
 static int l_host_matmul(lua_State *L) {
   handle *a = geth(L, 1, T_HOST), *b = geth(L, 2, T_HOST);
   mgpu_host *out = NULL;
@@ -731,6 +752,7 @@ static const luaL_Reg core_funcs[] = {
   { "ctx_new", l_ctx_new }, { "device", l_device }, { "sync", l_sync }, { "empty_cache", l_empty_cache },
   { "ctx_set_timeout", l_ctx_set_timeout }, { "ctx_lost", l_ctx_lost }, { "ctx_recover", l_ctx_recover },
   { "timer_start", l_timer_start }, { "timer_stop", l_timer_stop }, { "blas_matmul", l_blas_matmul },
+  { "blas_matmul_f8", l_blas_matmul_f8 },
   { "buffer", l_buffer }, { "buffer_size", l_buffer_size }, { "buffer_address", l_buffer_address },
   { "buffer_fill", l_buffer_fill }, { "buffer_get", l_buffer_get }, { "buffer_set", l_buffer_set },
   { "buffer_copy", l_buffer_copy },
@@ -741,7 +763,7 @@ static const luaL_Reg core_funcs[] = {
   { "layout", l_layout },
   { "host_new", l_host_new }, { "host_download", l_host_download }, { "host_upload", l_host_upload },
   { "host_map", l_host_map }, { "host_reduce", l_host_reduce }, { "host_slice", l_host_slice },
-  { "host_matmul", l_host_matmul }, { "host_relerr", l_host_relerr }, { "host_shape", l_host_shape },
+  { "host_transpose", l_host_transpose }, { "host_matmul", l_host_matmul }, { "host_relerr", l_host_relerr }, { "host_shape", l_host_shape },
   { "host_get", l_host_get }, { "host_set", l_host_set },
   { "dlpack_export", l_dlpack_export }, { "dlpack_import", l_dlpack_import }, { "dlpack_free", l_dlpack_free },
   { "world_join", l_world_join }, { "world_leave", l_world_leave }, { "dist_uid", l_dist_uid }, { "dist_init", l_dist_init },

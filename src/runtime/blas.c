@@ -1,6 +1,7 @@
 /*
 ** blas.c -- cublasLt loaded with dlopen: C = A @ B for row-major 16-bit
-** matrices with f32 accumulation, the cuBLAS reference of benchmarks.
+** matrices with f32 accumulation, and FP8's C = a_scale * b_scale *
+** (A @ B^T) with bf16 C, the cuBLAS references of benchmarks.
 **
 ** cublasLt is column-major.  A row-major (r x c) matrix is the
 ** column-major (c x r) matrix of its transpose, so row-major C = A @ B is
@@ -8,6 +9,15 @@
 ** (n x k, ld n), its "B" is our A (k x m, ld k), and its C and D are our C
 ** (n x m, ld n).  This is what torch does for `a @ b` (the same cuBLAS
 ** kernels), and it keeps every algorithm of the default column order.
+**
+** FP8 kernels take only cublasLt's "TN" form (A transposed, B not): our B,
+** row-major (n x k), is the column-major (k x n) matrix (ld k) that
+** cublasLt's A = transpose of it reads as n x k; our A, row-major (m x k),
+** is its B, column-major (k x m, ld k); C^T = B @ A^T as before.  So
+** cublasLt's A scale is our b_scale and its B scale our a_scale.  Fast
+** accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM) keeps the sum in the
+** tensor cores' FP8 accumulator over all of K, never promoted to a
+** separate f32 sum, as examples/matmul.lua's wgmma accumulator does.
 */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -37,7 +47,13 @@ typedef struct {
 enum {
   CUBLAS_STATUS_SUCCESS = 0,
   CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14,            /* cudaDataType_t */
+  CUDA_R_8F_E4M3 = 28, CUDA_R_8F_E5M2 = 29,
   CUBLAS_COMPUTE_32F = 68,                                      /* cublasComputeType_t */
+  CUBLAS_OP_T = 1,                                              /* cublasOperation_t */
+  CUBLASLT_MATMUL_DESC_TRANSA = 3,                              /* int32_t (cublasOperation_t) */
+  CUBLASLT_MATMUL_DESC_A_SCALE_POINTER = 17,                    /* const void *, one f32 on the device */
+  CUBLASLT_MATMUL_DESC_B_SCALE_POINTER = 18,
+  CUBLASLT_MATMUL_DESC_FAST_ACCUM = 25,                         /* int8_t */
   CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1,                 /* uint64_t */
   CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES = 5,               /* uint32_t, and B, C, D after it */
   CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES = 6,
@@ -51,6 +67,7 @@ enum {
   _(Destroy,       "cublasLtDestroy",                      (cublasLtHandle_t)) \
   _(DescCreate,    "cublasLtMatmulDescCreate",             (cublasLtMatmulDesc_t *, int, int)) \
   _(DescDestroy,   "cublasLtMatmulDescDestroy",            (cublasLtMatmulDesc_t)) \
+  _(DescSet,       "cublasLtMatmulDescSetAttribute",       (cublasLtMatmulDesc_t, int, const void *, size_t)) \
   _(LayoutCreate,  "cublasLtMatrixLayoutCreate",           (cublasLtMatrixLayout_t *, int, uint64_t, uint64_t, int64_t)) \
   _(LayoutDestroy, "cublasLtMatrixLayoutDestroy",          (cublasLtMatrixLayout_t)) \
   _(PrefCreate,    "cublasLtMatmulPreferenceCreate",       (cublasLtMatmulPreference_t *)) \
@@ -72,13 +89,14 @@ enum { BLAS_PLANS = 16 };
 
 typedef struct blas_plan {
   bool used;
-  int dtype;
+  int a_dtype, b_dtype;           /* 16-bit: one dtype for A, B and C; FP8: A's and B's, bf16 C */
   int64_t m, n, k;
   uint32_t align;                 /* the smallest alignment of the three pointers, at most 256 */
   cublasLtMatmulDesc_t op;
   cublasLtMatrixLayout_t la, lb, lc;
   cublasLtMatmulAlgo_t algo;
   size_t ws;
+  CUdeviceptr a_scale, b_scale;   /* FP8: the scale pointers the descriptor holds */
 } blas_plan;
 
 struct blas {
@@ -209,16 +227,51 @@ static uint32_t align_of(CUdeviceptr p) {
   return al;
 }
 
-/* The plan for one problem: descriptors and the heuristic's first algorithm. */
-static mgpu_status plan_make(blas *bl, diag *d, blas_plan *p) {
-  int dt = p->dtype == MGPU_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+static bool is_f8(int dtype) { return dtype == MGPU_F8E4M3 || dtype == MGPU_F8E5M2; }
+
+static int cuda_type(int dtype) {
+  switch (dtype) {
+    case MGPU_BF16: return CUDA_R_16BF;
+    case MGPU_F16: return CUDA_R_16F;
+    case MGPU_F8E4M3: return CUDA_R_8F_E4M3;
+    default: return CUDA_R_8F_E5M2;
+  }
+}
+
+/* Point an FP8 plan's descriptor at the scales (cublasLt's A is our B, see the top of the file). */
+static mgpu_status plan_scales(blas *bl, diag *d, blas_plan *p, CUdeviceptr a_scale, CUdeviceptr b_scale) {
+  if (p->a_scale == a_scale && p->b_scale == b_scale) return MGPU_OK;
+  const void *sa = (const void *)(uintptr_t)b_scale, *sb = (const void *)(uintptr_t)a_scale;
+  cublasStatus_t s = bl->DescSet(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa);
+  if (!s) s = bl->DescSet(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb);
+  if (s) return lt_fail(bl, d, "cublasLtMatmulDescSetAttribute (scale pointers)", s);
+  p->a_scale = a_scale;
+  p->b_scale = b_scale;
+  return MGPU_OK;
+}
+
+/* The plan for one problem: descriptors and the heuristic's first algorithm (FP8: asked with
+** the scale pointers and fast accumulation set, as the calls run). */
+static mgpu_status plan_make(blas *bl, diag *d, blas_plan *p, CUdeviceptr a_scale, CUdeviceptr b_scale) {
+  bool f8 = is_f8(p->a_dtype);
+  int at = cuda_type(p->a_dtype), bt = cuda_type(p->b_dtype), ct = f8 ? CUDA_R_16BF : at;
   cublasStatus_t s;
-  /* column-major C^T (n x m) = B^T (n x k) @ A^T (k x m), see the top of the file */
   if ((s = bl->DescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F)))
     return lt_fail(bl, d, "cublasLtMatmulDescCreate", s);
-  if ((s = bl->LayoutCreate(&p->la, dt, (uint64_t)p->n, (uint64_t)p->k, p->n)) ||
-      (s = bl->LayoutCreate(&p->lb, dt, (uint64_t)p->k, (uint64_t)p->m, p->k)) ||
-      (s = bl->LayoutCreate(&p->lc, dt, (uint64_t)p->n, (uint64_t)p->m, p->n)))
+  if (f8) {   /* column-major C^T (n x m) = (B stored k x n)^T @ A^T (k x m) */
+    int32_t trans = CUBLAS_OP_T;
+    int8_t fast = 1;
+    if ((s = bl->DescSet(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof trans)) ||
+        (s = bl->DescSet(p->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast)))
+      return lt_fail(bl, d, "cublasLtMatmulDescSetAttribute", s);
+    mgpu_status st = plan_scales(bl, d, p, a_scale, b_scale);
+    if (st) return st;
+    s = bl->LayoutCreate(&p->la, bt, (uint64_t)p->k, (uint64_t)p->n, p->k);
+  } else {    /* column-major C^T (n x m) = B^T (n x k) @ A^T (k x m) */
+    s = bl->LayoutCreate(&p->la, bt, (uint64_t)p->n, (uint64_t)p->k, p->n);
+  }
+  if (s || (s = bl->LayoutCreate(&p->lb, at, (uint64_t)p->k, (uint64_t)p->m, p->k)) ||
+      (s = bl->LayoutCreate(&p->lc, ct, (uint64_t)p->n, (uint64_t)p->m, p->n)))
     return lt_fail(bl, d, "cublasLtMatrixLayoutCreate", s);
   cublasLtMatmulPreference_t pref = NULL;
   if ((s = bl->PrefCreate(&pref))) return lt_fail(bl, d, "cublasLtMatmulPreferenceCreate", s);
@@ -237,9 +290,11 @@ static mgpu_status plan_make(blas *bl, diag *d, blas_plan *p) {
   bl->PrefDestroy(pref);
   if (s) return lt_fail(bl, d, "cublasLtMatmulAlgoGetHeuristic", s);
   if (count < 1 || res.state != CUBLAS_STATUS_SUCCESS) {
-    char msg[256];
+    char msg[256], dts[64];
+    if (p->a_dtype == p->b_dtype) snprintf(dts, sizeof dts, "%s", dt_name(p->a_dtype));
+    else snprintf(dts, sizeof dts, "%s x %s", dt_name(p->a_dtype), dt_name(p->b_dtype));
     snprintf(msg, sizeof msg, "cuBLAS has no algorithm for a %s matmul %lldx%lldx%lld (pointers aligned to %u bytes)",
-             dt_name(p->dtype), (long long)p->m, (long long)p->n, (long long)p->k, p->align);
+             dts, (long long)p->m, (long long)p->n, (long long)p->k, p->align);
     return diag_set(d, ERR_LAUNCH, "", msg);
   }
   p->algo = res.algo;
@@ -248,26 +303,38 @@ static mgpu_status plan_make(blas *bl, diag *d, blas_plan *p) {
   return MGPU_OK;
 }
 
-mgpu_status blas_matmul(blas *bl, diag *d, int dtype, int64_t m, int64_t n, int64_t k, CUdeviceptr a,
-                        CUdeviceptr b, CUdeviceptr c, CUstream stream) {
-  uint32_t al = align_of(a);
-  if (align_of(b) < al) al = align_of(b);
-  if (align_of(c) < al) al = align_of(c);
-  blas_plan *p = NULL;
-  for (int i = 0; i < BLAS_PLANS && !p; i++) {
+/* The plan for a problem, found or made in the slot used longest ago. */
+static mgpu_status plan_for(blas *bl, diag *d, const blas_matmul_args *x, blas_plan **out) {
+  uint32_t al = align_of(x->a);
+  if (align_of(x->b) < al) al = align_of(x->b);
+  if (align_of(x->c) < al) al = align_of(x->c);
+  for (int i = 0; i < BLAS_PLANS; i++) {
     blas_plan *q = &bl->plans[i];
-    if (q->used && q->dtype == dtype && q->m == m && q->n == n && q->k == k && q->align == al) p = q;
+    if (q->used && q->a_dtype == x->a_dtype && q->b_dtype == x->b_dtype && q->m == x->m && q->n == x->n &&
+        q->k == x->k && q->align == al) {
+      *out = q;
+      return MGPU_OK;
+    }
   }
-  if (!p) {
-    p = &bl->plans[bl->next];
-    bl->next = (bl->next + 1) % BLAS_PLANS;
-    plan_free(bl, p);
-    p->dtype = dtype;
-    p->m = m; p->n = n; p->k = k;
-    p->align = al;
-    mgpu_status st = plan_make(bl, d, p);
-    if (st) { plan_free(bl, p); return st; }
-  }
+  blas_plan *p = &bl->plans[bl->next];
+  bl->next = (bl->next + 1) % BLAS_PLANS;
+  plan_free(bl, p);
+  p->a_dtype = x->a_dtype;
+  p->b_dtype = x->b_dtype;
+  p->m = x->m; p->n = x->n; p->k = x->k;
+  p->align = al;
+  mgpu_status st = plan_make(bl, d, p, x->a_scale, x->b_scale);
+  if (st) { plan_free(bl, p); return st; }
+  *out = p;
+  return MGPU_OK;
+}
+
+mgpu_status blas_matmul(blas *bl, diag *d, const blas_matmul_args *x, CUstream stream) {
+  blas_plan *p = NULL;
+  mgpu_status st = plan_for(bl, d, x, &p);
+  if (!st && is_f8(x->a_dtype)) st = plan_scales(bl, d, p, x->a_scale, x->b_scale);
+  if (st) return st;
+  CUdeviceptr a = x->a, b = x->b, c = x->c;
   const float one = 1.0f, zero = 0.0f;
   cublasStatus_t s = bl->Matmul(bl->h, p->op, &one, (const void *)(uintptr_t)b, p->la, (const void *)(uintptr_t)a,
                                 p->lb, &zero, (const void *)(uintptr_t)c, p->lc, (void *)(uintptr_t)c, p->lc, &p->algo,

@@ -20,10 +20,19 @@ mgpu_status blas_open(const mem_alloc *a, drv *dr, diag *d, blas **out);
 /* Frees the plans, handle and workspace (dr's context must still exist). */
 void blas_close(const mem_alloc *a, blas *bl);
 
-/* c (m x n) = a (m x k) @ b (k x n): row-major, dtype MGPU_BF16 or
-** MGPU_F16 for all three, f32 accumulation, enqueued on stream with the
-** heuristic's best algorithm (planned once per shape, dtype and alignment). */
-mgpu_status blas_matmul(blas *bl, diag *d, int dtype, int64_t m, int64_t n, int64_t k, CUdeviceptr a,
-                        CUdeviceptr b, CUdeviceptr c, CUstream stream);
+/* One matmul, row-major: 16-bit (a_dtype == b_dtype, MGPU_BF16 or MGPU_F16,
+** also c's): c (m x n) = a (m x k) @ b (k x n); FP8 (MGPU_F8E4M3 / MGPU_F8E5M2,
+** bf16 c): c = *a_scale * *b_scale * (a (m x k) @ b^T), b (n x k), the scales
+** one f32 each on the device. */
+typedef struct blas_matmul_args {
+  int a_dtype, b_dtype;
+  int64_t m, n, k;
+  CUdeviceptr a, b, c, a_scale, b_scale;
+} blas_matmul_args;
+
+/* Enqueue x on stream with f32 accumulation (FP8 in cublasLt's fast-accumulation
+** mode) and the heuristic's best algorithm, planned once per shape, dtypes and
+** alignment. */
+mgpu_status blas_matmul(blas *bl, diag *d, const blas_matmul_args *x, CUstream stream);
 
 #endif
