@@ -155,7 +155,7 @@ static void plan(pe *e, uint32_t refv, uint32_t valv, access *a) {
     for (int i = 0; i < r; i++) if (a->r->dim[i] == d) ext = a->t->shape[i];
     bool past = a->r->soff[d] + ext > a->N[d];
     a->oob[d] = a->r->doff[d] || past;
-    if (!a->r->doff[d] && past) a->static_oob = true;
+    if (past && (!a->r->doff[d] || ext > a->N[d])) a->static_oob = true;   /* (no offset fits a view wider than the dim) */
     a->maybe_oob |= a->oob[d];
   }
 
