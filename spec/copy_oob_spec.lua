@@ -65,3 +65,23 @@ describe("copy_gmem_to_smem oob", function()
                    err_of(kern("clip"), mgpu.zeros({ 192, 32 }, "f32")))
   end)
 end)
+
+describe("GMEM views wider than their array", function()
+  it("mask every element when a traced offset can never fit them (stores on a GPU wrote past the array)", function()
+    -- ds(pid * 256, 256) along a dim of 3: no offset keeps the view inside, so the fast unmasked
+    -- path must not be taken; the interpreter drops the stores outside, and so must the PTX
+    local k = mgpu.kernel{ name = "wide", grid = { 3 }, out_shape = mgpu.shape({ 3, 256 }, "f16"),
+      body = function(x, o)
+        local b = mgpu.ds(mgpu.program_id(0) * 256, 256)
+        o:at(b):store(x:at(b):load())
+      end }
+    local p = k:lower(mgpu.abstract({ 3, 256 }, "f16")).ptx
+    local masked, plain = 0, 0
+    for _ in p:gmatch("@%%p%d+ st%.global") do masked = masked + 1 end
+    for _ in p:gmatch("\n%s*st%.global") do plain = plain + 1 end
+    assert.are.equal(0, plain)
+    assert.is_true(masked > 0)
+    local x = mgpu.random.normal({ 3, 256 }, "f16")
+    assert.are.same(x:to_table(), k(x):to_table())
+  end)
+end)
