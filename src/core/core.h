@@ -172,6 +172,7 @@ MGPU_NORET void mgpu_panic(const char *file, int line, const char *msg);
 
 uint64_t hash_bytes(const void *p, size_t n, uint64_t seed);
 double time_ms(void);   /* monotonic milliseconds */
+void sleep_ms(long ms);  /* at least ms milliseconds, signals or not */
 /* Exactly n bytes (retrying short and interrupted calls); false at end of
 ** file or on an error (errno says which; EIO for a write of 0 bytes). */
 bool fd_read_all(int fd, void *p, size_t n);

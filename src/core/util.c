@@ -1,6 +1,6 @@
 /*
-** util.c -- hashing (xxHash, header-only), a monotonic clock, and whole
-** reads and writes of file descriptors.
+** util.c -- hashing (xxHash, header-only), a monotonic clock and sleeps, and
+** whole reads and writes of file descriptors.
 */
 #define XXH_INLINE_ALL
 #include <errno.h>
@@ -16,6 +16,11 @@ double time_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+void sleep_ms(long ms) {
+  struct timespec t = { ms / 1000, ms % 1000 * 1000000L };
+  while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
 }
 
 bool fd_read_all(int fd, void *p, size_t n) {
