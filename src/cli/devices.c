@@ -4,7 +4,6 @@
 ** With N GPUs and NVSHMEM, one process per GPU: the command forks them, rank
 ** 0 makes the NVSHMEM unique id and hands it to the others through shared
 ** memory, and each process joins the job on its GPU before the script runs.
-** NVLink multicast stays off (NVSHMEM_DISABLE_NVLS=1 in every process).
 ** Otherwise (no GPU, fewer GPUs, --interpret, MGPU_INTERPRET) N threads run
 ** the script as simulated devices of one world, in the interpreter.  With
 ** --emit-ptx the script runs once, as device 0 of N, compiling only.
@@ -115,7 +114,6 @@ typedef struct shared {
 } shared;
 
 static int child(int argc, char **argv, const cli_opts *o, shared *sh, int rank) {
-  setenv("NVSHMEM_DISABLE_NVLS", "1", 1);   /* never NVLink multicast */
   char prefix[32];
   snprintf(prefix, sizeof prefix, "device %d: ", rank);
   cli_report_prefix(prefix);
