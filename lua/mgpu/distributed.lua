@@ -59,8 +59,8 @@ local function join_launched(l, timeout)
   ok, uid = pcall(context.core.dist_rendezvous, ctx, l.where, l.key, l.rank, l.count, ms, uid)
   if not ok then fail("LAUNCH_RENDEZVOUS", l.launcher, l.via, l.where, tostring(uid)) end
   ok, uid = pcall(context.core.dist_init, ctx, l.rank, l.count, uid)
+  if l.rank == 0 and l.file then os.remove(l.file) end   -- the others have read it: NVSHMEM's init waits for all
   if not ok then fail("FAILED_WITH", "distributed.init", tostring(uid)) end
-  if l.rank == 0 and l.file then os.remove(l.file) end   -- every rank has read it: NVSHMEM's init waits for all
 end
 
 --- mgpu.distributed.init{} (or { timeout = seconds }): make this process
