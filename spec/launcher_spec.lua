@@ -236,6 +236,14 @@ describe("mgpu script.lua under a launcher", function()
     os.execute("rm -rf " .. dir)
   end)
 
+  it("does nothing in a job of mgpu -n", function()
+    local p = util.script('local mgpu = require "mgpu"\nmgpu.distributed.init{}\nprint("rank", mgpu.process_index())\n')
+    local outs, codes = run_ranks({ command({ MGPU_INTERPRET = "1" }, "-n 2 " .. p) })
+    assert.are.equal(0, codes[1], outs[1])
+    assert.matches("rank\t0", outs[1])
+    assert.matches("rank\t1", outs[1])
+  end)
+
   it("says what distributed.init{} needs outside a launcher, at the script's line", function()
     local p = util.script('local mgpu = require "mgpu"\nmgpu.distributed.init{}\n')
     local outs = run_ranks({ command({ MGPU_INTERPRET = "1" }, p),

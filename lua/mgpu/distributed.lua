@@ -47,11 +47,6 @@ local function join_launched(l, timeout)
   local ctx, info = context.get(), context.info()
   if info.mode == "compile" then M.job = { rank = l.rank, count = l.count, compile = true }; return end
   if info.mode ~= "gpu" then fail("LAUNCH_NO_GPU", l.launcher, l.rank, l.count, info.reason, l.count) end
-  local rank, count = context.core.dist_info(ctx)
-  if count > 1 then
-    if rank == l.rank and count == l.count then return end   -- init{} again (the mgpu command joined)
-    fail("LAUNCH_JOINED", rank, count)
-  end
   local ok, uid = true, nil
   if l.rank == 0 then ok, uid = pcall(context.core.dist_uid) end
   if not ok then fail("FAILED_WITH", "distributed.init", tostring(uid)) end
@@ -66,7 +61,8 @@ end
 --- mgpu.distributed.init{} (or { timeout = seconds }): make this process
 --- its device of the job of the launcher that started it (torchrun, srun,
 --- mpirun; mgpu.launcher), on the GPU of its local rank.  The mgpu command
---- does it before the script; calling it again does nothing.
+--- does it before the script; in a process that is a device of a job already
+--- (that, or mgpu -n) it does nothing.
 --- mgpu.distributed.init{ rank = r, count = n, uid = s }: for embedders,
 --- make this process device r of an NVSHMEM job of n GPUs; rank 0 makes uid
 --- with mgpu.distributed.unique_id() and hands it to every rank.
@@ -77,6 +73,7 @@ function M.init(opts)
     compat.check_keys(opts, { timeout = true }, "distributed.init")
     local t = opts.timeout
     if t ~= nil and (type(t) ~= "number" or not (t > 0 and t < math.huge)) then fail("LAUNCH_TIMEOUT", tostring(t)) end
+    if M.job or (context.created() and M.process_count() > 1) then return end   -- a device of a job already
     local l, why = launcher.detect(os.getenv)
     if not l then fail("LAUNCH_NONE", why and " (" .. why .. ")" or "") end
     return join_launched(l, t or l.timeout)

@@ -381,7 +381,6 @@ return {
   LAUNCH_TIMEOUT = "distributed.init: timeout must be a positive number of seconds, got %s",
   LAUNCH_NO_GPU = "distributed.init: %s started this process as rank %d of %d, but kernels run in the interpreter " ..
     "here (%s): each rank of a launcher's job needs a GPU (mgpu -n %d --interpret simulates the devices)",
-  LAUNCH_JOINED = "distributed.init: this process is already device %d of a job of %d devices",
   LAUNCH_RENDEZVOUS = "distributed.init: the ranks of %s could not meet through %s (%s): %s",
   DIST_INIT_RANK = "distributed.init: rank %d of %d devices is not valid",
   DIST_INIT_UID = "distributed.init: uid must be the 128-byte string of mgpu.distributed.unique_id() made by rank 0",
