@@ -395,6 +395,14 @@ mgpu_status mgpu_world_leave(mgpu_ctx *ctx);
 ** used. */
 mgpu_status mgpu_dist_uniqueid(uint8_t *out, int32_t nbytes);
 mgpu_status mgpu_dist_init(mgpu_ctx *ctx, int32_t rank, int32_t count, const uint8_t *uid, int32_t nbytes);
+/* Hand rank 0's unique id to every rank of a job a launcher started, through
+** `rendezvous`: "tcp://host:port", a PyTorch c10d TCP store (torchrun's is at
+** MASTER_ADDR:MASTER_PORT), or "file:/path", a file every rank reads.  Rank 0
+** publishes uid under `key` (which names the job); the others wait for it up
+** to timeout_ms and receive it in uid.  ctx (of any mode) takes the message
+** of a failure, which names the rendezvous. */
+mgpu_status mgpu_dist_rendezvous(mgpu_ctx *ctx, const char *rendezvous, const char *key, int32_t rank, int32_t count,
+                                 int32_t timeout_ms, uint8_t *uid, int32_t nbytes);
 /* This device and the device count (0 and 1 for a context of no job). */
 mgpu_status mgpu_dist_info(mgpu_ctx *ctx, int32_t *rank, int32_t *count);
 /* Wait for every device's earlier work and for every device to get here. */

@@ -103,6 +103,9 @@ function M.use(handle)
   if M.config.poison_outputs == nil then M.config.poison_outputs = info.mode ~= "gpu" end
 end
 
+--- Whether the default context exists yet (configure's settings apply until it does).
+function M.created() return ctx ~= nil end
+
 --- The default context, created on first use.
 function M.get()
   if ctx then return ctx end

@@ -4,8 +4,10 @@ writes them: one program per device (SPMD), symmetric arrays, views of
 another device's copy (ref:on_device(d)), GMEM semaphores signalled across
 devices, and host barriers.
 
-A job is either `mgpu -n N script.lua` (one process per GPU over NVSHMEM,
-or N simulated devices in the interpreter when there is no such setup) or,
+A job is `mgpu -n N script.lua` (one process per GPU over NVSHMEM, or N
+simulated devices in the interpreter when there is no such setup), a job a
+launcher started (torchrun, srun, mpirun: one process per GPU, joined by
+mgpu.distributed.init{}, which the mgpu command calls before the script), or,
 for embedders, mgpu.distributed.init{ rank, count, uid } on a GPU.  Without
 a job there is one device: device_id() is 0 and on_device(0) is the ref.
 
@@ -19,6 +21,7 @@ local context = require "mgpu.context"
 local array = require "mgpu.array"
 local trace = require "mgpu.trace"
 local smem = require "mgpu.smem"
+local launcher = require "mgpu.launcher"
 
 local M = {}
 local fail = compat.fail
@@ -35,11 +38,46 @@ context.on_create = function(ctx)
   else context.core.dist_init(ctx, job.rank, job.count, job.uid) end
 end
 
---- mgpu.distributed.init{ rank = r, count = n, uid = s }: for embedders and
---- LuaJIT, make this process device r of an NVSHMEM job of n GPUs; rank 0
---- makes uid with mgpu.distributed.unique_id() and hands it to every rank.
+-- Join the job launcher `l` (mgpu.launcher.detect) started, waiting at most
+-- `timeout` seconds for rank 0's unique id; a compiling context only takes
+-- its rank, as mgpu -n N --emit-ptx does.
+local function join_launched(l, timeout)
+  if l.count == 1 then return end                  -- one rank: no job, as mgpu without -n
+  if not context.created() and context.config.device == nil then context.configure{ device = l.device } end
+  local ctx, info = context.get(), context.info()
+  if info.mode == "compile" then M.job = { rank = l.rank, count = l.count, compile = true }; return end
+  if info.mode ~= "gpu" then fail("LAUNCH_NO_GPU", l.launcher, l.rank, l.count, info.reason, l.count) end
+  local ok, uid = true, nil
+  if l.rank == 0 then ok, uid = pcall(context.core.dist_uid) end
+  if not ok then fail("FAILED_WITH", "distributed.init", tostring(uid)) end
+  local ms = math.floor(timeout * 1000)
+  ok, uid = pcall(context.core.dist_rendezvous, ctx, l.where, l.key, l.rank, l.count, ms, uid)
+  if not ok then fail("LAUNCH_RENDEZVOUS", l.launcher, l.via, l.where, tostring(uid)) end
+  ok, uid = pcall(context.core.dist_init, ctx, l.rank, l.count, uid)
+  if l.rank == 0 and l.file then os.remove(l.file) end   -- the others have read it: NVSHMEM's init waits for all
+  if not ok then fail("FAILED_WITH", "distributed.init", tostring(uid)) end
+end
+
+--- mgpu.distributed.init{} (or { timeout = seconds }): make this process
+--- its device of the job of the launcher that started it (torchrun, srun,
+--- mpirun; mgpu.launcher), on the GPU of its local rank.  The mgpu command
+--- does it before the script; in a process that is a device of a job already
+--- (that, or mgpu -n) it does nothing.
+--- mgpu.distributed.init{ rank = r, count = n, uid = s }: for embedders,
+--- make this process device r of an NVSHMEM job of n GPUs; rank 0 makes uid
+--- with mgpu.distributed.unique_id() and hands it to every rank.
 function M.init(opts)
+  if opts == nil then opts = {} end
   if type(opts) ~= "table" then fail("DIST_INIT_OPTIONS") end
+  if opts.rank == nil and opts.count == nil and opts.uid == nil then
+    compat.check_keys(opts, { timeout = true }, "distributed.init")
+    local t = opts.timeout
+    if t ~= nil and (type(t) ~= "number" or not (t > 0 and t < math.huge)) then fail("LAUNCH_TIMEOUT", tostring(t)) end
+    if M.job or (context.created() and M.process_count() > 1) then return end   -- a device of a job already
+    local l, why = launcher.detect(os.getenv)
+    if not l then fail("LAUNCH_NONE", why and " (" .. why .. ")" or "") end
+    return join_launched(l, t or l.timeout)
+  end
   compat.check_keys(opts, { rank = true, count = true, uid = true }, "distributed.init")
   local count = compat.int(opts.count, "distributed.init: count")
   local rank = compat.int(opts.rank, "distributed.init: rank")

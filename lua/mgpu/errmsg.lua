@@ -358,7 +358,30 @@ return {
   HOST_NOT_ARRAY = "%s: expected a host or device array, got %s",
 
   -- -- Several devices: distributed, symmetric memory, semaphores ---------------------------------
-  DIST_INIT_OPTIONS = "distributed.init expects a table { rank = r, count = n, uid = id }",
+  DIST_INIT_OPTIONS = "distributed.init expects {} (the job of the launcher that started the process) or " ..
+    "{ rank = r, count = n, uid = id }",
+  LAUNCH_NONE = "distributed.init{}: no launcher started this process (torchrun sets WORLD_SIZE, mpirun " ..
+    "OMPI_COMM_WORLD_SIZE, srun SLURM_STEP_NUM_TASKS)%s: start the script with torchrun, srun or mpirun, or pass " ..
+    "{ rank = r, count = n, uid = id }",
+  LAUNCH_BATCH = "SLURM_PROCID is set without SLURM_STEP_ID: this is Slurm's batch script, not a task of srun",
+  LAUNCH_NOT_NUMBER = "distributed.init: %s is '%s', not a whole number",
+  LAUNCH_MISSING = "distributed.init: %s's variables are incomplete: %s is set but %s is not",
+  LAUNCH_COUNT = "distributed.init: %s must be at least 1",
+  LAUNCH_RANK = "distributed.init: %s=%d but %s=%d: the rank must be below the count",
+  LAUNCH_LOCAL_RANK = "distributed.init: %s=%d is above %s=%d: a local rank cannot exceed the rank",
+  LAUNCH_LOCAL_COUNT = "distributed.init: %s=%d, %s=%d and %s=%d contradict each other " ..
+    "(local rank < local count <= count)",
+  LAUNCH_NO_STORE = "distributed.init: torchrun's %s is not set: its ranks meet in its TCP store at " ..
+    "MASTER_ADDR:MASTER_PORT (or set MGPU_RENDEZVOUS_FILE to a path every rank sees)",
+  LAUNCH_PORT = "distributed.init: MASTER_PORT is '%s', not a port (1..65535)",
+  LAUNCH_NO_AGENT_STORE = "distributed.init: TORCHELASTIC_USE_AGENT_STORE is False: no torchrun agent serves a " ..
+    "store at MASTER_ADDR:MASTER_PORT, and mgpu starts none; set MGPU_RENDEZVOUS_FILE to a path every rank sees",
+  LAUNCH_NO_RENDEZVOUS = "distributed.init: %s started %d ranks %s: set MGPU_RENDEZVOUS_FILE to a path every rank " ..
+    "sees (on a shared file system when they span nodes)",
+  LAUNCH_TIMEOUT = "distributed.init: timeout must be a positive number of seconds, got %s",
+  LAUNCH_NO_GPU = "distributed.init: %s started this process as rank %d of %d, but kernels run in the interpreter " ..
+    "here (%s): each rank of a launcher's job needs a GPU (mgpu -n %d --interpret simulates the devices)",
+  LAUNCH_RENDEZVOUS = "distributed.init: the ranks of %s could not meet through %s (%s): %s",
   DIST_INIT_RANK = "distributed.init: rank %d of %d devices is not valid",
   DIST_INIT_UID = "distributed.init: uid must be the 128-byte string of mgpu.distributed.unique_id() made by rank 0",
   SINGLE_DEVICE = "%s: the kernel runs on one device (no mgpu -n job)",

@@ -178,6 +178,13 @@ function M.dist_init(ctx, rank, count, uid)
   local c = live(ctx, "context")
   check(lib.mgpu_dist_init(c, rank, count, uid, #uid), c)
 end
+function M.dist_rendezvous(ctx, rendezvous, key, rank, count, timeout_ms, uid)
+  local c = live(ctx, "context")
+  local buf = ffi.new("uint8_t[128]")
+  if uid then ffi.copy(buf, uid, math.min(#uid, 128)) end
+  check(lib.mgpu_dist_rendezvous(c, rendezvous, key, rank, count, timeout_ms, buf, 128), c)
+  return ffi.string(buf, 128)
+end
 function M.dist_info(ctx)
   local c = live(ctx, "context")
   local r, n = ffi.new("int32_t[1]"), ffi.new("int32_t[1]")

@@ -26,7 +26,7 @@ typedef struct test_case { const char *name; void (*fn)(void); } test_case;
 #define TESTS(_) \
   _(dtype_conversions) _(dtype_rounding) _(builder_golden) _(builder_errors) _(verifier) \
   _(passes_layout) _(passes_divisibility) _(interp_semantics) _(api_errors) _(api_buffers) \
-  _(host_arrays) _(ptx_emit) _(ptx_eval) _(ptx_divrem_const) _(ptx_math64) _(ptx_math32) _(dlpack) _(threads) _(layouts) _(transforms) _(async) _(cache) _(fuzz_regressions)
+  _(host_arrays) _(ptx_emit) _(ptx_eval) _(ptx_divrem_const) _(ptx_math64) _(ptx_math32) _(dlpack) _(threads) _(layouts) _(transforms) _(async) _(cache) _(rdzv) _(fuzz_regressions)
 
 #define TEST_DECL(n) void test_##n(void);
 TESTS(TEST_DECL)

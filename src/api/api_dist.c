@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/rdzv.h"
 #include "../runtime/shmem.h"
 #include "api.h"
 
@@ -383,6 +384,23 @@ mgpu_status mgpu_dist_init(mgpu_ctx *ctx, int32_t rank, int32_t count, const uin
   }
   api_leave(ctx);
   return st;
+}
+
+mgpu_status mgpu_dist_rendezvous(mgpu_ctx *ctx, const char *rendezvous, const char *key, int32_t rank, int32_t count,
+                                 int32_t timeout_ms, uint8_t *uid, int32_t nbytes) {
+  API_CHECK(ctx, MAGIC_CTX);
+  if (!rendezvous || !key || !uid) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_dist_rendezvous(rendezvous, key, uid)");
+  if (nbytes != SHMEM_UID_BYTES) {
+    char msg[100];
+    snprintf(msg, sizeof msg, "mgpu_dist_rendezvous: the unique id must be %d bytes", SHMEM_UID_BYTES);
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
+  }
+  if (!api_enter(ctx)) return MGPU_ERR_THREAD;
+  char why[1200];
+  bool ok = rdzv_exchange(rendezvous, key, rank, count, timeout_ms, uid, SHMEM_UID_BYTES, why, sizeof why);
+  mgpu_status s = ok ? MGPU_OK : diag_set(&ctx->d, ERR_STATE, "", why);
+  api_leave(ctx);
+  return s;
 }
 
 mgpu_status mgpu_dist_info(mgpu_ctx *ctx, int32_t *rank, int32_t *count) {

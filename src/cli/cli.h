@@ -27,6 +27,10 @@ int cli_run_script(lua_State *L, int argc, char **argv, int script);
 /* devices.c: mgpu -n N: the script on N devices (simulated or NVSHMEM
 ** processes); returns the exit status. */
 int cli_run_devices(int argc, char **argv, const cli_opts *o);
+/* devices.c: under a launcher (torchrun, srun, mpirun: mgpu.launcher), make
+** L its device of the launcher's job and prefix reports with "device R: ";
+** nothing without one.  Non-zero after reporting an error. */
+int cli_join_launcher(lua_State *L);
 /* report.c: this thread's reports start with prefix (e.g. "device 1: "). */
 void cli_report_prefix(const char *prefix);
 

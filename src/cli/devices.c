@@ -1,10 +1,10 @@
 /*
-** devices.c -- mgpu -n N: one script on N devices.
+** devices.c -- mgpu -n N: one script on N devices; and mgpu script.lua as
+** one device of a job a launcher (torchrun, srun, mpirun) started.
 **
 ** With N GPUs and NVSHMEM, one process per GPU: the command forks them, rank
 ** 0 makes the NVSHMEM unique id and hands it to the others through shared
 ** memory, and each process joins the job on its GPU before the script runs.
-** NVLink multicast stays off (NVSHMEM_DISABLE_NVLS=1 in every process).
 ** Otherwise (no GPU, fewer GPUs, --interpret, MGPU_INTERPRET) N threads run
 ** the script as simulated devices of one world, in the interpreter.  With
 ** --emit-ptx the script runs once, as device 0 of N, compiling only.
@@ -115,7 +115,6 @@ typedef struct shared {
 } shared;
 
 static int child(int argc, char **argv, const cli_opts *o, shared *sh, int rank) {
-  setenv("NVSHMEM_DISABLE_NVLS", "1", 1);   /* never NVLink multicast */
   char prefix[32];
   snprintf(prefix, sizeof prefix, "device %d: ", rank);
   cli_report_prefix(prefix);
@@ -204,4 +203,26 @@ int cli_run_devices(int argc, char **argv, const cli_opts *o) {
     return run_simulated(argc, argv, o, why);
   }
   return run_processes(argc, argv, o);
+}
+
+/* -- A launcher's job ------------------------------------------------------------------- */
+
+int cli_join_launcher(lua_State *L) {
+  static const char code[] =
+    "local l = require('mgpu.launcher').detect(os.getenv)\n"
+    "if not l or l.count == 1 then return end\n"
+    "require('mgpu.distributed').init{}\n"
+    "return l.rank\n";
+  if (luaL_loadbuffer(L, code, sizeof code - 1, "=(launcher)") != LUA_OK) {
+    cli_report(lua_tostring(L, -1));
+    return 1;
+  }
+  if (cli_docall(L, 0, 1)) return 1;
+  static char prefix[32];
+  if (lua_isinteger(L, -1)) {
+    snprintf(prefix, sizeof prefix, "device %d: ", (int)lua_tointeger(L, -1));
+    cli_report_prefix(prefix);
+  }
+  lua_pop(L, 1);
+  return 0;
 }

@@ -27,7 +27,9 @@ static const char usage[] =
   "  --target NAME   compile for sm_90a (Hopper) or sm_100a (Blackwell); default: MGPU_TARGET,\n"
   "                  else the GPU's architecture, else sm_90a\n"
   "  -n N            run the script on N devices: one process per GPU over NVSHMEM, or\n"
-  "                  N simulated devices in the interpreter (no GPUs, --interpret)\n"
+  "                  N simulated devices in the interpreter (no GPUs, --interpret);\n"
+  "                  under torchrun, srun or mpirun, leave -n out: each process started\n"
+  "                  is one device of the launcher's job\n"
   "  -v, --version   print the version\n"
   "  -h, --help      print this help\n"
   "  --              stop handling options ('-' as the script reads stdin)\n"
@@ -201,6 +203,7 @@ int main(int argc, char **argv) {
   lua_State *L = cli_newstate(argc, argv, &o);
   if (!L) return 1;
   cli_sigint_install(L, 0);
+  if (o.script) status = cli_join_launcher(L);
   if (!status && o.info) status = run_string(L, info_code);
   /* -e chunks, in order, before the script */
   int end = o.script ? o.script : argc;

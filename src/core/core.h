@@ -168,9 +168,14 @@ MGPU_NORET void mgpu_panic(const char *file, int line, const char *msg);
 #define mgpu_assert(c) ((c) ? (void)0 : mgpu_panic(__FILE__, __LINE__, #c))
 #define mgpu_unreachable() mgpu_panic(__FILE__, __LINE__, "unreachable")
 
-/* -- Hashing and time (util.c) ------------------------------------------- */
+/* -- Hashing, time and file descriptors (util.c) -------------------------- */
 
 uint64_t hash_bytes(const void *p, size_t n, uint64_t seed);
 double time_ms(void);   /* monotonic milliseconds */
+void sleep_ms(long ms);  /* at least ms milliseconds, signals or not */
+/* Exactly n bytes (retrying short and interrupted calls); false at end of
+** file or on an error (errno says which; EIO for a write of 0 bytes). */
+bool fd_read_all(int fd, void *p, size_t n);
+bool fd_write_all(int fd, const void *p, size_t n);
 
 #endif

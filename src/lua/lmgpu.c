@@ -210,6 +210,21 @@ static int l_dist_init(lua_State *L) {
   return 0;
 }
 
+/* dist_rendezvous(ctx, rendezvous, key, rank, count, timeout_ms, uid): rank 0's uid (which it passes) on every rank. */
+static int l_dist_rendezvous(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  int32_t rank = (int32_t)luaL_checkinteger(L, 4);
+  uint8_t uid[128] = { 0 };
+  size_t n = 0;
+  const char *mine = luaL_optlstring(L, 7, NULL, &n);
+  if (mine) memcpy(uid, mine, n < sizeof uid ? n : sizeof uid);
+  CHECK(L, u->ctx, mgpu_dist_rendezvous(u->ctx, luaL_checkstring(L, 2), luaL_checkstring(L, 3), rank,
+                                        (int32_t)luaL_checkinteger(L, 5), (int32_t)luaL_checkinteger(L, 6), uid,
+                                        (int32_t)sizeof uid));
+  lua_pushlstring(L, (const char *)uid, sizeof uid);
+  return 1;
+}
+
 static int l_dist_info(lua_State *L) {
   handle *u = geth(L, 1, T_CTX);
   int32_t rank = 0, count = 1;
@@ -767,6 +782,7 @@ static const luaL_Reg core_funcs[] = {
   { "host_get", l_host_get }, { "host_set", l_host_set },
   { "dlpack_export", l_dlpack_export }, { "dlpack_import", l_dlpack_import }, { "dlpack_free", l_dlpack_free },
   { "world_join", l_world_join }, { "world_leave", l_world_leave }, { "dist_uid", l_dist_uid }, { "dist_init", l_dist_init },
+  { "dist_rendezvous", l_dist_rendezvous },
   { "dist_info", l_dist_info }, { "dist_barrier", l_dist_barrier }, { "symmetric", l_symmetric },
   { "buffer_symmetric", l_buffer_symmetric }, { "dist_table", l_dist_table },
   { NULL, NULL }

@@ -144,33 +144,6 @@ static void header_make(unsigned char h[CACHE_HEADER_BYTES], cache_key k, const 
   put64(h + 48, XXH3_64bits(h, 48));
 }
 
-static bool read_all(int fd, void *p, size_t n) {
-  unsigned char *b = p;
-  while (n) {
-    ssize_t r = read(fd, b, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    b += r;
-    n -= (size_t)r;
-  }
-  return true;
-}
-
-static bool write_all(int fd, const void *p, size_t n) {
-  const unsigned char *b = p;
-  while (n) {
-    ssize_t r = write(fd, b, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      if (r == 0) errno = EIO;
-      return false;
-    }
-    b += r;
-    n -= (size_t)r;
-  }
-  return true;
-}
-
 cache_result cache_load(cache *c, cache_key k, void **data, size_t *len) {
   *data = NULL;
   *len = 0;
@@ -188,7 +161,7 @@ cache_result cache_load(cache *c, cache_key k, void **data, size_t *len) {
   void *buf = NULL;
   uint64_t plen = 0;
   bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= (off_t)CACHE_HEADER_BYTES &&
-            read_all(fd, h, sizeof h) && !memcmp(h, CACHE_MAGIC, 8) && get64(h + 48) == XXH3_64bits(h, 48) &&
+            fd_read_all(fd, h, sizeof h) && !memcmp(h, CACHE_MAGIC, 8) && get64(h + 48) == XXH3_64bits(h, 48) &&
             get64(h + 8) == ((uint64_t)CACHE_FORMAT | (uint64_t)CACHE_HEADER_BYTES << 32) &&
             get64(h + 16) == k.lo && get64(h + 24) == k.hi;
   if (ok) {
@@ -197,7 +170,7 @@ cache_result cache_load(cache *c, cache_key k, void **data, size_t *len) {
   }
   if (ok) {
     buf = malloc(plen ? (size_t)plen : 1);
-    ok = buf && read_all(fd, buf, (size_t)plen) && XXH3_64bits(buf, (size_t)plen) == get64(h + 40);
+    ok = buf && fd_read_all(fd, buf, (size_t)plen) && XXH3_64bits(buf, (size_t)plen) == get64(h + 40);
     if (!buf) {   /* out of memory is not corruption */
       close(fd);
       c->misses++;
@@ -267,7 +240,7 @@ bool cache_store(cache *c, cache_key k, const void *data, size_t len) {
   unsigned char h[CACHE_HEADER_BYTES];
   header_make(h, k, data, len);
   const char *what = "write";
-  bool ok = write_all(fd, h, sizeof h) && write_all(fd, data, len);
+  bool ok = fd_write_all(fd, h, sizeof h) && fd_write_all(fd, data, len);
   if (ok && !(ok = fsync(fd) == 0)) what = "fsync";
   err = errno;
   if (close(fd) != 0 && ok) { ok = false; err = errno; what = "close"; }

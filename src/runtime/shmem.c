@@ -28,6 +28,7 @@ static char lib_why[256];
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
+  setenv("NVSHMEM_DISABLE_NVLS", "1", 1);   /* before NVSHMEM reads its options: mgpu never uses NVLink multicast */
   const char *path = getenv("MGPU_NVSHMEM");
   if (!path || !*path) path = "libnvshmem_host.so.3";
   lib.lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);   /* its plugins resolve symbols against it */

@@ -35,8 +35,9 @@ typedef struct shmem {
 } shmem;
 
 /* Load the library (MGPU_NVSHMEM names the file; else libnvshmem_host.so.3
-** on the loader's path).  NULL with the reason in why on failure.  The
-** library stays loaded for the life of the process. */
+** on the loader's path), first setting NVSHMEM_DISABLE_NVLS=1 in the
+** process: NVLink multicast stays off.  NULL with the reason in why on
+** failure.  The library stays loaded for the life of the process. */
 const shmem *shmem_load(char *why, size_t n);
 /* A fresh unique id (rank 0 makes it; every rank passes it to shmem_init). */
 bool shmem_uniqueid(const shmem *s, unsigned char uid[SHMEM_UID_BYTES]);
