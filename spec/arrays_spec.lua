@@ -94,7 +94,7 @@ describe("DLPack", function()
     local b = mgpu.from_dlpack(t)
     ok, err = pcall(mgpu.from_dlpack, t)                 -- would run the deleter twice
     assert.is_false(ok)
-    assert.matches("arrays_spec.lua:%d+: mgpu_dlpack_import: the tensor is imported already", err)
+    assert.matches("arrays_spec.lua:%d+: from_dlpack: the tensor is imported already", err)
     assert.are.same({ 0, 1, 2, 3 }, b:to_table())
     b = nil
     collectgarbage(); collectgarbage()                   -- releases the import: its deleter runs once

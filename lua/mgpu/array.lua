@@ -375,10 +375,15 @@ local function dlpack_arg(tensor, what)
   return tensor
 end
 
+-- Re-raises an engine error of mgpu_dlpack_<fn> under the Lua name `what`.
+local function dlpack_rethrow(err, fn, what)
+  compat.rethrow((tostring(err):gsub("mgpu_dlpack_" .. fn .. ":", what .. ":", 1)))
+end
+
 function M.from_dlpack(tensor)
   dlpack_arg(tensor, "from_dlpack")
   local ok, buf, dtype, shape = pcall(core().dlpack_import, context.get(), tensor)
-  if not ok then compat.rethrow(buf) end
+  if not ok then dlpack_rethrow(buf, "import", "from_dlpack") end
   local n = compat.numel(shape)
   return setmetatable({ shape = shape, dtype = dtype, size = n, nbytes = n * core().dtype_size(dtype), buf = buf }, Array)
 end
@@ -388,7 +393,7 @@ end
 --- array's collection runs the deleter.
 function M.dlpack_free(tensor)
   local ok, err = pcall(core().dlpack_free, context.get(), dlpack_arg(tensor, "dlpack_free"))
-  if not ok then compat.rethrow(err) end
+  if not ok then dlpack_rethrow(err, "free", "dlpack_free") end
 end
 
 -- Arrays hold data; arithmetic and comparisons on them are traced inside a

@@ -28,6 +28,10 @@ struct mgpu_ctx {
   struct blas *blas;            /* cuBLAS, loaded by the first mgpu_blas_matmul (api_blas.c) */
   struct dist *dist;            /* the job this context is a device of (api_dist.c), or NULL */
   int32_t nsym;                 /* symmetric buffers made so far */
+  struct {                      /* DLPack exports whose deleter ran, oldest first (api_dlpack.c) */
+    struct export_rec *head, *tail;
+    int n;
+  } dl_released;
   bool serial_launch;           /* MGPU_PDL=0, or the driver refused it: no programmatic dependent launch */
   struct {                      /* kernels in flight, faults and the watchdog (api_ctx.c) */
     int64_t timeout_ms;         /* MGPU_TIMEOUT_MS / mgpu_ctx_set_timeout; 0: no bound */
@@ -103,6 +107,9 @@ int64_t api_dist_delta(const mgpu_ctx *ctx, int d);
 mgpu_status api_dist_multicast(mgpu_kernel *k);
 /* Every parameter a remote op views must be a symmetric buffer; else an error naming it. */
 mgpu_status api_dist_check_args(mgpu_kernel *k, const mgpu_launch_args *a);
+
+/* api_dlpack.c: frees the context's released DLPack export records. */
+void api_dlpack_close(mgpu_ctx *ctx);
 
 /* api_blas.c: frees the context's cuBLAS state. */
 void api_blas_close(mgpu_ctx *ctx);
