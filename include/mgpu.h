@@ -238,6 +238,12 @@ mgpu_status mgpu_synchronize(mgpu_ctx *ctx);
 ** for all work and hands the pool's idle memory back to the device (as for
 ** other libraries in the process); a no-op without a GPU or a pool. */
 mgpu_status mgpu_empty_cache(mgpu_ctx *ctx);
+/* The directory of the on-disk kernel cache, chosen from MGPU_CACHE,
+** MGPU_CACHE_DIR, XDG_CACHE_HOME, HOME and MGPU_CACHE_MAX_MB (a setting that
+** does not parse is said once on stderr), or NULL when the cache is off.
+** Libraries that keep results beside the kernels (the Lua autotuner) ask
+** here, so that they and the kernel cache agree. */
+const char *mgpu_kernel_cache_dir(void);
 /* GPU faults.  A kernel that faults (illegal address, trap, ...) makes the
 ** CUDA context unusable: the call that sees it returns MGPU_ERR_LOST naming
 ** the kernel, and every later call that needs the GPU returns MGPU_ERR_LOST

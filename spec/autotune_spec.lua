@@ -119,6 +119,19 @@ print("chose " .. cfg.s)
     os.execute("rm -rf " .. dir .. " " .. off)
   end)
 
+  it("agrees with the kernel cache on MGPU_CACHE_MAX_MB: 0 in any spelling keeps nothing, a bad value is said once", function()
+    local dir = tmpdir()
+    for _, zero in ipairs({ "0", "00", "000" }) do   -- "00" turned the kernel cache off while the winners were still kept
+      run("MGPU_CACHE_MAX_MB=" .. zero .. " MGPU_CACHE_DIR=" .. dir, "1, 2")
+      assert.is_nil(io.open(dir .. "/autotune.txt"), "MGPU_CACHE_MAX_MB=" .. zero)
+    end
+    local out = run("MGPU_CACHE_MAX_MB=1e3 MGPU_CACHE_DIR=" .. dir, "2, 1")
+    local _, said = out:gsub("MGPU_CACHE_MAX_MB must be a whole number of megabytes %(0 turns the kernel cache off%), got '1e3'; using 512", "")
+    assert.equal(1, said, out)
+    assert.is_truthy(io.open(dir .. "/autotune.txt"), out)   -- the default bound: the cache is on
+    os.execute("rm -rf " .. dir)
+  end)
+
   it("interpreted without a timer takes the first config that works and says so", function()
     if mgpu.device().mode == "gpu" then pending("a GPU is present") return end
     local notes = {}

@@ -57,21 +57,6 @@ end
 local function escape(s) return (s:gsub("[%%\t\n\r]", function(c) return string.format("%%%02X", c:byte()) end)) end
 local function unescape(s) return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)) end
 
---- The directory of the kernel cache (the lookup order of src/runtime/cache.c),
---- or nil when MGPU_CACHE turns it off.
-function M.cache_off()
-  local onoff = os.getenv("MGPU_CACHE")
-  return onoff == "off" or onoff == "0" or onoff == "no" or onoff == "false" or os.getenv("MGPU_CACHE_MAX_MB") == "0"
-end
-function M.cache_dir()
-  if M.cache_off() then return nil end
-  local d, x, h = os.getenv("MGPU_CACHE_DIR"), os.getenv("XDG_CACHE_HOME"), os.getenv("HOME")
-  if d and d ~= "" then return d end
-  if x and x:sub(1, 1) == "/" then return x .. "/mgpu" end
-  if h and h ~= "" then return h .. "/.cache/mgpu" end
-  return nil
-end
-
 local FILE, HEADER = "autotune.txt", "# mgpu autotune winners: key <tab> config <tab> ms"
 
 --- The persisted entries: { [full key] = { cfg = text, ms = number } }.
@@ -124,7 +109,8 @@ end
 --- timer(kernel, inputs, config) -> ms replaces mgpu.bench (bench: its options);
 --- progress: the progress line (default: when stderr is a terminal); log(line):
 --- where notes go (default stderr); cache_dir: where winners are kept (default
---- the kernel cache's directory; false: not kept).
+--- the kernel cache's directory; false: not kept; nothing is kept while the
+--- kernel cache is off).
 function M.autotune(opts)
   if type(opts) ~= "table" then fail("AUTOTUNE_NOT_TABLE", type(opts)) end
   local known = { kernel_factory = true, configs = true, key = true, args = true, timer = true, bench = true,
@@ -178,7 +164,8 @@ function M.autotune(opts)
 
   local can_time = timer ~= nil or info.mode == "gpu"
   local dir = nil
-  if can_time and opts.cache_dir ~= false and not M.cache_off() then dir = opts.cache_dir or M.cache_dir() end
+  local kernel_cache = context.core.kernel_cache_dir()   -- nil when MGPU_CACHE or MGPU_CACHE_MAX_MB turn it off
+  if can_time and opts.cache_dir ~= false and kernel_cache then dir = opts.cache_dir or kernel_cache end
   local texts = {}
   for i = 1, #configs do texts[i] = canon(configs[i]) end
 

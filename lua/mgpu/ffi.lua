@@ -88,6 +88,10 @@ end
 
 function M.version() return ffi.string(lib.mgpu_version()) end
 function M.abi() return lib.mgpu_abi_version() end
+function M.kernel_cache_dir()
+  local d = lib.mgpu_kernel_cache_dir()
+  return d ~= nil and ffi.string(d) or nil
+end
 
 function M.dtype_size(name)
   local d = lib.mgpu_dtype_from_name(name)

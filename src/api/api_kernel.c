@@ -274,13 +274,20 @@ static atomic_flag kcache_lock = ATOMIC_FLAG_INIT;
 static cache *kcache_enter(void) {
   while (atomic_flag_test_and_set_explicit(&kcache_lock, memory_order_acquire)) {}
   if (!kcache_ready) {
-    cache_open_env(&kcache);
+    cache_open_env(&kcache, stderr);
     kcache_ready = true;
   }
   return &kcache;
 }
 
 static void kcache_leave(void) { atomic_flag_clear_explicit(&kcache_lock, memory_order_release); }
+
+const char *mgpu_kernel_cache_dir(void) {
+  cache *c = kcache_enter();
+  const char *dir = c->enabled ? c->dir : NULL;   /* the directory never changes once opened */
+  kcache_leave();
+  return dir;
+}
 
 /* The key: everything the module and its launches depend on, whole -- the
 ** canonical IR text (every kernel option included; the PTX and its tensor
