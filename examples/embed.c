@@ -36,7 +36,7 @@ static double run_once(mgpu_ctx *ctx, mgpu_kernel *k, mgpu_buffer *x, mgpu_buffe
       failed(ctx, mgpu_buffer_write(y, 0, hy, sizeof(float) * (uint64_t)n), "writing y") ||
       failed(ctx, mgpu_buffer_write(out, 0, ho, sizeof(float) * (uint64_t)n), "poisoning out"))
     goto done;
-  mgpu_arg args[4] = { { NULL, a }, { x, 0 }, { y, 0 }, { out, 0 } };
+  mgpu_arg args[4] = { { .scalar = a }, { .buffer = x }, { .buffer = y }, { .buffer = out } };
   mgpu_launch_args launch = { args, 4, 0 };
   if (failed(ctx, mgpu_kernel_launch(k, &launch), "launching scale_add") ||
       failed(ctx, mgpu_buffer_read(out, 0, ho, sizeof(float) * (uint64_t)n), "reading out"))
@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
     goto done;
 
   /* A mistake is reported, not fatal: one argument too few. */
-  mgpu_arg short_args[3] = { { NULL, 1.0 }, { x, 0 }, { y, 0 } };
+  mgpu_arg short_args[3] = { { .scalar = 1.0 }, { .buffer = x }, { .buffer = y } };
   mgpu_launch_args bad = { short_args, 3, 0 };
   mgpu_status st = mgpu_kernel_launch(k, &bad);
   printf("embed: a launch with 3 arguments is refused: %s\n", st ? mgpu_errmsg(ctx) : "(accepted?)");

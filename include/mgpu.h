@@ -165,10 +165,14 @@ typedef enum mgpu_text_kind {
 } mgpu_text_kind;
 
 /* One launch argument: a buffer for an array parameter, a number for a
-** scalar parameter (integers must be exact). */
+** scalar parameter: `scalar` (an integer parameter's must be an integer in
+** its range), or for an integer parameter `integer` when has_integer is set
+** (all 64 bits exact; u64 as its bit pattern). */
 typedef struct mgpu_arg {
   mgpu_buffer *buffer;
   double scalar;
+  int64_t integer;
+  int32_t has_integer;
 } mgpu_arg;
 
 typedef struct mgpu_launch_args {
@@ -279,6 +283,13 @@ mgpu_status mgpu_buffer_copy(mgpu_buffer *dst, uint64_t dst_offset, mgpu_buffer 
 mgpu_status mgpu_buffer_fill(mgpu_buffer *buf, const mgpu_fill *fill);
 mgpu_status mgpu_buffer_get_f64(mgpu_buffer *buf, int32_t dtype, uint64_t first, uint64_t count, double *out);
 mgpu_status mgpu_buffer_set_f64(mgpu_buffer *buf, int32_t dtype, uint64_t first, uint64_t count, const double *in);
+/* Elements of an integer dtype (or pred) as exact 64-bit integers: a double
+** holds integers exactly only up to 2^53.  u64 elements travel as their bit
+** pattern (from 2^63 up they read as negative).  A value set that does not
+** fit the dtype is an error naming its element and value, and nothing is
+** written. */
+mgpu_status mgpu_buffer_get_i64(mgpu_buffer *buf, int32_t dtype, uint64_t first, uint64_t count, int64_t *out);
+mgpu_status mgpu_buffer_set_i64(mgpu_buffer *buf, int32_t dtype, uint64_t first, uint64_t count, const int64_t *in);
 void mgpu_buffer_retain(mgpu_buffer *buf);     /* another reference; release each one */
 
 /* DLPack (dlpack.h, DLManagedTensor): share memory with other frameworks
@@ -411,6 +422,6 @@ mgpu_status mgpu_script_kernel(mgpu_script *s, const char *name, const mgpu_valu
 #endif
 
 /* The ABI version this header describes; mgpu_abi_version() must match. */
-#define MGPU_ABI_VERSION 5
+#define MGPU_ABI_VERSION 6
 
 #endif

@@ -41,8 +41,33 @@ describe("arrays", function()
     local small, big = mgpu.full(2, 5, "u64"):to_table(), mgpu.full(2, 1 / 0, "u64"):to_table()
     if math.type then assert.are.equal("integer", math.type(small[1])) end   -- Lua 5.4 (LuaJIT has no integers)
     assert.are.equal(5, small[1])
-    assert.are.equal(2.0 ^ 64, big[1])                 -- inf saturates to 2^64-1, nearest double 2^64
-    assert.are.equal(2.0 ^ 63, mgpu.full(1, 2 ^ 63, "u64"):get(1))
+    assert.are.equal(2.0 ^ 64, tonumber(big[1]))       -- inf saturates to 2^64-1 (LuaJIT: a uint64_t), nearest double 2^64
+    assert.are.equal(2.0 ^ 63, tonumber(mgpu.full(1, 2 ^ 63, "u64"):get(1)))
+  end)
+
+  -- An exact 64-bit integer hi * 2^32 + lo: a Lua 5.4 integer, an int64_t cdata under LuaJIT.
+  local function I(hi, lo)
+    if rawget(_G, "jit") then return require("ffi").new("int64_t", hi) * 4294967296 + lo end
+    return hi * 4294967296 + lo
+  end
+
+  it("carry 64-bit integers exactly through from_table, to_table, get and kernel scalars", function()
+    local vals = { I(2097152, 1), I(2147483647, 4294967295), I(-2147483648, 0), I(-2097153, 4294967295), 7 }
+    local a = mgpu.from_table(vals, "i64")     -- 2^53 + 1, math.maxinteger, math.mininteger, -(2^53 + 1), 7
+    local back = a:to_table()
+    for i = 1, #vals do
+      assert.is_true(back[i] == vals[i], "element " .. i .. ": " .. tostring(back[i]) .. " ~= " .. tostring(vals[i]))
+      if math.type then assert.are.equal("integer", math.type(back[i])) end
+    end
+    assert.is_true(a:get(1) == vals[1] and a:get(2) == vals[2], tostring(a:get(1)))
+    local u = mgpu.from_table({ vals[1], vals[2], 2 ^ 63, 2 ^ 64 - 2 ^ 11 }, "u64"):to_table()
+    assert.is_true(u[1] == vals[1] and u[2] == vals[2], tostring(u[1]))
+    assert.are.equal(2 ^ 63, u[3]); assert.are.equal(2 ^ 64 - 2 ^ 11, u[4])   -- from 2^63 up: floats
+    local k = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 1 }, "i64"), body = function(s, o) o:at(0):store(s) end }
+    for i = 1, 4 do
+      local got = k(mgpu.scalar(vals[i], "i64")):get(1)
+      assert.is_true(got == vals[i], "scalar " .. i .. ": " .. tostring(got) .. " ~= " .. tostring(vals[i]))
+    end
   end)
 
   it("report bad arguments at the caller's line", function()

@@ -213,7 +213,7 @@ local function flatten(t, what)
   local flat, path = {}, {}
   local function walk(x, depth)
     if depth > #shape then
-      if type(x) ~= "number" and type(x) ~= "boolean" then
+      if type(x) ~= "number" and type(x) ~= "boolean" and not compat.is_int64(x) then
         compat.fail("ELEMENT_NOT_NUMBER", what, path_str(path), what_is(x))
       end
       flat[#flat + 1] = x

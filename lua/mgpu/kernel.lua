@@ -36,14 +36,16 @@ function M.shape(shape, dtype)
 end
 
 -- Scalar kernel arguments: mgpu.scalar(x, dtype), or a plain number (i32
--- when integer-valued, else f32).  They reach the body as traced scalars.
+-- when integer-valued, else f32; under LuaJIT an int64_t/uint64_t cdata is
+-- i64).  They reach the body as traced scalars; integers exactly.
 local Scalar = {}
 Scalar.__index = Scalar
 Scalar.__tostring = function(s) return string.format("mgpu.scalar(%s, %s)", tostring(s.value), s.dtype) end
 
 function M.scalar(value, dtype)
-  if type(value) ~= "number" then fail("SCALAR_NOT_NUMBER", type(value)) end
-  dtype = dtype or (compat.is_int(value) and "i32" or "f32")
+  local int64 = compat.is_int64(value)   -- LuaJIT: exact, i64 unless told
+  if type(value) ~= "number" and not int64 then fail("SCALAR_NOT_NUMBER", type(value)) end
+  dtype = dtype or (int64 and "i64" or compat.is_int(value) and "i32" or "f32")
   if type(dtype) ~= "string" or not context.core.dtype_size(dtype) or dtype == "pred" or dtype:match("^f8") then
     fail("SCALAR_DTYPE", tostring(dtype))
   end
@@ -51,7 +53,7 @@ function M.scalar(value, dtype)
 end
 local function as_scalar(x)
   if getmetatable(x) == Scalar then return x end
-  if type(x) == "number" then return M.scalar(x) end
+  if type(x) == "number" or compat.is_int64(x) then return M.scalar(x) end
   return nil
 end
 

@@ -90,13 +90,13 @@ void test_api_errors(void) {
   mgpu_buffer *small = NULL, *big = NULL;
   mgpu_buffer_alloc(c, 100, &small);
   mgpu_buffer_alloc(c, 1024, &big);
-  mgpu_launch_args one = { (mgpu_arg[]){ { big, 0 } }, 1, 0 };
+  mgpu_launch_args one = { (mgpu_arg[]){ { .buffer = big } }, 1, 0 };
   CHECK(mgpu_kernel_launch(k, &one) == MGPU_ERR_ARG);
   CHECK_CONTAINS(mgpu_errmsg(c), "expects 2 arguments");
-  mgpu_launch_args two = { (mgpu_arg[]){ { big, 0 }, { small, 0 } }, 2, 0 };
+  mgpu_launch_args two = { (mgpu_arg[]){ { .buffer = big }, { .buffer = small } }, 2, 0 };
   CHECK(mgpu_kernel_launch(k, &two) == MGPU_ERR_ARG);
   CHECK_CONTAINS(mgpu_errmsg(c), "argument 2 holds 100 bytes but parameter 2 (gmem f32[256]) needs 1024");
-  mgpu_launch_args dead = { (mgpu_arg[]){ { big, 0 }, { NULL, 0 } }, 2, 0 };
+  mgpu_launch_args dead = { (mgpu_arg[]){ { .buffer = big }, { .buffer = NULL } }, 2, 0 };
   CHECK(mgpu_kernel_launch(k, &dead) == MGPU_ERR_ARG);
   CHECK_CONTAINS(mgpu_errmsg(c), "argument 2 (gmem f32[256]) is not a valid buffer handle");
   mgpu_param_info pi;
@@ -107,7 +107,7 @@ void test_api_errors(void) {
   mgpu_buffer_alloc(c, 1024, &out);
   mgpu_fill f = { MGPU_FILL_IOTA, MGPU_F32, 256, 1, 2, 0 };
   CHECK(mgpu_buffer_fill(big, &f) == MGPU_OK);
-  mgpu_launch_args ok = { (mgpu_arg[]){ { big, 0 }, { out, 0 } }, 2, 0 };
+  mgpu_launch_args ok = { (mgpu_arg[]){ { .buffer = big }, { .buffer = out } }, 2, 0 };
   CHECK(mgpu_kernel_launch(k, &ok) == MGPU_OK);
   double v[3];
   CHECK(mgpu_buffer_get_f64(out, MGPU_F32, 253, 3, v) == MGPU_OK && v[0] == 507 && v[2] == 511);
@@ -179,6 +179,19 @@ void test_api_buffers(void) {
   CHECK(mgpu_buffer_get_f64(w, MGPU_I16, 10, 1, y) == MGPU_OK && y[0] == 1);
   mgpu_buffer_release(w);                       /* does not free a's memory */
   CHECK(mgpu_buffer_get_f64(a, MGPU_I16, 10, 1, y) == MGPU_OK && y[0] == 1);
+  /* exact 64-bit integers (a double holds them only up to 2^53) */
+  int64_t big[4] = { (INT64_C(1) << 53) + 1, INT64_MAX, INT64_MIN, -1 }, got[4];
+  CHECK(mgpu_buffer_set_i64(a, MGPU_I64, 0, 4, big) == MGPU_OK);
+  CHECK(mgpu_buffer_get_i64(a, MGPU_I64, 0, 4, got) == MGPU_OK && !memcmp(got, big, sizeof big));
+  CHECK(mgpu_buffer_set_i64(a, MGPU_U64, 0, 4, big) == MGPU_OK);   /* u64: bit patterns */
+  CHECK(mgpu_buffer_get_i64(a, MGPU_U64, 0, 4, got) == MGPU_OK && !memcmp(got, big, sizeof big));
+  CHECK(mgpu_buffer_get_f64(a, MGPU_U64, 3, 1, x) == MGPU_OK && x[0] == 0x1p64);
+  int64_t small[2] = { -128, 128 };
+  CHECK(mgpu_buffer_set_i64(a, MGPU_I8, 0, 2, small) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_buffer_set_i64: element 1 is 128, out of range (i8 holds integers from -128 to 127)");
+  CHECK(mgpu_buffer_get_i64(a, MGPU_I8, 0, 1, got) == MGPU_OK && got[0] == 1);   /* nothing was written (2^53 + 1: 1) */
+  CHECK(mgpu_buffer_get_i64(a, MGPU_F32, 0, 1, got) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_buffer_get_i64: f32 is not an integer dtype");
   mgpu_buffer_release(a);
   mgpu_buffer_release(b);
   mgpu_ctx_release(c);

@@ -57,7 +57,7 @@ static int run_once(mgpu_ctx *c, mgpu_kernel *k, int64_t n, double seed, handsha
   int ok = mgpu_buffer_alloc(c, 4 * (uint64_t)n, &x) == MGPU_OK && mgpu_buffer_alloc(c, 4 * (uint64_t)n, &o) == MGPU_OK;
   mgpu_fill f = { MGPU_FILL_IOTA, MGPU_F32, (uint64_t)n, seed, 1, 0 };
   ok = ok && mgpu_buffer_fill(x, &f) == MGPU_OK;
-  mgpu_launch_args la = { (mgpu_arg[]){ { x, 0 }, { o, 0 } }, 2, 0 };
+  mgpu_launch_args la = { (mgpu_arg[]){ { .buffer = x }, { .buffer = o } }, 2, 0 };
   if (h) atomic_store(&h->ready, 1);
   mgpu_status st;
   do st = ok ? mgpu_kernel_launch(k, &la) : MGPU_OK;   /* the prober may hold the context for a moment */

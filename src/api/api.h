@@ -93,6 +93,11 @@ struct mgpu_kernel {
 /* api_buffer.c: a buffer record over existing memory (one reference). */
 mgpu_status api_buffer_new(mgpu_ctx *ctx, uint64_t n, uint64_t addr, bool owned, mgpu_buffer **out);
 
+/* api_kernel.c: scalar argument a of a parameter of dtype dt as the 8 bytes
+** the kernel parameter holds (narrow integers as 32 bits); false when an
+** integer parameter's value is not an integer in its range. */
+bool api_scalar_bits(int dt, const mgpu_arg *a, uint64_t *bits);
+
 /* api_dist.c */
 /* The context's job ends (it leaves its world; NVSHMEM is finalized). */
 void api_dist_close(mgpu_ctx *ctx);

@@ -196,7 +196,10 @@ static void run_launches(mgpu_world *w) {
       for (uint32_t j = 0; j < np; j++) {
         interp_arg *x = &args[(size_t)i * np + j];
         const mgpu_arg *g = &w->slot[i].a->args[j];
-        if (k0->ir->params.v[j].role == MGPU_PARAM_SCALAR) { x->scalar = g->scalar; continue; }
+        if (k0->ir->params.v[j].role == MGPU_PARAM_SCALAR) {   /* checked by the device's launch */
+          api_scalar_bits(ir_vtype(k0->ir, k0->ir->params.v[j].value)->dtype, g, &x->scalar);
+          continue;
+        }
         x->data = (void *)(uintptr_t)g->buffer->addr;   /* interpreting contexts: host memory */
         x->size = g->buffer->size;
       }

@@ -3,6 +3,7 @@
 ** and every element encoding (RNE; f8 formats saturate like cvt.satfinite).
 */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core.h"
@@ -121,6 +122,31 @@ int64_t dt_wrap_int(int dtype, int64_t x) {
   case MGPU_U16: return (uint16_t)x;
   case MGPU_U32: return (uint32_t)x;
   default: return x;   /* i64, u64 (u64 kept as its bit pattern) */
+  }
+}
+
+/* The range of an integer dtype narrower than 64 bits. */
+static void int_range(int dtype, int64_t *lo, int64_t *hi) {
+  unsigned bits = dt_table[dtype].bits;
+  *lo = dt_issigned(dtype) ? -(INT64_C(1) << (bits - 1)) : 0;
+  *hi = dt_issigned(dtype) ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1;
+}
+
+bool dt_int_fits(int dtype, int64_t x) {
+  if (dtype == MGPU_PRED || dt_bytes(dtype) == 8) return true;
+  int64_t lo, hi;
+  int_range(dtype, &lo, &hi);
+  return x >= lo && x <= hi;
+}
+
+void dt_range_str(int dtype, char *out, size_t n) {
+  int64_t lo, hi;
+  if (dtype == MGPU_I64) snprintf(out, n, "i64 holds integers from -2^63 to 2^63 - 1");
+  else if (dtype == MGPU_U64) snprintf(out, n, "u64 holds integers from 0 to 2^64 - 1");
+  else if (dtype == MGPU_PRED || !dt_isint(dtype)) snprintf(out, n, "%s", dt_name(dtype));
+  else {
+    int_range(dtype, &lo, &hi);
+    snprintf(out, n, "%s holds integers from %lld to %lld", dt_name(dtype), (long long)lo, (long long)hi);
   }
 }
 

@@ -360,26 +360,45 @@ static int l_buffer_fill(lua_State *L) {
   return 0;
 }
 
+/* Integer dtypes (not pred) travel as exact 64-bit integers. */
+static bool int_dtype(int dt) {
+  return dt != MGPU_PRED && dt != MGPU_F16 && dt != MGPU_BF16 && dt != MGPU_F32 && dt != MGPU_F64 &&
+         dt != MGPU_F8E4M3 && dt != MGPU_F8E5M2;
+}
+
 static int l_buffer_get(lua_State *L) {
   handle *u = geth(L, 1, T_BUF);
   int dt = dtype_arg(L, 2);
   lua_Integer first = luaL_checkinteger(L, 3), count = luaL_checkinteger(L, 4);
   if (first < 0 || count < 0) return luaL_error(L, "buffer_get: negative range");
   if (count > (1 << 26)) return luaL_error(L, "buffer_get: at most 2^26 elements at a time");
-  double *tmp = lua_newuserdatauv(L, sizeof(double) * (size_t)(count ? count : 1), 0);
-  CHECK(L, u->ctx, mgpu_buffer_get_f64(u->h, dt, (uint64_t)first, (uint64_t)count, tmp));
+  size_t n = (size_t)(count ? count : 1);
+  bool isint = int_dtype(dt);
+  void *tmp = lua_newuserdatauv(L, isint ? sizeof(int64_t) * n : sizeof(double) * n, 0);
+  if (isint) CHECK(L, u->ctx, mgpu_buffer_get_i64(u->h, dt, (uint64_t)first, (uint64_t)count, tmp));
+  else CHECK(L, u->ctx, mgpu_buffer_get_f64(u->h, dt, (uint64_t)first, (uint64_t)count, tmp));
   lua_createtable(L, (int)count, 0);
-  bool isint = dt != MGPU_F16 && dt != MGPU_BF16 && dt != MGPU_F32 && dt != MGPU_F64 &&
-               dt != MGPU_F8E4M3 && dt != MGPU_F8E5M2;
   for (lua_Integer i = 0; i < count; i++) {
-    /* u64 values from 2^63 up have no Lua integer: they come back as floats. */
-    bool fits = tmp[i] >= -0x1p63 && tmp[i] < 0x1p63;
-    if (isint && dt != MGPU_PRED && fits) lua_pushinteger(L, (lua_Integer)tmp[i]);
-    else if (dt == MGPU_PRED) lua_pushboolean(L, tmp[i] != 0);
-    else lua_pushnumber(L, tmp[i]);
+    if (isint) {
+      int64_t v = ((int64_t *)tmp)[i];
+      /* u64 values from 2^63 up have no Lua integer: they come back as floats */
+      if (dt == MGPU_U64 && v < 0) lua_pushnumber(L, (lua_Number)(uint64_t)v);
+      else lua_pushinteger(L, (lua_Integer)v);
+    } else if (dt == MGPU_PRED) lua_pushboolean(L, ((double *)tmp)[i] != 0);
+    else lua_pushnumber(L, ((double *)tmp)[i]);
     lua_rawseti(L, -2, i + 1);
   }
   return 1;
+}
+
+/* Elements i0 .. i1-1 of the table at index 4 into buffer u from `first`:
+** integers exactly (set_i64), the rest as doubles. */
+static int set_run(lua_State *L, handle *u, int dt, lua_Integer first, lua_Integer i0, lua_Integer i1, bool exact,
+                   void *tmp) {
+  uint64_t at = (uint64_t)(first + i0), n = (uint64_t)(i1 - i0);
+  if (exact) CHECK(L, u->ctx, mgpu_buffer_set_i64(u->h, dt, at, n, (int64_t *)tmp + i0));
+  else CHECK(L, u->ctx, mgpu_buffer_set_f64(u->h, dt, at, n, (double *)tmp + i0));
+  return 0;
 }
 
 static int l_buffer_set(lua_State *L) {
@@ -389,18 +408,29 @@ static int l_buffer_set(lua_State *L) {
   luaL_checktype(L, 4, LUA_TTABLE);
   lua_Integer n = luaL_len(L, 4);
   if (first < 0) return luaL_error(L, "buffer_set: negative offset");
-  double *tmp = lua_newuserdatauv(L, sizeof(double) * (size_t)(n ? n : 1), 0);
+  /* each element as a double or (integer dtypes) an int64_t in the same 8 bytes; exact[i]: which */
+  union { double d; int64_t i; } *tmp = lua_newuserdatauv(L, sizeof *tmp * (size_t)(n ? n : 1), 0);
+  bool *exact = lua_newuserdatauv(L, (size_t)(n ? n : 1), 0);
+  bool isint = int_dtype(dt);
   for (lua_Integer i = 0; i < n; i++) {
     lua_geti(L, 4, i + 1);
-    if (lua_isboolean(L, -1)) tmp[i] = lua_toboolean(L, -1);
+    int isnum;
+    lua_Integer v = lua_tointegerx(L, -1, &isnum);
+    exact[i] = isint && lua_isinteger(L, -1) && !(dt == MGPU_U64 && v < 0);   /* (u64 range: said by set_f64) */
+    if (exact[i]) tmp[i].i = v;
+    else if (lua_isboolean(L, -1)) tmp[i].d = lua_toboolean(L, -1);
     else {
-      int ok;
-      tmp[i] = lua_tonumberx(L, -1, &ok);
-      if (!ok) return luaL_error(L, "element %d is not a number", (int)(i + 1));
+      tmp[i].d = lua_tonumberx(L, -1, &isnum);
+      if (!isnum) return luaL_error(L, "element %d is not a number", (int)(i + 1));
     }
     lua_pop(L, 1);
   }
-  CHECK(L, u->ctx, mgpu_buffer_set_f64(u->h, dt, (uint64_t)first, (uint64_t)n, tmp));
+  lua_Integer run = 0;   /* runs of elements of one kind, one call each */
+  for (lua_Integer i = 1; i <= n; i++)
+    if (i == n || exact[i] != exact[run]) {
+      set_run(L, u, dt, first, run, i, exact[run], tmp);
+      run = i;
+    }
   return 0;
 }
 
@@ -598,9 +628,11 @@ static int l_launch(lua_State *L) {
   mgpu_arg *args = lua_newuserdatauv(L, sizeof(mgpu_arg) * (size_t)(n ? n : 1), 0);
   for (int i = 0; i < n; i++) {
     lua_geti(L, 2, i + 1);
-    args[i].buffer = NULL;
-    args[i].scalar = 0;
-    if (lua_type(L, -1) == LUA_TNUMBER) args[i].scalar = lua_tonumber(L, -1);
+    args[i] = (mgpu_arg){ .buffer = NULL };
+    if (lua_type(L, -1) == LUA_TNUMBER) {
+      args[i].scalar = lua_tonumber(L, -1);
+      if ((args[i].has_integer = lua_isinteger(L, -1))) args[i].integer = lua_tointeger(L, -1);   /* exact */
+    }
     else {
       handle *b = luaL_testudata(L, -1, T_BUF);
       if (!b || !b->h) return luaL_error(L, "launch: argument %d is neither a number nor a live buffer", i + 1);
