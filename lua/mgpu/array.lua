@@ -127,21 +127,23 @@ local function no_data(self, what)
 end
 M.no_data = no_data
 
--- Fill unless abstract.
-local function fill(a, ...)
-  if not a.abstract then core().buffer_fill(a.buf, ...) end
+-- Fill unless abstract; an engine error is said as `what`'s.
+local function fill(a, what, ...)
+  if a.abstract then return a end
+  local ok, err = pcall(context.core.buffer_fill, a.buf, ...)
+  if not ok then compat.rethrow((tostring(err):gsub("^mgpu_buffer_fill:", what .. ":"))) end
   return a
 end
 
 function M.zeros(shape, dtype)
   local a = make(shape, dtype, "zeros")
-  return fill(a, "value", a.dtype, a.size, 0)
+  return fill(a, "zeros", "value", a.dtype, a.size, 0)
 end
 
 function M.full(shape, value, dtype)
   if type(value) ~= "number" and type(value) ~= "boolean" then compat.fail("FULL_NOT_NUMBER") end
   local a = make(shape, dtype, "full")
-  return fill(a, "value", a.dtype, a.size, value == true and 1 or value == false and 0 or value)
+  return fill(a, "full", "value", a.dtype, a.size, value == true and 1 or value == false and 0 or value)
 end
 
 -- x, or `default` when nil; an error naming `what` unless a finite number.
@@ -157,7 +159,7 @@ end
 function M.iota(shape, dtype, start, step)
   start, step = num(start, 0, "iota: start"), num(step, 1, "iota: step")
   local a = make(shape, dtype, "iota")
-  return fill(a, "iota", a.dtype, a.size, start, step)
+  return fill(a, "iota", "iota", a.dtype, a.size, start, step)
 end
 
 -- Seeds: explicit ones reproduce; omitted ones are fresh for every call.
@@ -178,13 +180,13 @@ M.random = {}
 function M.random.uniform(shape, dtype, seed, lo, hi)
   lo, hi = num(lo, 0, "random.uniform: lo"), num(hi, 1, "random.uniform: hi")
   local a = make_random(shape, dtype, "random.uniform")
-  return fill(a, "uniform", a.dtype, a.size, lo, hi, seed_of(seed, "random.uniform"))
+  return fill(a, "random.uniform", "uniform", a.dtype, a.size, lo, hi, seed_of(seed, "random.uniform"))
 end
 --- Normal with the given mean and standard deviation (default 0, 1).
 function M.random.normal(shape, dtype, seed, mean, std)
   mean, std = num(mean, 0, "random.normal: mean"), num(std, 1, "random.normal: std")
   local a = make_random(shape, dtype, "random.normal")
-  return fill(a, "normal", a.dtype, a.size, mean, std, seed_of(seed, "random.normal"))
+  return fill(a, "random.normal", "normal", a.dtype, a.size, mean, std, seed_of(seed, "random.normal"))
 end
 
 -- "t[2][1]" for a 1-based index path.
@@ -235,12 +237,21 @@ local function flatten(t, what)
   return flat, shape
 end
 
+-- The 1-based index path of 0-based row-major element `flat` of `shape`.
+local function index_path(flat, shape)
+  local path = {}
+  for d = #shape, 1, -1 do
+    path[d] = flat % shape[d] + 1
+    flat = math.floor(flat / shape[d])
+  end
+  return path
+end
+
 local function from_table(t, dtype, shape, what)
   if type(t) ~= "table" then compat.fail("NOT_NUMBERS", what, type(t)) end
   if next(t) == nil and shape == nil then compat.fail("EMPTY_TABLE", what) end
-  local flat = t
+  local flat, nested = t, { #t }   -- nested: the shape the table's nesting gives (for messages)
   if type(t[1]) == "table" then
-    local nested
     flat, nested = flatten(t, what)
     shape = shape or nested
   end
@@ -250,11 +261,14 @@ local function from_table(t, dtype, shape, what)
   end
   local a = make(shape, dtype, what)
   if a.abstract then return a end
-  local ok, err = pcall(core().buffer_set, a.buf, a.dtype, 0, flat)
+  local ok, err = pcall(context.core.buffer_set, a.buf, a.dtype, 0, flat)
   if not ok then
-    local i = tonumber(tostring(err):match("element (%d+) is not a number"))
+    err = tostring(err)
+    local i = tonumber(err:match("element (%d+) is not a number"))
     if i then compat.fail("ELEMENT_NOT_NUMBER", what, path_str({ i }), what_is(flat[i])) end
-    compat.fail("FAILED_WITH", what, tostring(err))
+    local at, rest = err:match("^mgpu_buffer_set_[fi]64: element (%d+) is (.*)$")   -- a value the dtype cannot hold
+    if at then compat.fail("ELEMENT_DOES_NOT_FIT", what, path_str(index_path(tonumber(at), nested)), rest) end
+    compat.fail("FAILED_WITH", what, err)
   end
   return a
 end
@@ -336,7 +350,12 @@ function Array:copy(dtype)
     local step, first = 1048576, 0
     while first < self.size do
       local cnt = math.min(step, self.size - first)
-      core().buffer_set(out.buf, dtype, first, core().buffer_get(self.buf, self.dtype, first, cnt))
+      local ok, err = pcall(context.core.buffer_set, out.buf, dtype, first, core().buffer_get(self.buf, self.dtype, first, cnt))
+      if not ok then   -- a value the dtype cannot hold: its flat index, 1-based
+        local at, rest = tostring(err):match("^mgpu_buffer_set_[fi]64: element (%d+) is (.*)$")
+        if at then compat.fail("ELEMENT_DOES_NOT_FIT", "copy", tonumber(at) + 1, rest) end
+        compat.rethrow(err)
+      end
       first = first + cnt
     end
   end

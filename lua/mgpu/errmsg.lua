@@ -65,6 +65,7 @@ return {
   RANDOM_PRED = "%s: dtype must be numeric, got pred (compare numbers instead: x:lt(0.5))",
   TABLE_CONTAINS_ITSELF = "%s: the nested table contains itself (t%s is t)",
   ELEMENT_NOT_NUMBER = "%s: element %s is %s, not a number",
+  ELEMENT_DOES_NOT_FIT = "%s: element %s is %s",
   RAGGED_TABLE = "%s: ragged nested table: %s is %s but %s has %d %s (rows at one depth must have the same length)",
   NOT_NUMBERS = "%s: expected a table of numbers, got %s",
   EMPTY_TABLE = "%s: the table is empty (an array has at least one element)",

@@ -169,9 +169,40 @@ void test_api_buffers(void) {
   CHECK(inrange);
   f.count = 2001;
   CHECK(mgpu_buffer_fill(a, &f) == MGPU_ERR_ARG);
-  double in[3] = { 1.5, -2, 1e9 };
+  /* values that do not fit an integer dtype are refused, naming the element (they once truncated and saturated) */
+  double in[3] = { 1, -2, 1e9 };
+  CHECK(mgpu_buffer_set_f64(a, MGPU_I16, 10, 3, in) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_buffer_set_f64: element 12 is 1000000000, out of range (i16 holds integers "
+                                 "from -32768 to 32767)");
+  static const double misfits[] = { 2.7, NAN, INFINITY, -INFINITY, 1e300, -0.5 };
+  static const char *const said[] = { "is 2.7, not an integer", "is nan, not an integer", "is inf, out of range",
+                                      "is -inf, out of range", "is 1e+300, out of range", "is -0.5, not an integer" };
+  for (int i = 0; i < 6; i++) {
+    CHECK(mgpu_buffer_set_f64(a, MGPU_U64, 0, 1, &misfits[i]) == MGPU_ERR_ARG);
+    CHECK_CONTAINS(mgpu_errmsg(c), said[i]);
+  }
+  double edges[4] = { 0x1p64 - 2048, 0, -0x1p63, 0x1p63 - 1024 };
+  CHECK(mgpu_buffer_set_f64(a, MGPU_U64, 0, 2, edges) == MGPU_OK);
+  CHECK(mgpu_buffer_set_f64(a, MGPU_I64, 0, 2, edges + 2) == MGPU_OK);
+  CHECK(mgpu_buffer_set_f64(a, MGPU_U64, 0, 1, edges + 2) == MGPU_ERR_ARG);   /* -2^63 */
+  in[2] = 32767;
   CHECK(mgpu_buffer_set_f64(a, MGPU_I16, 10, 3, in) == MGPU_OK);
   CHECK(mgpu_buffer_get_f64(a, MGPU_I16, 10, 3, x) == MGPU_OK && x[0] == 1 && x[1] == -2 && x[2] == 32767);
+  mgpu_fill bad = { MGPU_FILL_VALUE, MGPU_I32, 4, 1e10, 0, 0 };
+  CHECK(mgpu_buffer_fill(a, &bad) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_buffer_fill: value 10000000000 is out of range (i32 holds integers from "
+                                 "-2147483648 to 2147483647)");
+  bad = (mgpu_fill){ MGPU_FILL_IOTA, MGPU_U8, 300, 0, 1, 0 };
+  CHECK(mgpu_buffer_fill(a, &bad) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_buffer_fill: last element 299 is out of range (u8 holds integers from 0 to 255)");
+  bad.b = 0.5;
+  CHECK(mgpu_buffer_fill(a, &bad) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_buffer_fill: step 0.5 is not an integer");
+  bad = (mgpu_fill){ MGPU_FILL_UNIFORM, MGPU_I8, 10, -200, 0, 1 };
+  CHECK(mgpu_buffer_fill(a, &bad) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_buffer_fill: low bound -200 is out of range (i8");
+  bad.a = -128, bad.b = 128;                    /* [-128, 128): every i8 */
+  CHECK(mgpu_buffer_fill(a, &bad) == MGPU_OK);
   CHECK(mgpu_buffer_copy(b, 0, a, 20, 8) == MGPU_OK);
   CHECK(mgpu_buffer_get_f64(b, MGPU_I16, 0, 1, y) == MGPU_OK && y[0] == 1);
   mgpu_buffer *w = NULL;

@@ -335,12 +335,37 @@ static void enc_fill(unsigned char *raw, int dtype, uint64_t i0, uint64_t n, con
   }
 }
 
+/* Every value of a constant or iota fill fits an integer dtype (its first
+** and last elements; iota's start and step are integers), and a uniform
+** fill's bounds lie in its range; else an error naming the value.  (Normal
+** fills of integer dtypes truncate and saturate: documented.) */
+static mgpu_status fill_fits(mgpu_buffer *b, const mgpu_fill *f) {
+  if (!dt_isint(f->dtype) || !f->count) return MGPU_OK;
+  const char *what = NULL, *why = NULL;
+  double x = f->a;
+  if (f->kind == MGPU_FILL_VALUE) what = "value", why = dt_misfit(f->dtype, x);
+  else if (f->kind == MGPU_FILL_IOTA) {
+    what = "start", why = dt_misfit(f->dtype, x);
+    if (!why && dt_misfit(MGPU_I64, f->b)) what = "step", x = f->b, why = "not an integer";
+    if (!why) what = "last element", x = f->a + (double)(f->count - 1) * f->b, why = dt_misfit(f->dtype, x);
+  } else if (f->kind == MGPU_FILL_UNIFORM) {
+    what = "low bound", why = isfinite(x) ? dt_misfit(f->dtype, floor(x)) : "out of range";
+    if (!why) what = "high bound", x = f->b, why = isfinite(x) ? dt_misfit(f->dtype, ceil(x) - 1) : "out of range";
+  }
+  if (!why) return MGPU_OK;
+  char range[96], num[32];
+  dt_range_str(f->dtype, range, sizeof range);
+  dt_num_str(x, num, sizeof num);
+  return diag_set(&b->ctx->d, ERR_FILL_MISFIT, "", "mgpu_buffer_fill", what, num, why, range);
+}
+
 mgpu_status mgpu_buffer_fill(mgpu_buffer *b, const mgpu_fill *f) {
   API_CHECK(b, MAGIC_BUF);
   if (!f) return diag_set(&b->ctx->d, ERR_NULL_ARG, "", "mgpu_buffer_fill(fill)");
   if (f->kind < MGPU_FILL_VALUE || f->kind > MGPU_FILL_NORMAL)
     return diag_set(&b->ctx->d, ERR_BAD_ARG, "", "mgpu_buffer_fill: unknown fill kind");
   mgpu_status s = elem_args(b, f->dtype, 0, f->count, "mgpu_buffer_fill");
+  if (!s) s = fill_fits(b, f);
   if (s) return s;
   if (!api_enter(b->ctx)) return MGPU_ERR_THREAD;
   s = put_elems(b, f->dtype, 0, f->count, enc_fill, f);
@@ -353,6 +378,15 @@ mgpu_status mgpu_buffer_set_f64(mgpu_buffer *b, int32_t dtype, uint64_t first, u
   if (!in && count) return diag_set(&b->ctx->d, ERR_NULL_ARG, "", "mgpu_buffer_set_f64(in)");
   mgpu_status s = elem_args(b, dtype, first, count, "mgpu_buffer_set_f64");
   if (s) return s;
+  for (uint64_t i = 0; i < count; i++) {
+    const char *why = dt_misfit(dtype, in[i]);
+    if (!why) continue;
+    char range[96], num[32];
+    dt_range_str(dtype, range, sizeof range);
+    dt_num_str(in[i], num, sizeof num);
+    return diag_set(&b->ctx->d, ERR_ELEM_MISFIT, "", "mgpu_buffer_set_f64", (unsigned long long)(first + i), num, why,
+                    range);
+  }
   if (!api_enter(b->ctx)) return MGPU_ERR_THREAD;
   s = put_elems(b, dtype, first, count, enc_f64, in - first);
   api_leave(b->ctx);

@@ -4,6 +4,7 @@
 */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
@@ -147,6 +148,26 @@ void dt_range_str(int dtype, char *out, size_t n) {
   else {
     int_range(dtype, &lo, &hi);
     snprintf(out, n, "%s holds integers from %lld to %lld", dt_name(dtype), (long long)lo, (long long)hi);
+  }
+}
+
+const char *dt_misfit(int dtype, double x) {
+  if (!dt_isint(dtype)) return NULL;
+  if (isnan(x) || (!isinf(x) && x != floor(x))) return "not an integer";
+  unsigned bits = dt_table[dtype].bits;
+  double lo = dt_issigned(dtype) ? -ldexp(1, (int)bits - 1) : 0;
+  double hi = ldexp(1, dt_issigned(dtype) ? (int)bits - 1 : (int)bits);   /* exclusive */
+  return x >= lo && x < hi ? NULL : "out of range";
+}
+
+void dt_num_str(double x, char *out, size_t n) {
+  if (isnan(x)) {   /* (its sign bit means nothing) */
+    snprintf(out, n, "nan");
+    return;
+  }
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(out, n, "%.*g", prec, x);
+    if (strtod(out, NULL) == x) return;
   }
 }
 
