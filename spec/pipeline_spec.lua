@@ -603,6 +603,23 @@ describe("dynamic_scheduling_loop", function()
     for _, v in ipairs(visits:to_table()) do assert.are.equal(1, v) end
     assert.are.same({ 0, 0, 0, 0 }, counter:to_table())
   end)
+  it("runs two loops of one kernel on counters of their own", function()
+    local k = mgpu.kernel{ name = "dyn3", grid = { 3 }, grid_names = { "b" }, out_shape = mgpu.shape({ 2, 7 }, "i32"),
+      body = function(counter, visits)
+        for r = 0, 1 do   -- two loops; a shared counter is refused (spec/hostile/dynamic_shared_counter.lua)
+          mgpu.dynamic_scheduling_loop("b", { counter = counter:at(mgpu.ds(2 * r, 2)), grid = { 7 } },
+            function(info) mgpu.atomic_add(visits:at(r, info.index[1]), 1) end)
+        end
+      end }
+    local counter, visits = mgpu.zeros({ 4 }, "i32"), mgpu.zeros({ 2, 7 }, "i32")
+    k:call_into(visits, counter)
+    for _, v in ipairs(visits:to_table()) do assert.are.equal(1, v) end
+    assert.are.same({ 0, 0, 0, 0 }, counter:to_table())
+    local stale = mgpu.from_table({ 0, 0, 3, 0 }, "i32")   -- interpreted, a counter not zero at launch is refused
+    assert.matches("pipeline_spec.lua:%d+: kernel 'dyn3': the dynamic_scheduling_loop counter %(argument 1 at offset 2%) " ..
+                   "holds {3, 0} at launch", err_of(function() k:call_into(visits, stale) end))
+  end)
+
   it("explains what Hopper needs and refuses bad options", function()
     local function body_err(opts, nt)
       local k = mgpu.kernel{ grid = { 2 }, grid_names = { "b" }, num_threads = nt or 1, thread_name = nt and "wg" or nil,

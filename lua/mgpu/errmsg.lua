@@ -167,6 +167,11 @@ return {
   NO_COUNTER = "%s: Hopper has no cluster launch control: pass counter = a GMEM i32 array of 2 elements, zero before the " ..
     "first launch (mgpu.zeros({ 2 }, \"i32\"))",
   BAD_COUNTER = "%s: counter must be a GMEM i32 ref of shape {n}, n >= 2",
+  SHARED_COUNTER = "%s: its counter is the one the loop at %s uses; every loop of a kernel needs its own counter " ..
+                   "(the second would find every item taken and run nothing)",
+  COUNTER_NOT_ZERO = "kernel '%s': the dynamic_scheduling_loop counter (argument %d at offset %d) holds {%d, %d} " ..
+                     "at launch, not {0, 0}: items would be skipped (every complete launch leaves it at zero; zero it " ..
+                     "after one that failed)",
   GRID_NAMES_MISSING = "%s: grid_names must name the launch grid's axes",
   NO_CLUSTER_SCHEDULING = "%s: blocks claim work one by one; clusters would need cluster launch control, " ..
     "which Hopper does not have",

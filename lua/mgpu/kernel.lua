@@ -366,8 +366,12 @@ local function trace_kernel(k, args, grid, outs)
       refs[#refs + 1] = trace.wrap(t, core.param(b, "scalar", s.dtype, {}))
       refs[#refs].param = { kernel = k.name, index = i }
     else refs[#refs + 1] = trace.wrap(t, core.param(b, "in", args[i].dtype, args[i].shape)) end
+    refs[#refs].slot = i   -- its place among the launch's arguments
   end
-  for i = 1, #outs do refs[#refs + 1] = trace.wrap(t, core.param(b, "out", outs[i].dtype, outs[i].shape)) end
+  for i = 1, #outs do
+    refs[#refs + 1] = trace.wrap(t, core.param(b, "out", outs[i].dtype, outs[i].shape))
+    refs[#refs].slot = #args + i
+  end
   local prof
   if k.params.profile_space then   -- the profiler's hidden output, after the kernel's own
     local per_block = k.num_threads * k.params.profile_warps
@@ -415,8 +419,13 @@ local function trace_kernel(k, args, grid, outs)
     print(string.format(p.fmt, core.layout(kern, p.id)))
   end
   if prof then prof.ref = nil end
+  local counters = {}   -- dynamic_scheduling_loop counters the interpreter checks at launch
+  for _, c in ipairs(t.dyn_counters or {}) do
+    if c.slot and c.off then counters[#counters + 1] = { slot = c.slot, off = c.off } end
+  end
   return { kernel = kern, trace_ms = (os.clock() - t0) * 1000 - core.resources(kern).compile_ms,
-           passes_ms = core.resources(kern).compile_ms, profile = prof, peers = ndev ~= nil, hidden = hidden }
+           passes_ms = core.resources(kern).compile_ms, profile = prof, peers = ndev ~= nil, hidden = hidden,
+           counters = counters }
 end
 
 -- -- Calling ------------------------------------------------------------------
@@ -629,7 +638,19 @@ local function prepare(self, args, running, nargs)
   return entry, outs, single
 end
 
+-- Interpreted: every dynamic_scheduling_loop counter read from an argument
+-- is zero at launch (a GPU launch takes that on trust: the contract).
+local function check_counters(self, entry, args, results)
+  if #entry.counters == 0 or not (self.interpret or context.info().mode == "interpret") then return end
+  for _, c in ipairs(entry.counters) do
+    local a = args[c.slot] or results[c.slot - #args]
+    local v = context.core.buffer_get(a.buf, "i32", c.off, 2)
+    if v[1] ~= 0 or v[2] ~= 0 then fail("COUNTER_NOT_ZERO", self.name, c.slot, c.off, v[1], v[2]) end
+  end
+end
+
 local function launch(self, entry, args, results)
+  check_counters(self, entry, args, results)
   local bufs = {}
   for i = 1, #args do
     local s = as_scalar(args[i])

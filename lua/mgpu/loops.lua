@@ -254,11 +254,13 @@ end
 --- init_carry }, body): work items handed out at run time, so that blocks
 --- that finish early take more.  On Hopper (no cluster launch control)
 --- every block claims items from a GMEM counter with atomics:
----   counter: a GMEM i32 ref of at least 2 elements, zero before the
----     first launch; the last block to finish sets it back to zero, so
----     launches can follow each other (not run concurrently) with one counter.
----     Give every loop of a kernel its own counter: a second loop on the
----     same one could start claiming before the first one's reset.
+---   counter: a GMEM i32 ref of at least 2 elements (its first two are
+---     used), zero at every launch; the last block to finish sets it back
+---     to zero, so launches can follow each other (not run concurrently)
+---     with one counter.  Every loop of a kernel needs its own counter: a
+---     second loop on the same one would run nothing (refused when both are
+---     known at trace time).  Interpreted, a counter taken from a kernel
+---     argument at a constant offset is checked to be zero at launch.
 ---   grid_names: the launch-grid axes (all of them); without `grid` their
 ---     sizes are the work (Pallas' form: blocks that find no work left
 ---     exit), with `grid` (sizes, an mgpu extension) the blocks are
@@ -270,6 +272,44 @@ end
 --- the work, 0-based), local_index (the block's count of items so far),
 --- is_last (a traced pred: no further item for this block) }.  Returns the
 --- final carry.
+-- The ref a chain of views starts from and ref r's element offset in it,
+-- row-major; the offset is nil when a start is traced or the chain
+-- transposes or reshapes.
+local function origin(r)
+  local off = 0
+  while rawget(r, "from") do
+    local f = rawget(r, "from")
+    if f.op ~= "view" then off = nil
+    elseif off then
+      local stride = 1
+      for d = #f.ref.shape, 1, -1 do
+        local start = f.ints[3 * d - 1]   -- (kind, start, size) per index, dims past the indices whole
+        if start == trace.DYNAMIC then off = nil; break end
+        if start then off = off + start * stride end
+        stride = stride * f.ref.shape[d]
+      end
+    end
+    r = f.ref
+  end
+  return r, off
+end
+
+-- Two loops on one counter: the second's blocks would find every item taken
+-- until the first's last block resets it, and run nothing.  Refused when
+-- both counters are known to overlap; a counter read straight from a kernel
+-- argument is noted for the interpreter's check that it is zero at launch.
+local function claim_counter(counter, what)
+  local t = trace.tr()
+  local root, off = origin(counter)
+  t.dyn_counters = t.dyn_counters or {}
+  for _, c in ipairs(t.dyn_counters) do
+    if c.root == root.id and off and c.off and off < c.off + 2 and c.off < off + 2 then
+      fail("SHARED_COUNTER", what, c.where)
+    end
+  end
+  t.dyn_counters[#t.dyn_counters + 1] = { root = root.id, off = off, where = compat.where(), slot = rawget(root, "slot") }
+end
+
 function M.dynamic_scheduling_loop(grid_names, opts, body)
   local what = "dynamic_scheduling_loop"
   if type(opts) == "function" and body == nil then opts, body = {}, opts end
@@ -284,6 +324,7 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
   if not trace.is_ref(counter) or counter.dtype ~= "i32" or #counter.shape ~= 1 or counter.shape[1] < 2 then
     fail("BAD_COUNTER", what)
   end
+  claim_counter(counter, what)
   if type(grid_names) == "string" then grid_names = { grid_names } end
   if type(grid_names) ~= "table" or #grid_names == 0 then fail("GRID_NAMES_MISSING", what) end
   local spec = trace.tr().spec
