@@ -392,6 +392,11 @@ mgpu_status mgpu_dist_barrier(mgpu_ctx *ctx);
 /* A zeroed buffer of the symmetric heap (collective).  Symmetric memory is
 ** returned to the heap only when the job ends: frees would be collective. */
 mgpu_status mgpu_symmetric_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out);
+/* The same, with what the array is for messages ("f32[4] at a.lua:7", may be
+** NULL).  Simulated devices check at every collective call that each has
+** made the same symmetric arrays (sizes, in order), naming them by it: on
+** GPUs a device's extra or missing array moves the others' places. */
+mgpu_status mgpu_symmetric_alloc_named(mgpu_ctx *ctx, uint64_t nbytes, const char *name, mgpu_buffer **out);
 /* Which symmetric allocation of its context buf is (0, 1, ...), or -1. */
 int32_t mgpu_buffer_symmetric(const mgpu_buffer *buf);
 /* The peer table kernels take (one buffer per context, owned by it). */

@@ -98,7 +98,12 @@ function M.is_array(x) return getmetatable(x) == Array end
 --- same place on every device, so kernels reach other devices' copies with
 --- ref:on_device(d).  Collective: every device makes the same ones in order.
 function M.symmetric(shape, dtype)
-  local a = make(shape, dtype, "symmetric", context.core.symmetric)
+  local where = compat.where()
+  local a = make(shape, dtype, "symmetric", function(ctx, bytes)   -- named for the check that devices agree
+    local name = string.format("%s%s (%d bytes) at %s", dtype or "f32", compat.shape_str(compat.shape(shape, "symmetric")),
+                               bytes, where)
+    return context.core.symmetric(ctx, bytes, name)
+  end)
   a.symmetric = true
   return a
 end

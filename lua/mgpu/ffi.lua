@@ -147,17 +147,18 @@ end
 
 -- -- Buffers ---------------------------------------------------------------------------
 
--- core.buffer and core.symmetric: (ctx, nbytes) -> a buffer from lib[alloc].
-local function allocator(name, alloc)
-  return function(ctx, nbytes)
+-- core.buffer(ctx, nbytes) and core.symmetric(ctx, nbytes, name): a buffer
+-- from alloc(c, nbytes, out) (name says what a symmetric array is).
+local function allocator(what, alloc)
+  return function(ctx, nbytes, name)
     local c = live(ctx, "context")
-    if nbytes < 0 then raise("NEGATIVE_SIZE", name) end
+    if nbytes < 0 then raise("NEGATIVE_SIZE", what) end
     local out = ffi.new("mgpu_buffer*[1]")
-    check(lib[alloc](c, nbytes, out), c)
+    check(alloc(c, nbytes, name, out), c)
     return wrap(out[0], c, lib.mgpu_buffer_release)
   end
 end
-M.buffer = allocator("buffer", "mgpu_buffer_alloc")
+M.buffer = allocator("buffer", function(c, nbytes, _, out) return lib.mgpu_buffer_alloc(c, nbytes, out) end)
 
 function M.buffer_size(b) return tonumber(lib.mgpu_buffer_size(live(b, "buffer"))) end
 function M.buffer_address(b) return tonumber(lib.mgpu_buffer_address(live(b, "buffer"))) end
@@ -183,7 +184,7 @@ function M.dist_info(ctx)
   return r[0], n[0]
 end
 function M.dist_barrier(ctx) local c = live(ctx, "context"); check(lib.mgpu_dist_barrier(c), c) end
-M.symmetric = allocator("symmetric", "mgpu_symmetric_alloc")
+M.symmetric = allocator("symmetric", lib.mgpu_symmetric_alloc_named)
 function M.buffer_symmetric(b) return lib.mgpu_buffer_symmetric(live(b, "buffer")) end
 function M.dist_table(ctx)
   local c = live(ctx, "context")

@@ -5,6 +5,7 @@
 #define MGPU_CLI_H
 
 #include <setjmp.h>
+#include <stddef.h>
 
 #include <lua.h>
 
@@ -26,6 +27,16 @@ int cli_run_script(lua_State *L, int argc, char **argv, int script);
 /* devices.c: mgpu -n N: the script on N devices (simulated or NVSHMEM
 ** processes); returns the exit status. */
 int cli_run_devices(int argc, char **argv, const cli_opts *o);
+/* simio.c: a simulated device's stdout text, kept until a line is complete. */
+typedef struct cli_lines { char *p; size_t n, cap; } cli_lines;
+/* simio.c: in L, the state of simulated device `rank`: print, io.write and
+** io.stdout:write go out through *lines in whole lines; os.exit(code) ends
+** the device's script (not the process) with an error no pcall keeps, and
+** sets *exit_code (-1 until then). */
+void cli_sim_install(lua_State *L, int rank, cli_lines *lines, int *exit_code);
+/* simio.c: write what is left in *lines (a last line without its newline) and free it. */
+void cli_lines_close(cli_lines *lines);
+
 /* report.c: this thread's reports start with prefix (e.g. "device 1: "). */
 void cli_report_prefix(const char *prefix);
 

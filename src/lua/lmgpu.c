@@ -226,7 +226,16 @@ static int l_dist_barrier(lua_State *L) {
 }
 
 static int alloc_with(lua_State *L, mgpu_status (*alloc)(mgpu_ctx *, uint64_t, mgpu_buffer **));
-static int l_symmetric(lua_State *L) { return alloc_with(L, mgpu_symmetric_alloc); }
+/* core.symmetric(ctx, nbytes, name): name says what the array is, for messages. */
+static int l_symmetric(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  if (n < 0) return luaL_argerror(L, 2, "size must not be negative");
+  mgpu_buffer *b = NULL;
+  CHECK(L, u->ctx, mgpu_symmetric_alloc_named(u->ctx, (uint64_t)n, luaL_optstring(L, 3, NULL), &b));
+  newh(L, T_BUF, b, u->ctx);
+  return 1;
+}
 
 static int l_buffer_symmetric(lua_State *L) {
   handle *u = geth(L, 1, T_BUF);
@@ -321,7 +330,7 @@ static int l_blas_matmul(lua_State *L) {
 
 /* -- Buffers ----------------------------------------------------------------------- */
 
-/* core.buffer(ctx, nbytes) and core.symmetric(ctx, nbytes): a buffer from `alloc`. */
+/* core.buffer(ctx, nbytes): a buffer from `alloc`. */
 static int alloc_with(lua_State *L, mgpu_status (*alloc)(mgpu_ctx *, uint64_t, mgpu_buffer **)) {
   handle *u = geth(L, 1, T_CTX);
   lua_Integer n = luaL_checkinteger(L, 2);
