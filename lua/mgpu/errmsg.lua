@@ -323,6 +323,11 @@ return {
 
   -- -- Context and configuration ------------------------------------------------------------------
   CONFIGURE_TIMEOUT = "mgpu.configure: timeout_ms must be a whole number of milliseconds (0: no timeout), got %s",
+  CONFIGURE_MAX_TRACE_OPS = "mgpu.configure: max_trace_ops must be a whole number of ops, at least 1, got %s",
+  MAX_TRACE_OPS_ENV = "MGPU_MAX_TRACE_OPS must be a whole number of ops, at least 1, got '%s'",
+  TRACE_TOO_BIG = "kernel '%s': its body traced more than %d ops, the limit (mgpu.configure{ max_trace_ops = n } or " ..
+                  "MGPU_MAX_TRACE_OPS raise it); a Lua loop over traced values unrolls on the device: use mgpu.fori " ..
+                  "for a device loop",
   TOO_LATE = "%s must come before the first kernel or array is created",
 
   -- -- Host arrays (mgpu.host) --------------------------------------------------------------------

@@ -357,7 +357,7 @@ local function trace_kernel(k, args, grid, outs)
                                disable_bounds_checks = k.params.disable_bounds_checks,
                                reduction_scratch_bytes = k.params.reduction_scratch_bytes })
   if not okb then fail("KERNEL_FAILED", k.name, tostring(b)) end
-  local t = { core = core, b = b, spec = k, grid = grid }
+  local t = { core = core, b = b, spec = k, grid = grid, max_ops = context.max_trace_ops() }
   local refs = {}
   core.loc(b, k.where)
   for i = 1, #args do
