@@ -415,6 +415,15 @@ describe("planar_snake", function()
     local i, j = mgpu.planar_snake(5, { 3, 4 }, 1, 2)
     assert.are.same({ 2, 1 }, { i, j })   -- strip 0 is columns 0-1: (0,0) (0,1) (1,0) (1,1) (2,0) (2,1)
   end)
+
+  it("refuses a constant index outside the grid", function()
+    assert.are.same({ 0, 3 }, { mgpu.planar_snake(15, { 4, 4 }, 1, 2) })   -- the last index is fine
+    -- index 100 of 4x4 once gave (2, 24)
+    assert.matches("pipeline_spec.lua:%d+: planar_snake: index 100 is outside the 4x4 grid %(0 to 15%)",
+                   err_of(mgpu.planar_snake, 100, { 4, 4 }, 1, 2))
+    assert.matches("planar_snake: index %-1 is outside the 3x5 grid %(0 to 14%)", err_of(mgpu.planar_snake, -1, { 3, 5 }, 0, 2))
+    assert.matches("planar_snake index must be an integer, got 2.5", err_of(mgpu.planar_snake, 2.5, { 4, 4 }, 1, 2))
+  end)
 end)
 
 describe("pallas_call", function()

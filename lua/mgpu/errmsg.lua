@@ -181,6 +181,7 @@ return {
   SNAKE_SHAPE = "%s: shape must be {m, n}",
   SNAKE_MINOR_DIM = "%s: minor_dim must be 0 or 1, got %d",
   SNAKE_INDEX = "%s: the index must be an integer or a traced scalar",
+  SNAKE_INDEX_RANGE = "%s: index %d is outside the %dx%d grid (0 to %d)",
 
   -- -- SMEM: allocations, transforms, run_scoped --------------------------------------------------
   SWIZZLE_BYTES = "swizzle must be 16, 32, 64 or 128 bytes, got %d",

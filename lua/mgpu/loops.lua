@@ -444,7 +444,10 @@ end
 --- index mapped into an (m, n) grid so that neighbours share rows and
 --- columns: the minor dim (0 or 1) is cut into strips of tile_width, each
 --- strip is walked along the major dim, and every other strip backwards.
---- A last, narrower strip covers what the full strips leave.
+--- A last, narrower strip covers what the full strips leave.  A constant
+--- index must lie in [0, m*n); a traced one outside it gives a point
+--- outside the grid (undefined: GMEM accesses through it are masked by the
+--- bounds checks, SMEM ones the interpreter reports).
 function M.planar_snake(lin, shape, minor_dim, tile_width)
   local what = "planar_snake"
   if type(shape) ~= "table" or #shape ~= 2 then fail("SNAKE_SHAPE", what) end
@@ -456,6 +459,12 @@ function M.planar_snake(lin, shape, minor_dim, tile_width)
   local major = minor_dim == 0 and s2 or s1
   local minor = minor_dim == 0 and s1 or s2
   if not known(lin) and not is_value(lin) then fail("SNAKE_INDEX", what) end
+  if known(lin) then
+    lin = compat.int(lin, what .. " index")
+    if known(s1) and known(s2) and (lin < 0 or lin >= s1 * s2) then
+      fail("SNAKE_INDEX_RANGE", what, lin, s1, s2, s1 * s2 - 1)
+    end
+  end
   local strip = M.div(lin, tile_width * major)   -- (tile_width * major: folds when both are known)
   local function coords(l, width)
     local mi = M.add(M.mul(strip, tile_width), M.rem(l, width))
