@@ -166,7 +166,7 @@ return {
   NO_CLUSTER_AXES = "%s: cluster_axes needs cluster launch control, which Hopper does not have",
   NO_COUNTER = "%s: Hopper has no cluster launch control: pass counter = a GMEM i32 array of 2 elements, zero before the " ..
     "first launch (mgpu.zeros({ 2 }, \"i32\"))",
-  BAD_COUNTER = "%s: counter must be a GMEM i32 ref of shape {n}, n >= 2",
+  BAD_COUNTER = "%s: counter must be a GMEM i32 ref of shape {n}, n >= 2 (a kernel argument: blocks share it)",
   SHARED_COUNTER = "%s: its counter is the one the loop at %s uses; every loop of a kernel needs its own counter " ..
                    "(the second would find every item taken and run nothing)",
   COUNTER_NOT_ZERO = "kernel '%s': the dynamic_scheduling_loop counter (argument %d at offset %d) holds {%d, %d} " ..
@@ -206,6 +206,8 @@ return {
 
   -- -- Barriers and asynchronous copies -----------------------------------------------------------
   BARRIER_COUNT = "%s: num_barriers must be between 1 and 32, got %d",
+  PIPELINE_DEPTH = "%s: max_concurrent_steps = %d is more than 32 steps in flight (each takes an SMEM slot per block " ..
+                   "and a barrier)",
   BARRIER_ARRIVALS = "%s: num_arrivals must be at least 1, got %d",
   CLUSTER_AXES_NOT_NAMES = "%s: collective_axes must be a cluster axis name or a table of them",
   NOT_CLUSTER_AXIS = "%s: '%s' is not a cluster axis (cluster_names: %s)",
@@ -348,7 +350,8 @@ return {
   DIST_INIT_RANK = "distributed.init: rank %d of %d devices is not valid",
   DIST_INIT_UID = "distributed.init: uid must be the 128-byte string of mgpu.distributed.unique_id() made by rank 0",
   SINGLE_DEVICE = "%s: the kernel runs on one device (no mgpu -n job)",
-  DEVICE_OUT_OF_RANGE = "%s: device %d is out of range: the job has %d device%s (0..%d)",
+  DEVICE_OUT_OF_RANGE = "%s: %s %d is out of range: the job has %d device%s (0..%d)",
+  ON_DEVICE_NOT_GMEM = "on_device: views a GMEM array (mgpu.symmetric) on another device; this ref is in %s (%s%s)",
   DEVICE_BAD = "%s: device must be a number or an i32 scalar",
   ON_DEVICE_NO_COLON = "on_device: call it as ref:on_device(d)",
   MULTIMEM_STORE_NOT_REF = "multimem_store: the second argument must be a GMEM ref (a symmetric array)",

@@ -321,7 +321,8 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
   if counter == nil then
     fail("NO_COUNTER", what)
   end
-  if not trace.is_ref(counter) or counter.dtype ~= "i32" or #counter.shape ~= 1 or counter.shape[1] < 2 then
+  if not trace.is_ref(counter) or counter.space ~= "gmem" or counter.dtype ~= "i32" or #counter.shape ~= 1 or
+     counter.shape[1] < 2 then
     fail("BAD_COUNTER", what)
   end
   claim_counter(counter, what)

@@ -43,9 +43,9 @@ end
 
 --- Wrap result ids of the current trace as Value/Ref objects.
 function M.wrap(t, id)
-  local kind, dtype, shape = t.core.value(t.b, id)
+  local kind, dtype, shape, space = t.core.value(t.b, id)
   local mt = kind == "ref" and Ref or Value
-  return setmetatable({ id = id, kind = kind, dtype = dtype, shape = shape, tr = t }, mt)
+  return setmetatable({ id = id, kind = kind, dtype = dtype, shape = shape, space = space, tr = t }, mt)
 end
 
 -- Each op counts against the trace-size limit (t.max_ops, set when the

@@ -39,6 +39,9 @@ void cli_lines_close(cli_lines *lines);
 
 /* report.c: this thread's reports start with prefix (e.g. "device 1: "). */
 void cli_report_prefix(const char *prefix);
+/* report.c: the script this thread runs (or NULL), so that a report whose
+** location Lua shortened ("...tail.lua:7:") can still show the source line. */
+void cli_report_script(const char *path);
 
 /* report.c: print an error ("mgpu: file:line: message") and, when the
 ** message starts with a readable file's location, that source line. */

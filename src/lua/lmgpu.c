@@ -108,11 +108,30 @@ static int l_dtype_size(lua_State *L) {
   return 1;
 }
 
+/* An error object that is no string, for a message: mgpu.compat's
+** description ({ code = 7 }) when the front end loads, else its type. */
+static const char *describe_error(lua_State *L) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "mgpu.compat");
+  if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+    lua_getfield(L, -1, "describe");
+    lua_pushvalue(L, 1);
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
+  }
+  return luaL_typename(L, 1);
+}
+
 int lmgpu_msghandler(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
-  if (!msg) {
+  if (!msg) {   /* error({ code = 7 }): where it was raised, and what */
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    lua_Debug d;
+    char at[256] = "";
+    for (int level = 1; !*at && lua_getstack(L, level, &d); level++)   /* the innermost script line */
+      if (lua_getinfo(L, "Sl", &d) && d.currentline > 0 && strncmp(d.short_src, "[mgpu]", 6) != 0)
+        snprintf(at, sizeof at, "%s:%d: ", d.short_src, d.currentline);
+    const char *what = describe_error(L);
+    msg = lua_pushfstring(L, "%sthe script raised a non-string error: %s", at, what);
   }
   const char *tb = getenv("MGPU_TRACEBACK");
   if (tb && *tb && strcmp(tb, "0")) luaL_traceback(L, L, msg, 1);
@@ -554,11 +573,13 @@ static int l_value(lua_State *L) {
   mgpu_value_info vi;
   CHECK(L, u->ctx, mgpu_builder_value(u->h, (int32_t)luaL_checkinteger(L, 2), &vi));
   static const char *const kinds[] = { "scalar", "array", "ref" };
+  static const char *const spaces[] = { "none", "gmem", "smem", "regs", "barrier" };
   lua_pushstring(L, kinds[vi.kind]);
   lua_pushstring(L, mgpu_dtype_name(vi.dtype));
   lua_createtable(L, vi.rank, 0);
   for (int i = 0; i < vi.rank; i++) { lua_pushinteger(L, vi.shape[i]); lua_rawseti(L, -2, i + 1); }
-  return 3;
+  lua_pushstring(L, spaces[vi.space]);
+  return 4;
 }
 
 static int l_finish(lua_State *L) {
