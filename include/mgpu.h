@@ -13,8 +13,14 @@
 ** from it verbatim.
 **
 ** Threads: a context and everything created from it may be used by one
-** thread at a time; a second thread entering a context that is in use gets
-** MGPU_ERR_THREAD.  Separate contexts may be used concurrently.
+** thread at a time (any thread, taking turns); a second thread entering a
+** context that is in use gets MGPU_ERR_THREAD.  The retain and release
+** calls do not check: they must not overlap other calls on the same
+** context.  Separate contexts may be used concurrently, DLPack exchanges
+** between them included, and so may the calls that take no context
+** (versions, dtypes, mgpu_interrupt, mgpu_kernel_cache_dir, worlds).
+** mgpu_errmsg(ctx) is the context's last error; mgpu_errmsg(NULL) this
+** thread's last failed mgpu_ctx_create.
 */
 #ifndef MGPU_H
 #define MGPU_H
