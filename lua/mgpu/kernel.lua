@@ -559,11 +559,29 @@ local function same_call(m, args, nargs)
   return true
 end
 
+-- A kernel keeps its most recently used specializations (an entry per
+-- argument signature); past MAX_ENTRIES the least recently used one goes,
+-- so that calls with ever new shapes (a REPL session) hold steady memory.
+M.MAX_ENTRIES = 256
+
+local function evict_oldest(self)
+  local oldest, at
+  for key, e in pairs(self.cache) do
+    if not at or e.used < at then oldest, at = key, e.used end
+  end
+  self.cache[oldest] = nil
+  self.nentries = self.nentries - 1
+end
+
 -- The cached entry for these arguments, traced when there is none yet,
 -- and its cache key.
 local function entry_for(self, args, nargs)
   local m = self.last
-  if same_call(m, args, nargs) then return m.entry, m.outs, m.single, m.key end
+  self.tick = (self.tick or 0) + 1
+  if same_call(m, args, nargs) then
+    m.entry.used = self.tick
+    return m.entry, m.outs, m.single, m.key
+  end
   local ok, outs, single = pcall(resolve_out, self, args)
   if not ok then     -- an out_shape function given too few inputs fails inside: say so
     local f = type(self.out) == "function" and debug.getinfo(self.out, "u")
@@ -578,8 +596,11 @@ local function entry_for(self, args, nargs)
   local entry = self.cache[key]
   if not entry then
     entry = trace_kernel(self, args, grid, outs)
+    self.nentries = (self.nentries or 0) + 1
+    if self.nentries > M.MAX_ENTRIES then evict_oldest(self) end
     self.cache[key] = entry
   end
+  entry.used = self.tick
   -- arrays remembered by dtype and shape: remembering the call must not keep them alive
   m = { n = nargs, epoch = context.epoch, entry = entry, outs = outs, single = single, key = key,
         args = {}, dtypes = {}, shapes = {} }
