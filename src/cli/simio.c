@@ -121,7 +121,7 @@ static int sim_io_write(lua_State *L) {
 typedef struct sim_exit {
   int rank;
   int *code;
-  char msg[256];
+  char msg[320];   /* a location (at most 200 bytes) and the sentence */
 } sim_exit;
 
 /* Once os.exit was called, every instruction raises its message again, so
