@@ -342,7 +342,7 @@ static bool entry_split(mgpu_kernel *k, const unsigned char *p, size_t len, cons
   if (n > 4096 || len <= head || p[len - 1] != '\0') return false;
   k->tmaps.n = 0;
   if (n && !vec_reserve(&k->ctx->alloc, &k->tmaps, n)) return false;
-  memcpy(k->tmaps.v, p + sizeof n, (size_t)n * sizeof(ptx_tmap));
+  if (n) memcpy(k->tmaps.v, p + sizeof n, (size_t)n * sizeof(ptx_tmap));   /* (no maps: tmaps.v may be NULL) */
   k->tmaps.n = n;
   *ptx = (const char *)p + head;
   return true;
