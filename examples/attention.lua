@@ -9,40 +9,30 @@ for the backward pass (examples/attention_bwd.lua).
 
 - one block per (query tile, batch * head): two compute warpgroups (three
   with wgs=3, the default for head_dim 64) own 64 query rows each; the
-  memory warpgroup (set_max_registers 40; the compute ones take 232, or 32
-  and 160 with three) streams K and V in blocks of block_kv rows (default
-  192, 128 with overlap, 64 for head_dim 256) through `depth` SMEM slots
-  with TMA.  K and V have their own ready and consumed barriers: a K slot is
-  refilled as soon as both compute warpgroups have S = Q K^T, while P V
-  may still read V;
-- each compute warpgroup loads its Q slab once, then per KV block:
-  S = Q K^T with wgmma (K seen through transpose_ref), the causal / ragged
-  mask on the blocks that need one, online softmax in base 2 (scale folded
-  with log2(e) into one multiply-add per score, row max and sum carried in
-  the WGMMA:reduce(1) layout), O
-  rescaled in its accumulator, P cast to 16 bits in registers and fed to
-  wgmma as the A operand of P V (examples/attention_math.lua, shared with
-  attention_pipeline.lua, which is this kernel on
-  emit_pipeline_warp_specialized);
-- ping-pong (pingpong=1, the default; 0 lets them run freely): the
-  compute warpgroups take turns at the tensor cores, so that one's softmax
-  overlaps the others' matmuls: two meet with Pallas' placement of the
-  meetings (6-9% faster than free-running on the H100: bench/RESULTS.md
-  run 24), three pass a token round a ring (FlashAttention-3's scheduler
-  barriers);
-- overlap (the default at head_dim 128, with pingpong=0 and 128-row KV
-  blocks): FlashAttention-3's intra-warpgroup overlap, where P V of block
-  j - 1 is issued with S = Q K^T of block j and runs during the softmax
-  of block j (reading S waits only for its own wgmma), so S, the previous
-  P and O are live at once (the block size is checked against the
-  registers);
+  memory warpgroup streams K and V in blocks of block_kv rows through
+  `depth` SMEM slots with TMA.  K and V have their own ready and consumed
+  barriers: a K slot is refilled as soon as every compute warpgroup has
+  S = Q K^T, while P V may still read V;
+- each compute warpgroup loads its Q slab once, then per KV block (the loop
+  below): S = Q K^T with wgmma (K seen through transpose_ref), the causal /
+  ragged mask where a block needs one, the online softmax in base 2 (the
+  scale folded with log2(e) into one multiply-add per score, the row max m
+  and sum l carried in the WGMMA:reduce(1) layout), O rescaled in its
+  accumulator, and O += P V with P cast to 16 bits in registers as wgmma's
+  A operand;
+- ping-pong (pingpong=1): the compute warpgroups take turns at the tensor
+  cores, so that one's softmax overlaps the others' matmuls (two meet
+  twice a block, three pass a token round a ring);
+- overlap (the default at head_dim 128): FlashAttention-3's
+  intra-warpgroup overlap, where P V of block j - 1 is issued with
+  S = Q K^T of block j and runs during the softmax of block j;
 - at the end O / l goes through the Q slab in SMEM and leaves by TMA (rows
   past seq are clipped), the log-sum-exp from registers.
 
-head_dim 256 takes block_kv = 64: O alone is 128 registers a thread there,
-and a 128-wide S and its P on top leave the 232 a compute warpgroup has
-spilling.  CompilerParams.approx_math follows approx (default 1: the
-hardware exp2 and log2).
+The options, shape checks, masks, the memory warpgroup's loop and the
+ping-pong barriers are in examples/attention_math.lua (shared with
+attention_pipeline.lua, this kernel on emit_pipeline_warp_specialized, and
+attention_bwd.lua); the command line and references in attention_check.lua.
 
   mgpu examples/attention.lua [B] [S] [H] [D] [causal] [dtype] [key=value ...]
     keys: hkv (kv heads) scale lse (0|1) approx (0|1) block_kv (64..256, multiple of 16) wgs (2|3)
@@ -52,16 +42,71 @@ hardware exp2 and log2).
 TFLOP/s = 4 B H S^2 D / time, half that when causal.  Loaded with
 `loadfile("examples/attention.lua")("--lib")` it returns { build = ... }:
 build(cfg) with cfg fields causal, scale, lse, approx_math, block_kv, wgs,
-depth, pingpong, overlap.
+depth, pingpong, overlap; and the per-block steps below.
 ]]
 local mgpu = require "mgpu"
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
 local amath = dofile(here .. "attention_math.lua")
+local BQ = amath.BQ   -- query rows per compute warpgroup
 local lib = {}
+
+-- -- One KV block in a compute warpgroup ---------------------------------------------------------
+-- ctx: c, S, D, bkv, dtype, scale2 (the softmax scale times log2(e)), q (the warpgroup's Q slab in
+-- SMEM), acc (its O accumulator), row0 (its first query row), pp (the ping-pong turns).
+
+--- The online softmax's starting row statistics: m (running max, finite so
+--- that no inf - inf appears) and l (running sum), in WGMMA:reduce(1).
+function lib.softmax_init()
+  local rows = mgpu.Layout.WGMMA:reduce(1)
+  return mgpu.layout_cast(mgpu.broadcast(-1e30, { BQ }, "f32"), rows),
+         mgpu.layout_cast(mgpu.broadcast(0.0, { BQ }, "f32"), rows)
+end
+
+--- S = Q K^T of the K slot k_smem into a fresh f32 accumulator: issued,
+--- then during() (the ping-pong meeting), then read.
+function lib.scores(ctx, k_smem, during)
+  return mgpu.run_scoped(function(sacc)
+    mgpu.wgmma(sacc, ctx.q, mgpu.transpose_ref(k_smem, { 1, 0 }))
+    during()
+    return sacc:load()
+  end, mgpu.ACC({ BQ, ctx.bkv }, "f32"))
+end
+
+--- The online softmax of KV block j's raw scores sc (BQ x bkv, masked here)
+--- against the row statistics (m, l): the new (m, l), alpha = exp2(m -
+--- m_new) that O must be scaled by, and P in the input dtype.  The row max
+--- is taken over the raw scores and scaled once per row (the scale is
+--- positive), so that each score's scaling and the max's subtraction are
+--- one fused multiply-add.
+function lib.online_softmax(ctx, j, sc, m, l)
+  sc = amath.mask(ctx.c, ctx.S, sc, { rows0 = ctx.row0, cols0 = j * ctx.bkv })
+  local m_new = mgpu.max(m, sc:max(1) * ctx.scale2)
+  local alpha = mgpu.exp2(m - m_new)
+  local p = mgpu.exp2(sc * ctx.scale2 - m_new:broadcast_in_dim({ BQ, ctx.bkv }, { 0 }))
+  return m_new, l * alpha + p:sum(1), alpha, p:astype(ctx.dtype)
+end
+
+--- O *= alpha, row by row (waits for the wgmmas into O).
+function lib.rescale(ctx, alpha)
+  ctx.acc:store(ctx.acc:load() * alpha:broadcast_in_dim({ BQ, ctx.D }, { 0 }))
+end
+
+--- The epilogue: O / l through the Q slab (no wgmma reads it any more) and
+--- TMA to o_view; with lse_view the base-2 log-sum-exp m + log2(l) there.
+function lib.finish(ctx, m, l, o_view, lse_view)
+  local out = ctx.acc:load() / l:broadcast_in_dim({ BQ, ctx.D }, { 0 })
+  ctx.q:store(out:astype(ctx.dtype))
+  mgpu.commit_smem()
+  mgpu.copy_smem_to_gmem(ctx.q, o_view)
+  if lse_view then lse_view:store(m + mgpu.log2(l)) end
+  mgpu.wait_smem_to_gmem(0)
+end
+
+-- -- The kernel -----------------------------------------------------------------------------------
 
 local function kernel_for(c, d)
   local S, H, D, dtype, bkv, depth = d.S, d.H, d.D, d.dtype, d.bkv, c.depth
-  local BQ, xf, group = amath.BQ, amath.xf, d.H / d.Hkv
+  local xf, group = amath.xf, d.H / d.Hkv
   local function body(q, k, v, o, lse)
     local bh, qt = mgpu.program_id(0), mgpu.program_id(1)
     local b, h = bh / H, bh % H
@@ -88,30 +133,62 @@ local function kernel_for(c, d)
           local ctx = { c = c, S = S, D = D, bkv = bkv, dtype = dtype, scale2 = (c.scale or 1 / math.sqrt(D)) * amath.LOG2E,
                         q = s.qo:at(wg), acc = acc, row0 = row0, pp = pp }
           local m, l
-          if c.overlap then
-            local function at(x) return function(j) return x:at(j % depth) end end
-            local function arrive(x) return function(j) mgpu.barrier_arrive(x:at(j % depth)) end end
-            local function wait(x) return function(j) mgpu.barrier_wait(x:at(j % depth)) end end
-            m, l = amath.fwd_overlap(ctx, nkv, at(s.k), at(s.v), { k_ready = wait(s.kbar), k_done = arrive(s.kfree),
-                                                                   v_ready = wait(s.vbar), v_done = arrive(s.vfree) })
-          else
-            local m0, l0 = amath.softmax_init()
+          if not c.overlap then
+            local m0, l0 = lib.softmax_init()
             offset()
             mgpu.when(mgpu.lt(0, nkv), function() mgpu.barrier_wait(s.kbar:at(0)) end)
-            m, l = mgpu.fori(0, nkv, function(j, m, l)
+            m, l = mgpu.fori(0, nkv, function(j, m_j, l_j)   -- KV block j in slot j % depth
               local slot = j % depth
-              return amath.fwd_step(ctx, j, s.k:at(slot), s.v:at(slot), m, l, {
-                k_done = function() mgpu.barrier_arrive(s.kfree:at(slot)) end,
-                v_ready = function() mgpu.barrier_wait(s.vbar:at(slot)) end,
-                v_done = function() mgpu.barrier_arrive(s.vfree:at(slot)) end,
-                next_k = function()   -- the next block's K, waited for while P V runs
-                  mgpu.when(mgpu.lt(j + 1, nkv), function() mgpu.barrier_wait(s.kbar:at((j + 1) % depth)) end)
-                end,
-              })
+              local k_smem, v_smem = s.k:at(slot), s.v:at(slot)
+              local sc = lib.scores(ctx, k_smem, pp.meet)              -- S = Q K^T (then meet the other)
+              mgpu.barrier_arrive(s.kfree:at(slot))                   -- K's slot may be refilled
+              local m_new, l_new, alpha, p = lib.online_softmax(ctx, j, sc, m_j, l_j)
+              lib.rescale(ctx, alpha)
+              pp.arrive()                                             -- this softmax is done
+              mgpu.barrier_wait(s.vbar:at(slot))
+              pp.wait()                                               -- the others' matmuls are issued
+              mgpu.wgmma(acc, p, v_smem)                              -- O += P V
+              mgpu.when(mgpu.lt(j + 1, nkv), function() mgpu.barrier_wait(s.kbar:at((j + 1) % depth)) end)
+              mgpu.wgmma_wait(0)
+              mgpu.barrier_arrive(s.vfree:at(slot))                   -- V's slot may be refilled
+              return m_new, l_new
             end, m0, l0)
             balance()
+          else   -- P V of block j - 1 runs during the softmax of block j: S, the previous P and O live at once
+            local function scores(j, pv)   -- S = Q K^T of block j, issued with P V of block j - 1 (pv)
+              mgpu.barrier_wait(s.kbar:at(j % depth))
+              if pv then mgpu.barrier_wait(s.vbar:at((j - 1) % depth)) end
+              pp.wait()
+              return mgpu.run_scoped(function(sacc)
+                mgpu.wgmma(sacc, ctx.q, mgpu.transpose_ref(s.k:at(j % depth), { 1, 0 }))
+                if pv then pv() end
+                pp.meet()
+                return sacc:load()   -- waits for S only: P V may still run
+              end, mgpu.ACC({ BQ, bkv }, "f32"))
+            end
+            local m0, l0 = lib.softmax_init()
+            pp.first()
+            local sc = scores(0)
+            mgpu.barrier_arrive(s.kfree:at(0))
+            local m1, l1, _, p1 = lib.online_softmax(ctx, 0, sc, m0, l0)
+            local p
+            m, l, p = mgpu.fori(1, nkv, function(j, m_j, l_j, p_prev)
+              sc = scores(j, function() mgpu.wgmma(acc, p_prev, s.v:at((j - 1) % depth)) end)
+              mgpu.barrier_arrive(s.kfree:at(j % depth))
+              local m_new, l_new, alpha, p_new = lib.online_softmax(ctx, j, sc, m_j, l_j)
+              mgpu.wgmma_wait(0)
+              mgpu.barrier_arrive(s.vfree:at((j - 1) % depth))
+              lib.rescale(ctx, alpha)
+              return m_new, l_new, p_new
+            end, m1, l1, p1)
+            mgpu.barrier_wait(s.vbar:at((nkv - 1) % depth))   -- the last block's P V
+            pp.wait()
+            mgpu.wgmma(acc, p, s.v:at((nkv - 1) % depth))
+            pp.last()
+            mgpu.wgmma_wait(0)
+            mgpu.barrier_arrive(s.vfree:at((nkv - 1) % depth))
           end
-          amath.fwd_finish(ctx, m, l, o:at(b, rows, mgpu.ds(h * D, D)), lse and lse:at(bh, rows))
+          lib.finish(ctx, m, l, o:at(b, rows, mgpu.ds(h * D, D)), lse and lse:at(bh, rows))
         end, mgpu.ACC({ BQ, D }, "f32"))
       end
 

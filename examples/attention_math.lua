@@ -1,10 +1,10 @@
 --[[
-The math the attention examples share (examples/attention.lua,
+What the attention examples share (examples/attention.lua,
 attention_pipeline.lua and attention_bwd.lua load it with dofile): options
 and shape checks, the KV block counts and masks of causal and ragged
-sequences, and the forward's per-block work in a compute warpgroup
-(S = Q K^T, online base-2 softmax, P V from registers) and its epilogue.
-The kernels differ only in how K and V reach SMEM.
+sequences, the memory warpgroup's loop and the K and V slots' barriers,
+the compute warpgroups' ping-pong turns, and the callable forward over a
+kernel.  The forward's per-block steps are examples/attention.lua's.
 
 Arrays are (batch, seq, heads, head_dim); the kernels see them as
 (batch, seq, heads * head_dim), so a head's rows are one TMA box whose
@@ -68,7 +68,7 @@ end
 
 --- c for head_dim D and seq S (a copy; c is not changed) with block_kv,
 --- wgs, overlap and pingpong as given, else the fastest measured on the
---- H100 (bench/RESULTS.md runs 41-45): for D = 64 three compute warpgroups
+--- H100: for D = 64 three compute warpgroups
 --- and 192-row KV blocks (the softmax weighs most there, and a third
 --- warpgroup keeps the tensor cores fed during two softmaxes); for D = 128
 --- (with `overlap` where the kernel can: can_overlap) two warpgroups
@@ -184,123 +184,6 @@ function M.mask(c, S, scores, m)
   end, function() return scores end)
 end
 
---- The starting row statistics of the online softmax: m (running max,
---- finite so that no inf - inf appears) and l (running sum), in the
---- WGMMA:reduce(1) layout.
-function M.softmax_init()
-  local rows = mgpu.Layout.WGMMA:reduce(1)
-  return mgpu.layout_cast(mgpu.broadcast(-1e30, { M.BQ }, "f32"), rows),
-         mgpu.layout_cast(mgpu.broadcast(0.0, { M.BQ }, "f32"), rows)
-end
-
---- One KV block of the forward in a compute warpgroup.  ctx: c, S, D, bkv,
---- dtype, scale2 (softmax scale times log2(e)), q (the warpgroup's Q slab in
---- SMEM), acc (its O accumulator), row0 (its first query row), pp (the
---- ping-pong rendezvous, M.pingpong).  sync: k_done() once S = Q K^T no
---- longer reads K's slot, v_ready() before P V reads V, v_done() once it
---- has, and optionally next_k(), which waits for the next block's K while
---- P V runs.  Takes and returns the row statistics (m, l).
----
---- The schedule is Pallas' attention_mgpu's: with ping-pong, a warpgroup
---- meets the other after issuing S = Q K^T, and again between the end of
---- its softmax and issuing P V, so that one's softmax overlaps the other's
---- matmuls.
-function M.fwd_step(ctx, kv, k_smem, v_smem, m, l, sync)
-  local BQ, bkv, D = M.BQ, ctx.bkv, ctx.D
-  local sc = mgpu.run_scoped(function(sacc)
-    mgpu.wgmma(sacc, ctx.q, mgpu.transpose_ref(k_smem, { 1, 0 }))
-    ctx.pp.meet()
-    return sacc:load()
-  end, mgpu.ACC({ BQ, bkv }, "f32"))
-  sync.k_done()
-  local m_new, l_new, alpha, p16 = M.softmax_block(ctx, kv, sc, m, l)
-  M.rescale(ctx, alpha)
-  ctx.pp.arrive()                 -- this warpgroup's softmax is done
-  sync.v_ready()
-  ctx.pp.wait()                   -- and the other one's matmuls are issued
-  mgpu.wgmma(ctx.acc, p16, v_smem)
-  if sync.next_k then sync.next_k() end
-  mgpu.wgmma_wait(0)
-  sync.v_done()
-  return m_new, l_new
-end
-
---- The online softmax of KV block kv's raw scores sc (BQ x bkv, WGMMA
---- layout, masked here) against the row statistics (m, l): returns the new
---- (m, l), alpha = exp2(m - m_new) that O must be scaled by, and P in the
---- input dtype.  The row max is taken over the raw scores and scaled once
---- per row (the scale is positive), so that each score's scaling and the
---- max's subtraction are one fused multiply-add.
-function M.softmax_block(ctx, kv, sc, m, l)
-  local BQ, bkv = M.BQ, ctx.bkv
-  sc = M.mask(ctx.c, ctx.S, sc, { rows0 = ctx.row0, cols0 = kv * bkv })
-  local m_new = mgpu.max(m, sc:max(1) * ctx.scale2)
-  local alpha = mgpu.exp2(m - m_new)
-  local p = mgpu.exp2(sc * ctx.scale2 - m_new:broadcast_in_dim({ BQ, bkv }, { 0 }))
-  return m_new, l * alpha + p:sum(1), alpha, p:astype(ctx.dtype)
-end
-
---- O (ctx.acc) *= alpha, row by row; waits for the wgmmas into O.
-function M.rescale(ctx, alpha)
-  ctx.acc:store(ctx.acc:load() * alpha:broadcast_in_dim({ M.BQ, ctx.D }, { 0 }))
-end
-
---- The forward's KV loop in a compute warpgroup with intra-warpgroup
---- overlap (FlashAttention-3's): P V of block j - 1 runs on the tensor cores
---- while the softmax of block j runs, so S (bkv / 2 registers a thread), P
---- of the previous block and O are live at once.  ctx as fwd_step's, with
---- ctx.pp from M.pingpong (turns: S = Q K^T of block j and P V of block
---- j - 1).  sync: k_ready(j), k_done(j), v_ready(j), v_done(j) around the
---- slots of block j (k_smem(j), v_smem(j)).  n >= 1 blocks; returns the row
---- statistics (m, l).
-function M.fwd_overlap(ctx, n, k_smem, v_smem, sync)
-  local BQ, bkv = M.BQ, ctx.bkv
-  local function scores(j, pv)   -- issue S = Q K^T of block j (and pv()), then read S
-    sync.k_ready(j)
-    if pv then sync.v_ready(j - 1) end
-    ctx.pp.wait()
-    return mgpu.run_scoped(function(sacc)
-      mgpu.wgmma(sacc, ctx.q, mgpu.transpose_ref(k_smem(j), { 1, 0 }))
-      if pv then pv() end
-      ctx.pp.meet()
-      return sacc:load()           -- waits for S only: P V may still run
-    end, mgpu.ACC({ BQ, bkv }, "f32"))
-  end
-  local m0, l0 = M.softmax_init()
-  ctx.pp.first()
-  local sc = scores(0)
-  sync.k_done(0)
-  local m, l, _, p16 = M.softmax_block(ctx, 0, sc, m0, l0)
-  m, l, p16 = mgpu.fori(1, n, function(j, m, l, p_prev)
-    sc = scores(j, function() mgpu.wgmma(ctx.acc, p_prev, v_smem(j - 1)) end)
-    sync.k_done(j)
-    local m_new, l_new, alpha, p_new = M.softmax_block(ctx, j, sc, m, l)
-    mgpu.wgmma_wait(0)
-    sync.v_done(j - 1)
-    M.rescale(ctx, alpha)
-    return m_new, l_new, p_new
-  end, m, l, p16)
-  sync.v_ready(n - 1)
-  ctx.pp.wait()
-  mgpu.wgmma(ctx.acc, p16, v_smem(n - 1))
-  ctx.pp.last()
-  mgpu.wgmma_wait(0)
-  sync.v_done(n - 1)
-  return m, l
-end
-
---- The forward's epilogue in a compute warpgroup: O / l through the Q slab
---- (free: every wgmma reading it is done) and TMA to o_view; with lse_view
---- the base-2 log-sum-exp m + log2(l) of the scaled scores stored there.
-function M.fwd_finish(ctx, m, l, o_view, lse_view)
-  local out = ctx.acc:load() / l:broadcast_in_dim({ M.BQ, ctx.D }, { 0 })
-  ctx.q:store(out:astype(ctx.dtype))
-  mgpu.commit_smem()
-  mgpu.copy_smem_to_gmem(ctx.q, o_view)
-  if lse_view then lse_view:store(m + mgpu.log2(l)) end
-  mgpu.wait_smem_to_gmem(0)
-end
-
 --- The memory warpgroup of a hand-written warp-specialized kernel: for
 --- steps j in [0, n), per stream (a table with `load(j, slot)`, which
 --- issues the step's copies into SMEM slot j % depth, and `free`, the
@@ -349,10 +232,10 @@ function M.sched_barrier(c)
 end
 
 --- Scheduling of the compute warpgroups at the tensor cores, over `bar`
---- (M.sched_barrier(c)).  Returns { meet, arrive, wait }, which fwd_step
---- calls after issuing S = Q K^T (meet), at the end of its softmax (arrive)
---- and before issuing P V (wait), and the calls that offset (before the
---- loop) and balance (after) the phases.  All do nothing with
+--- (M.sched_barrier(c)).  Returns { meet, arrive, wait }, which a KV block's
+--- step calls after issuing S = Q K^T (meet), at the end of its softmax
+--- (arrive) and before issuing P V (wait), and the calls that offset (before
+--- the loop) and balance (after) the phases.  All do nothing with
 --- c.pingpong = 0.
 ---
 --- Two warpgroups (ping-pong) meet at `bar` (two arrivals) twice per KV
@@ -392,7 +275,7 @@ end
 --- attn.call_into(o, q, k, v[, lse]) writes into existing arrays;
 --- attn.kernel(q, k, v) is the kernel (it takes and gives the
 --- (B, S, heads * D) views).  Shape errors point at the caller's line.
---- can_overlap: the kernel implements c.overlap (M.fwd_overlap).
+--- can_overlap: the kernel implements c.overlap (examples/attention.lua's does).
 function M.forward(c, kernel_for, what, can_overlap)
   local cache = {}
   local function prepare(q, k, v)

@@ -6,10 +6,10 @@ the pipeline's memory warpgroup streams K and V (BlockSpecs over the
 body one consumed barrier per input so that K's slot is released once
 S = Q K^T is done and V's once P V is, and compute_context loads the Q
 slab, holds the O accumulator and writes O (and the log-sum-exp).  The
-per-block math is examples/attention_math.lua's, the same as the
-hand-written kernel's; so are the options (causal, GQA, scale, lse, ragged
-seq, head_dim 64/128/256, approx_math, ping-pong, two or three compute
-warpgroups).
+per-block steps (S = Q K^T, the online softmax, O += P V) are
+examples/attention.lua's, the same as the hand-written kernel's; so are
+the options (causal, GQA, scale, lse, ragged seq, head_dim 64/128/256,
+approx_math, ping-pong, two or three compute warpgroups).
 
   mgpu examples/attention_pipeline.lua [B] [S] [H] [D] [causal] [dtype] [key=value ...]
     keys: as examples/attention.lua
@@ -17,6 +17,7 @@ warpgroups).
 local mgpu = require "mgpu"
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
 local amath = dofile(here .. "attention_math.lua")
+local attn = assert(loadfile(here .. "attention.lua"))("--lib")
 local lib = {}
 
 local function kernel_for(c, d)
@@ -35,12 +36,16 @@ local function kernel_for(c, d)
       local pp, offset, balance = amath.pingpong(c, s.sched, wg)
       local ctx = { c = c, S = S, D = D, bkv = bkv, dtype = dtype, scale2 = (c.scale or 1 / math.sqrt(D)) * amath.LOG2E,
                     q = s.qo:at(wg), row0 = row0, pp = pp }
-      local function step(idx, k_smem, v_smem, k_consumed, v_consumed, carry)
-        local m, l = amath.fwd_step(ctx, idx[1], k_smem, v_smem, carry.m, carry.l, {
-          k_done = function() mgpu.barrier_arrive(k_consumed) end,
-          v_ready = function() end,                      -- the pipeline waited for both inputs
-          v_done = function() mgpu.barrier_arrive(v_consumed) end,
-        })
+      local function step(idx, k_smem, v_smem, k_consumed, v_consumed, carry)   -- (K and V have landed)
+        local sc = attn.scores(ctx, k_smem, pp.meet)           -- S = Q K^T
+        mgpu.barrier_arrive(k_consumed)
+        local m, l, alpha, p = attn.online_softmax(ctx, idx[1], sc, carry.m, carry.l)
+        attn.rescale(ctx, alpha)
+        pp.arrive()
+        pp.wait()
+        mgpu.wgmma(ctx.acc, p, v_smem)                          -- O += P V
+        mgpu.wgmma_wait(0)
+        mgpu.barrier_arrive(v_consumed)
         return { m = m, l = l }
       end
       local function compute(run)
@@ -48,11 +53,11 @@ local function kernel_for(c, d)
         mgpu.barrier_wait(s.qbar:at(wg))
         mgpu.run_scoped(function(acc)
           ctx.acc = acc
-          local m0, l0 = amath.softmax_init()
+          local m0, l0 = attn.softmax_init()
           offset()
           local fin = run({ m = m0, l = l0 })
           balance()
-          amath.fwd_finish(ctx, fin.m, fin.l, o:at(b, rows, cols), lse and lse:at(bh, rows))
+          attn.finish(ctx, fin.m, fin.l, o:at(b, rows, cols), lse and lse:at(bh, rows))
         end, mgpu.ACC({ BQ, D }, "f32"))
       end
       local kv_spec = mgpu.BlockSpec{ { mgpu.squeezed, bkv, D }, function(j) return b, j, hk end, transforms = xf }

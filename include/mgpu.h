@@ -98,10 +98,19 @@ typedef struct mgpu_device_info {
   int32_t driver_version;  /* e.g. 13000; 0 without a driver */
   int32_t l2_bytes;
   int32_t clock_khz;
+  int32_t target;          /* the default mgpu_target: MGPU_TARGET (sm_90a or sm_100a), else the device's
+                              architecture, else sm_90a */
   int64_t global_mem;      /* bytes */
   char name[128];          /* device name, or "" */
   char reason[256];        /* why there is no GPU, when mode is INTERPRET */
 } mgpu_device_info;
+
+/* Code-generation targets (mgpu_kernel_options.target, mgpu_device_info.target). */
+typedef enum mgpu_target {
+  MGPU_TARGET_DEFAULT = 0,    /* the context's default */
+  MGPU_TARGET_SM90A = 90,     /* Hopper: wgmma */
+  MGPU_TARGET_SM100A = 100    /* Blackwell: tcgen05, tensor memory, cluster launch control */
+} mgpu_target;
 
 /* Kinds of traced values. */
 typedef enum mgpu_value_kind {
@@ -113,7 +122,8 @@ typedef enum mgpu_value_kind {
 typedef enum mgpu_space {
   MGPU_SPACE_NONE = 0, MGPU_SPACE_GMEM = 1, MGPU_SPACE_SMEM = 2,
   MGPU_SPACE_REGS = 3,     /* a wgmma accumulator (register-resident ref) */
-  MGPU_SPACE_BARRIER = 4   /* mbarriers in SMEM (u64 elements) */
+  MGPU_SPACE_BARRIER = 4,  /* mbarriers in SMEM (u64 elements) */
+  MGPU_SPACE_TMEM = 5      /* Blackwell tensor memory: 128 rows (lanes) of 32-bit columns per block */
 } mgpu_space;
 
 typedef enum mgpu_param_role {
@@ -144,6 +154,7 @@ typedef struct mgpu_kernel_options {
   int32_t cluster[3];
   int32_t disable_bounds_checks;    /* interpreter: an SMEM index past its dimension is read or written
                                        where the address lands, an error only outside the allocation */
+  int32_t target;          /* mgpu_target: code generation for sm_90a or sm_100a (0: the context's default) */
 } mgpu_kernel_options;
 
 /* Operands and attributes of one traced op (see mgpu_builder_op). */
@@ -167,16 +178,21 @@ typedef struct mgpu_kernel_resources {
 
 typedef enum mgpu_text_kind {
   MGPU_TEXT_IR = 0,        /* canonical IR text (the cache key) */
-  MGPU_TEXT_PTX = 1        /* PTX for sm_90a */
+  MGPU_TEXT_PTX = 1        /* PTX for the kernel's target */
 } mgpu_text_kind;
 
 /* One launch argument: a buffer for an array parameter, a number for a
 ** scalar parameter: `scalar` (an integer parameter's must be an integer in
 ** its range), or for an integer parameter `integer` when has_integer is set
-** (all 64 bits exact; u64 as its bit pattern). */
+** (all 64 bits exact; u64 as its bit pattern).  Instead of a buffer (NULL),
+** an array parameter may take the address of memory another framework owns
+** (device memory on a GPU, host memory when interpreting), as
+** mgpu_buffer_wrap would take it, for this launch alone: the caller vouches
+** that it holds the parameter's bytes; it must be 16-byte aligned. */
 typedef struct mgpu_arg {
   mgpu_buffer *buffer;
   double scalar;
+  uint64_t address;
   int64_t integer;
   int32_t has_integer;
 } mgpu_arg;
@@ -344,7 +360,8 @@ void mgpu_kernel_release(mgpu_kernel *k);
 void mgpu_kernel_retain(mgpu_kernel *k);       /* another reference; release each one */
 int32_t mgpu_kernel_param_count(const mgpu_kernel *k);
 /* The register layout inference chose for traced value `value` (an array),
-** as text into buf (empty for non-arrays). */
+** as the Lua API names it (WGMMA, WG_STRIDED(8), TILED{...}, WGMMA:reduce(1))
+** into buf (empty for non-arrays). */
 mgpu_status mgpu_kernel_layout(mgpu_kernel *k, int32_t value, char *buf, int32_t n);
 mgpu_status mgpu_kernel_param(mgpu_kernel *k, int32_t index, mgpu_param_info *out);
 mgpu_status mgpu_kernel_compile(mgpu_kernel *k);
@@ -416,8 +433,14 @@ typedef struct mgpu_script mgpu_script;    /* an engine-owned Lua 5.4 state runn
 ** define kernels with mgpu.kernel; C fetches one by the name of the
 ** variable holding it (a global, or a dotted path such as "lib.add"),
 ** traced for arguments of the given kinds, dtypes and shapes (kind REF for
-** arrays, SCALAR for numbers).  A Lua error returns MGPU_ERR_SCRIPT with
-** its message.  One thread at a time per script. */
+** arrays, SCALAR for numbers).  The variable may also hold a function of
+** those arguments (abstract arrays and mgpu.scalar values) that returns the
+** kernel for them, for libraries that build one per shape.  The kernel's
+** parameters are the arguments, then its outputs (mgpu_kernel_param gives
+** their dtypes and shapes); a kernel whose launches need arrays that only
+** its Lua calls provide (profiling, GMEM scratch, semaphores, other
+** devices) is refused.  A Lua error returns MGPU_ERR_SCRIPT with its
+** message.  One thread at a time per script. */
 mgpu_status mgpu_script_create(mgpu_ctx *ctx, mgpu_script **out);
 void mgpu_script_release(mgpu_script *s);
 mgpu_status mgpu_script_run_file(mgpu_script *s, const char *path, const char *const *args, int32_t nargs);
@@ -433,6 +456,6 @@ mgpu_status mgpu_script_kernel(mgpu_script *s, const char *name, const mgpu_valu
 #endif
 
 /* The ABI version this header describes; mgpu_abi_version() must match. */
-#define MGPU_ABI_VERSION 6
+#define MGPU_ABI_VERSION 8
 
 #endif

@@ -168,3 +168,29 @@ describe("host arrays", function()
     assert.is_true(math.abs(H.relerr(a, H.from_table({ 3, 5 })) - 1 / math.sqrt(34)) < 1e-12)
   end)
 end)
+
+describe("array constructors inside a kernel body", function()
+  it("give traced arrays: a zeros fori carry, full, iota and empty", function()
+    local k = mgpu.kernel{
+      out_shape = { mgpu.shape({ 256 }, "f32"), mgpu.shape({ 4, 64 }, "f32"), mgpu.shape({ 256 }, "i32"), mgpu.shape({ 128 }, "f32") },
+      body = function(x, o, p, q, e)
+        o:store(mgpu.fori(0, 3, function(_, a) return a + x:load() end, mgpu.zeros({ 256 }, "f32")))
+        p:store(mgpu.full({ 4, 64 }, 2.5) + mgpu.iota({ 4, 64 }, "f32", 1, 2))
+        q:store(mgpu.iota(256, "i32"))
+        e:store(mgpu.empty({ 128 }) + mgpu.full({ 128 }, x:at(mgpu.ds(0, 1)):load():sum(), "f32"))
+      end }
+    local x = mgpu.random.normal({ 256 }, "f32")
+    local o, p, q, e = k(x)
+    local xt = x:to_table()
+    for i = 1, 256 do assert.is_true(math.abs(o:get(i) - 3 * xt[i]) < 1e-5) end
+    local pt = p:to_table()
+    for i = 1, 256 do assert.are.equal(2.5 + 1 + 2 * (i - 1), pt[i]) end
+    for i = 1, 256 do assert.are.equal(i - 1, q:get(i)) end
+    for i = 1, 128 do assert.is_true(math.abs(e:get(i) - xt[1]) < 1e-6) end
+  end)
+
+  it("still make device arrays outside a kernel body", function()
+    assert.is_true(mgpu.is_array(mgpu.zeros({ 4 }, "f32")))
+    assert.are.same({ 0, 1, 2, 3 }, mgpu.iota(4, "i32"):to_table())
+  end)
+end)

@@ -2,13 +2,15 @@
 -- point at the script line with a non-zero exit status.
 local bin = dofile("spec/support/util.lua").bin
 
-local function run(args, input)
+-- The command's output and exit status for `args`, with `input` on stdin
+-- and `prefix` (such as "env -u VAR") in front.
+local function run(args, input, prefix)
   local tmp = os.tmpname()
-  local cmd = string.format("%s %s > %s 2>&1", bin, args, tmp)
+  local cmd = string.format("%s %s %s > %s 2>&1", prefix or "", bin, args, tmp)
   if input then
     local inp = os.tmpname()
     local f = assert(io.open(inp, "w")); f:write(input); f:close()
-    cmd = string.format("%s %s < %s > %s 2>&1", bin, args, inp, tmp)
+    cmd = string.format("%s %s %s < %s > %s 2>&1", prefix or "", bin, args, inp, tmp)
   end
   local ok, _, code = os.execute(cmd)
   local f = assert(io.open(tmp)); local out = f:read("a"); f:close()
@@ -144,6 +146,46 @@ k(mgpu.zeros(256))
     local f = assert(io.open(dir .. "/lowered.ptx"))
     f:close()
     os.remove(dir .. "/lowered.ptx"); os.remove(dir)
+  end)
+
+  it("reports an error found while a kernel runs at the body's line, naming the call once", function()
+    local p = script([[
+local mgpu = require "mgpu"
+local k = mgpu.kernel{ name = "stuck", grid = { 1 }, out_shape = mgpu.shape({ 4 }),
+  scratch_shapes = { mgpu.Barrier{} },
+  body = function(o, bar)
+    o:store(0)
+    mgpu.barrier_wait(bar)
+  end }
+k()
+]])
+    local out, code = run(p)
+    os.remove(p)
+    assert.are.equal(1, code, out)
+    local report = out:match("mgpu: ([^\n]*:%d+: deadlock.*)$")
+    assert.is_truthy(report, out)
+    assert.matches("^[^\n:]*:6: deadlock: ", report)                        -- the body's line first, alone
+    assert.matches("\n     6 | mgpu.barrier_wait%(bar%)", report)            -- its source
+    local _, calls = report:gsub(":8[^%d]", "")
+    assert.are.equal(1, calls, report)                                       -- the call site, once
+    assert.matches("%(kernel 'stuck', called at [^\n]*:8%)", report)
+  end)
+
+  it("says once, in one short line, that kernels run in the interpreter without a GPU", function()
+    local p = script([[
+local mgpu = require "mgpu"
+local k = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 4 }), body = function(x, o) o:store(x:load()) end }
+k(mgpu.zeros(4)); k(mgpu.full(4, 1)); print(mgpu.interpreting())
+]])
+    local out, code = run(p, nil, "env -u MGPU_INTERPRET MGPU_LIBCUDA=/nonexistent/libcuda.so.1")
+    os.remove(p)
+    assert.are.equal(0, code, out)
+    local notices = {}
+    for line in out:gmatch("[^\n]+") do
+      if line:match("interpreter") then notices[#notices + 1] = line end
+    end
+    assert.are.same({ "mgpu: no GPU (no CUDA driver); kernels run in the interpreter" }, notices)
+    assert.matches("true\n", out)
   end)
 
   it("rejects unknown options", function()

@@ -100,7 +100,11 @@ k()
     assert.are_not.equal(0, code)
     assert.matches("deadlock", out)
     assert.matches(p:gsub("%p", "%%%0") .. ":5: device 1, block 0 of the cluster, warpgroup 0 waits for semaphore 0 of device 1 to reach 2", out)
-    assert.matches("device 0: " .. p:gsub("%p", "%%%0") .. ":7:", out)      -- the call line, on every device
+    for d = 0, 1 do   -- on every device: the wait's line first, the call once after the details
+      assert.matches("device " .. d .. ": " .. p:gsub("%p", "%%%0") .. ":5: deadlock", out)
+    end
+    local _, calls = out:gsub("called at " .. p:gsub("%p", "%%%0") .. ":7%)", "")
+    assert.are.equal(2, calls)
   end)
 
   it("refuses a device out of range, a non-symmetric remote array and unbalanced semaphores", function()

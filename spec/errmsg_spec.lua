@@ -128,12 +128,11 @@ local locked = {
   { "planar_snake: tile_width must be at least 1, got 0", traced(function(x, o) mgpu.planar_snake(0, { 4, 4 }, 1, 0) end) },
   -- wgmma, layouts, what mgpu does not provide
   { "ACC: dtype must be f32, f16 or i32 (for i8/u8 operands), got bf16", function() return mgpu.ACC({ 64, 64 }, "bf16") end },
-  { "mgpu.tcgen05_mma is not provided: Blackwell-only (tcgen05 MMA, sm_100); on Hopper use mgpu.wgmma with an mgpu.ACC " ..
-    "accumulator", function() return mgpu.tcgen05_mma end },
-  { "mgpu.Layout.TCGEN05 is not provided: Blackwell-only (TMEM layouts); on Hopper use WGMMA",
-    function() return mgpu.Layout.TCGEN05 end },
-  { "mgpu.Layout has no member 'FOO' (it has TILED, WGMMA, WGMMA_8BIT, WGMMA_COL, WGMMA_ROW, WGMMA_TRANSPOSED, WG_SPLAT, " ..
-    "WG_STRIDED)", function() return mgpu.Layout.FOO end },
+  { "TMEM: the shape must be {rows, columns}, got 1 dims", function() return mgpu.TMEM({ 128 }, "f32") end },
+  { "mgpu.Layout.TCGEN05_TRANSPOSED is not provided: not implemented yet; load TMEM with TCGEN05 or TCGEN05_TMEM_NATIVE",
+    function() return mgpu.Layout.TCGEN05_TRANSPOSED end },
+  { "mgpu.Layout has no member 'FOO' (it has TCGEN05, TCGEN05_TMEM_NATIVE, TILED, WGMMA, WGMMA_8BIT, WGMMA_COL, WGMMA_ROW, " ..
+    "WGMMA_TRANSPOSED, WG_SPLAT, WG_STRIDED)", function() return mgpu.Layout.FOO end },
 }
 
 describe("locked error messages", function()

@@ -5,7 +5,7 @@
 -- interpret mode under a timeout; its first line says what is expected:
 --   -- expect: LINE: a fragment of the message
 -- and the run must exit non-zero without a signal, a timeout or a
--- sanitizer report, its first error line must be "<script>:LINE: ..."
+-- sanitizer report, its first error line must start "mgpu: <script>:LINE: "
 -- holding the fragment, and no library location (a [mgpu]/ chunk or a C
 -- file) nor an internal Lua error ("attempt to ...") may show anywhere.
 local util = dofile("spec/support/util.lua")
@@ -87,7 +87,8 @@ describe("hostile scripts", function()
       end
       assert.is_falsy(out:match("[%w_]+%.[ch]:%d+"), "names a C source location" .. report)
       local first = first_error_line(out)
-      assert.is_true(has(first, path .. ":" .. line .. ": "), "the first error line is not at " .. path .. ":" .. line .. report)
+      assert.are.equal(1, first:find("mgpu: " .. path .. ":" .. line .. ": ", 1, true),
+                       "the first error line does not start at " .. path .. ":" .. line .. report)
       assert.is_true(has(first, frag), "the first error line lacks '" .. frag .. "'" .. report)
     end)
   end

@@ -1,6 +1,6 @@
 -- Every name of the Pallas Mosaic GPU module page (jax.experimental.pallas.
--- mosaic_gpu) that applies to Hopper exists in mgpu; the others (Blackwell,
--- multi-device, PyTorch) raise an error that says what to use instead.
+-- mosaic_gpu) that applies to Hopper or Blackwell exists in mgpu; the others
+-- raise an error that says what to use instead.
 local mgpu = require "mgpu"
 
 local err_of = dofile("spec/support/util.lua").err_of
@@ -20,15 +20,15 @@ local provided = {
   "commit_smem", "copy_gmem_to_smem", "copy_smem_to_gmem", "wait_smem_to_gmem",
   -- Hopper-specific functions
   "wgmma", "wgmma_wait",
+  -- Blackwell-specific functions
+  "tcgen05_mma", "tcgen05_commit_arrive", "async_load_tmem", "async_store_tmem", "wait_load_tmem", "commit_tmem",
+  "try_cluster_cancel", "query_cluster_cancel", "TryClusterCancelResult",
   -- aliases
-  "ACC", "GMEM", "SMEM",
+  "ACC", "GMEM", "SMEM", "TMEM",
 }
 
 local not_provided = {
-  tcgen05_mma = "Blackwell%-only", tcgen05_commit_arrive = "Blackwell%-only", async_load_tmem = "Blackwell%-only",
-  async_store_tmem = "Blackwell%-only", wait_load_tmem = "Blackwell%-only", commit_tmem = "Blackwell%-only",
-  try_cluster_cancel = "Blackwell%-only", query_cluster_cancel = "Blackwell%-only",
-  as_torch_kernel = "PyTorch%-only",
+  as_torch_kernel = "called from Python: mgpu.as_torch_kernel%(script, name%) of the Python package",
 }
 
 describe("Pallas Mosaic GPU names", function()
@@ -42,19 +42,22 @@ describe("Pallas Mosaic GPU names", function()
     assert.are.equal(mgpu.ACC, mgpu.WGMMAAccumulatorRef)
     assert.are.equal(mgpu.GMEM, mgpu.MemorySpace.GMEM)
     assert.are.equal(mgpu.SMEM, mgpu.MemorySpace.SMEM)
-    assert.matches("names_spec.lua:%d+: mgpu.MemorySpace.TMEM is Blackwell%-only", err_of(function() return mgpu.MemorySpace.TMEM end))
+    assert.are.equal(mgpu.TMEM, mgpu.MemorySpace.TMEM)
   end)
 
-  it("has the Hopper members of Layout under their Pallas names", function()
+  it("has the Hopper and Blackwell members of Layout under their Pallas names", function()
     local L = mgpu.Layout
-    for _, m in ipairs({ "WGMMA", "WGMMA_8BIT", "WGMMA_TRANSPOSED", "WGMMA_ROW", "WGMMA_COL", "WG_SPLAT", "WG_STRIDED", "TILED" }) do
+    for _, m in ipairs({ "WGMMA", "WGMMA_8BIT", "WGMMA_TRANSPOSED", "WGMMA_ROW", "WGMMA_COL", "WG_SPLAT", "WG_STRIDED", "TILED",
+                         "TCGEN05", "TCGEN05_TMEM_NATIVE" }) do
       assert.is_not_nil(rawget(L, m), m)
     end
     assert.are.equal(L.WGMMA:reduce(1), L.WGMMA_ROW)
     assert.are.equal(L.WGMMA:reduce(0), L.WGMMA_COL)
     assert.are.equal(L.WG_STRIDED(2), L.WG_STRIDED({ 128, 64 }, 2))     -- Pallas' (shape, vec_size)
-    assert.matches("names_spec.lua:%d+: mgpu.Layout.TCGEN05 is not provided: Blackwell%-only",
-                   err_of(function() return L.TCGEN05 end))
+    assert.are.equal(L.TCGEN05_TMEM_NATIVE(1), L.TCGEN05_TMEM_NATIVE)
+    assert.matches("names_spec.lua:%d+: mgpu.Layout.TCGEN05_M64_COLLECTIVE is not provided: not implemented yet",
+                   err_of(function() return L.TCGEN05_M64_COLLECTIVE end))
+    assert.matches("names_spec.lua:%d+: mgpu.Layout wgmma takes no arguments", err_of(function() return L.WGMMA(2) end))
     assert.matches("names_spec.lua:%d+: mgpu.Layout.WGMMA_UPCAST_2X is not provided: not implemented yet",
                    err_of(function() return L.WGMMA_UPCAST_2X end))
   end)

@@ -15,6 +15,16 @@ local function copy_kernel(params, n)
 end
 
 describe("CompilerParams", function()
+  it("accepts every field of Pallas' Mosaic GPU CompilerParams together", function()
+    -- jax/_src/pallas/mosaic_gpu/core.py's CompilerParams, all fields at once
+    local p = CP{ approx_math = true, dimension_semantics = { "parallel" }, max_concurrent_steps = 2,
+                  unsafe_no_auto_barriers = false, reduction_scratch_bytes = 6144, profile_space = 16,
+                  profile_dir = "/nonexistent", profile_trace_scope = "warpgroup", profile_bounds_check = true,
+                  lowering_semantics = mgpu.LoweringSemantics.Warpgroup }
+    assert.is_true(p.approx_math)
+    assert.are.equal(6144, p.reduction_scratch_bytes)
+    assert.are.equal(16, p.profile_space)
+  end)
   it("accepts approx_math", function()
     assert.is_true(CP{ approx_math = true }.approx_math)
   end)

@@ -49,6 +49,26 @@ describe("emit_pipeline", function()
     end)
   end
 
+  it("runs nothing over a traced grid of zero steps, and a step or two of one", function()
+    -- the prologue's fetches of steps 0 and 1 are guarded: with a traced step count their views
+    -- (block 1 lies outside the 128 elements) are built with traced starts
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 256 }, "f32"), grid = { 1 },
+      body = function(x, n, o)
+        o:store(mgpu.broadcast(7.0, { 256 }))
+        mgpu.emit_pipeline(function(_, xs, os) os:store(xs:load() + 1.0) end,
+          { grid = { n }, max_concurrent_steps = 3, in_specs = { spec1(128) }, out_specs = { spec1(128) } })(x, o)
+      end,
+    }
+    local x = mgpu.random.normal({ 256 }, "f32")
+    local xt = x:to_table()
+    for n = 0, 2 do
+      local want = {}
+      for i = 1, 256 do want[i] = i <= 128 * n and xt[i] + 1 or 7 end
+      assert.is_true(maxdiff(k(x, n):to_table(), want) < 1e-6)
+    end
+  end)
+
   it("carries values across steps and returns the final carry", function()
     local k = mgpu.kernel{
       out_shape = mgpu.shape({ 256 }, "f32"),
@@ -329,6 +349,48 @@ describe("emit_pipeline_warp_specialized", function()
                    err_of(k, mgpu.random.normal({ 128, 64 }, "f32")))
   end)
 
+  -- Pallas' test_delay_release: o = x + y in 32x64 blocks, inputs released one step late; with
+  -- manual consumed barriers the body gets the barrier of the slot released at this step (the
+  -- step before's) and arrives on it at every step but the first
+  for _, static in ipairs({ true, false }) do
+    for _, manual in ipairs({ false, true }) do
+      for _, depth in ipairs({ 2, 3, 4 }) do
+        for _, m in ipairs({ 64, 256 }) do
+          it(("releases inputs one step late (depth %d, %dx%d, %s grid%s)"):format(depth, m, m,
+              static and "static" or "traced", manual and ", manual consumed barriers" or ""), function()
+            local k = mgpu.kernel{
+              out_shape = mgpu.shape({ m, m }, "f32"), num_threads = 2, thread_name = "wg", grid = { 1 },
+              body = function(x, y, o)
+                local grid = { m / 32, m / 64 }
+                if not static then
+                  local one = mgpu.program_id(0) + 1
+                  grid = { one * (m / 32), one * (m / 64) }
+                end
+                local spec = mgpu.BlockSpec{ { 32, 64 }, function(i, j) return i, j end, delay_release = 1 }
+                local ospec = mgpu.BlockSpec{ { 32, 64 }, function(i, j) return i, j end }
+                mgpu.emit_pipeline_warp_specialized(function(idx, xs, ys, os, cx, cy)
+                  os:store(xs:load() + ys:load())
+                  if manual then
+                    mgpu.when(mgpu.bitwise_or(mgpu.ne(idx[1], 0), mgpu.ne(idx[2], 0)), function()
+                      mgpu.barrier_arrive(cx)
+                      mgpu.barrier_arrive(cy)
+                    end)
+                  end
+                end, { grid = grid, max_concurrent_steps = depth, manual_consumed_barriers = manual,
+                       num_compute_wgs = 1, memory_registers = 40, wg_axis = "wg",
+                       in_specs = { spec, spec }, out_specs = { ospec } })(x, y, o)
+              end,
+            }
+            local x, y = mgpu.random.normal({ m, m }, "f32"), mgpu.random.normal({ m, m }, "f32")
+            local want, xt, yt = {}, x:to_table(), y:to_table()
+            for i = 1, m * m do want[i] = xt[i] + yt[i] end
+            assert.is_true(maxdiff(k(x, y):to_table(), want) < 1e-5)
+          end)
+        end
+      end
+    end
+  end
+
   it("reports a deadlock when the body never releases its slots", function()
     local k = mgpu.kernel{
       out_shape = mgpu.shape({ 64, 64 }, "f32"), num_threads = 2, thread_name = "wg",
@@ -374,6 +436,22 @@ describe("nd_loop", function()
       end,
     }
     assert.are.same({ 0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15 }, k():to_table())
+  end)
+end)
+
+describe("nd_loop over a traced grid", function()
+  it("walks it tile by tile with a static tiling", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 4, 6 }, "i32"), grid = { 1 },
+      body = function(rows, order)
+        mgpu.nd_loop({ rows, 6 }, { tiling = { 2, 3 } }, function(info)
+          order:at(info.index[1], info.index[2]):store(info.local_index)
+        end)
+      end,
+    }
+    -- tiles of 2x3, row-major inside, the tiles row-major
+    assert.are.same({ 0, 1, 2, 6, 7, 8, 3, 4, 5, 9, 10, 11, 12, 13, 14, 18, 19, 20, 15, 16, 17, 21, 22, 23 },
+                    k(4):to_table())
   end)
 end)
 
@@ -448,6 +526,107 @@ describe("pallas_call", function()
       assert.is_true(maxdiff(k(x):to_table(), block_row_sums(x, R, C, bc)) < 1e-4)
     end)
   end
+end)
+
+describe("pallas_call without specs, with GMEM specs, with nested specs", function()
+  local function plus(x, c)
+    local want = {}
+    for i, v in ipairs(x:to_table()) do want[i] = v + c end
+    return want
+  end
+
+  it("pipelines each operand whole through SMEM when there are no grid and no specs", function()
+    local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 256 }, "f32"),
+                                body = function(x, o) o:store(x:load() + 1.0) end }
+    local x = mgpu.random.normal({ 256 }, "f32")
+    assert.is_true(maxdiff(k(x):to_table(), plus(x, 1)) < 1e-6)
+    assert.matches("smem", k:lower(x).ir)
+  end)
+
+  it("hands GMEM blocks and whole GMEM arrays to the body", function()
+    local G = mgpu.GMEM
+    local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 512 }, "f32"), grid = { 4 },
+      in_specs = { mgpu.BlockSpec{ { 128 }, function(i) return i end, memory_space = G } },
+      out_specs = { mgpu.BlockSpec{ { 128 }, function(i) return i end, memory_space = G } },
+      body = function(x, o) o:store(x:load() * 2.0) end }
+    local whole = mgpu.pallas_call{ out_shape = mgpu.shape({ 512 }, "f32"), grid = { 4 },
+      in_specs = { mgpu.BlockSpec{ memory_space = G } }, out_specs = { mgpu.BlockSpec{ memory_space = G } },
+      body = function(x, o)
+        local b = mgpu.ds(mgpu.program_id(0) * 128, 128)
+        o:at(b):store(x:at(b):load() + 3.0)
+      end }
+    local x = mgpu.random.normal({ 512 }, "f32")
+    local twice = {}
+    for i, v in ipairs(x:to_table()) do twice[i] = 2 * v end
+    assert.is_true(maxdiff(k(x):to_table(), twice) < 1e-6)
+    assert.is_true(maxdiff(whole(x):to_table(), plus(x, 3)) < 1e-6)
+    assert.is_nil(k:lower(x).ir:find("smem_alloc"))
+  end)
+
+  it("hands nested in_specs and out_specs to the body nested the same way", function()
+    local S = mgpu.BlockSpec
+    local k = mgpu.pallas_call{ out_shape = { mgpu.shape({ 128 }, "f32"), mgpu.shape({ 128 }, "f32") },
+      in_specs = { { S{}, { b = S{} } } }, out_specs = { { sum = S{}, copy = S{ memory_space = mgpu.GMEM } } },
+      body = function(xy, o)
+        o.sum:store(xy[1]:load() + xy[2].b:load())
+        o.copy:store(xy[1]:load())
+      end }
+    local x, y = mgpu.random.normal({ 128 }, "f32"), mgpu.random.normal({ 128 }, "f32")
+    local copy, sum = k(x, y)     -- outputs in the specs' order: named keys sorted
+    local want, xt, yt = {}, x:to_table(), y:to_table()
+    for i = 1, 128 do want[i] = xt[i] + yt[i] end
+    assert.is_true(maxdiff(sum:to_table(), want) < 1e-6)
+    assert.is_true(maxdiff(copy:to_table(), xt) < 1e-6)
+  end)
+
+  it("refuses a number as an input without in_specs", function()
+    local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 128 }, "f32"), body = function(x, s, o) o:store(x:load()) end }
+    assert.matches("pallas_call input 2 is a number: a pallas_call without in_specs pipelines whole arrays",
+                   err_of(k, mgpu.random.normal({ 128 }, "f32"), 2))
+  end)
+end)
+
+describe("nested specs in pipelines", function()
+  -- Pallas' test_elementwise_add with in_specs shaped (x, (y,)): the body gets (xs, { ys }), and
+  -- with manual barriers those come nested the same way
+  for _, manual in ipairs({ false, true }) do
+    it("gives the warp-specialized body its refs and barriers nested as in_specs" .. (manual and " (manual)" or ""), function()
+      local k = mgpu.kernel{
+        out_shape = mgpu.shape({ 128, 128 }, "f32"), num_threads = 2, thread_name = "wg",
+        body = function(x, y, o)
+          local spec = mgpu.BlockSpec{ { 64, 64 }, function(i, j) return i, j end }
+          mgpu.emit_pipeline_warp_specialized(function(_, xs, ys, os, rx, ry, cx, cy)
+            if manual then
+              mgpu.barrier_wait(rx)
+              mgpu.barrier_wait(ry[1])
+            end
+            os:store(xs:load() + ys[1]:load())
+            if manual then
+              mgpu.barrier_arrive(cx)
+              mgpu.barrier_arrive(cy[1])
+            end
+          end, { grid = { 2, 2 }, max_concurrent_steps = 2, num_compute_wgs = 1, memory_registers = 40, wg_axis = "wg",
+                 manual_ready_barriers = manual, manual_consumed_barriers = manual,
+                 in_specs = { spec, { spec } }, out_specs = { spec } })(x, { y }, o)
+        end,
+      }
+      local x, y = mgpu.random.normal({ 128, 128 }, "f32"), mgpu.random.normal({ 128, 128 }, "f32")
+      local want, xt, yt = {}, x:to_table(), y:to_table()
+      for i = 1, 128 * 128 do want[i] = xt[i] + yt[i] end
+      assert.is_true(maxdiff(k(x, y):to_table(), want) < 1e-6)
+    end)
+  end
+
+  it("names the argument whose nesting differs from its specs", function()
+    local k = mgpu.kernel{
+      out_shape = mgpu.shape({ 128 }, "f32"),
+      body = function(x, o)
+        mgpu.emit_pipeline(function() end, { grid = { 1 }, in_specs = { { spec1(128) } }, out_specs = spec1(128) })(x, o)
+      end,
+    }
+    assert.matches("emit_pipeline input argument 1 must be nested as its specs are: expected a table, got",
+                   err_of(k, mgpu.random.normal({ 128 }, "f32")))
+  end)
 end)
 
 describe("pipeline errors", function()
@@ -650,5 +829,51 @@ describe("dynamic_scheduling_loop", function()
       body = function(c) mgpu.dynamic_scheduling_loop("b", { counter = c }, function() end) end }
     assert.matches("pipeline_spec.lua:%d+: dynamic_scheduling_loop: blocks claim work one by one; clusters would need",
       err_of(clustered, mgpu.zeros({ 2 }, "i32")))
+  end)
+end)
+
+describe("races between blocks in GMEM (interpreter)", function()
+  it("reports blocks of a parallel pallas_call writing the same output block", function()
+    local k = mgpu.pallas_call{ out_shape = mgpu.shape({ 128 }, "f32"), grid = { 4 },
+      in_specs = { mgpu.BlockSpec{ { 128 }, function(i) return i end } },
+      out_specs = { mgpu.BlockSpec{ { 128 }, function(_) return 0 end } },
+      body = function(x, o) o:store(o:load() + x:load()) end }
+    assert.matches("race between blocks: block %(1%) writes element 0 of output 1, which block %(0%) wrote at " ..
+                   "spec/pipeline_spec.lua:%d+, with nothing ordering the two",
+                   err_of(k, mgpu.random.normal({ 512 }, "f32")))
+  end)
+
+  it("reports a write of what another block read, naming the lines", function()
+    local k = mgpu.kernel{ out_shape = mgpu.shape({ 2, 64 }, "f32"), grid = { 2 },
+      body = function(x, o)
+        local i = mgpu.program_id(0)
+        o:at(i):store(x:load())
+        o:at(i):store(o:at(1 - i):load())
+      end }
+    local msg = err_of(k, mgpu.random.normal({ 64 }, "f32"))
+    -- block 0 read row 1 before block 1 (run after it here) wrote it
+    assert.matches("spec/pipeline_spec.lua:%d+: race between blocks: block %(1%) writes element 64 of output 1, which block %(0%) read at spec/pipeline_spec.lua:%d+", msg)
+  end)
+
+  it("accepts blocks ordered by a semaphore, and atomics on one element", function()
+    local k = mgpu.kernel{ out_shape = { mgpu.shape({ 64 }, "f32"), mgpu.shape({ 1 }, "i32") }, grid = { 2 },
+      scratch_shapes = { mgpu.SemaphoreType.REGULAR },
+      body = function(x, o, count, sem)
+        local i = mgpu.program_id(0)
+        mgpu.atomic_add(count:at(0), 1)
+        mgpu.when(mgpu.eq(i, 0), function()
+          o:store(x:load())
+          mgpu.semaphore_signal(sem, 1)
+        end)
+        mgpu.when(mgpu.eq(i, 1), function()
+          mgpu.semaphore_wait(sem, 1)
+          o:store(o:load() * 2.0)
+        end)
+      end }
+    local x, o, count = mgpu.random.normal({ 64 }, "f32"), mgpu.empty({ 64 }, "f32"), mgpu.zeros({ 1 }, "i32")
+    k:call_into({ o, count }, x)
+    local xt, ot = x:to_table(), o:to_table()
+    for j = 1, 64 do assert.are.equal(2 * xt[j], ot[j]) end
+    assert.are.equal(2, count:get(1))
   end)
 end)

@@ -92,7 +92,7 @@ describe("SMEM", function()
   it("refuses unsupported layout casts and reductions over missing axes", function()
     local splat = mgpu.kernel{ out_shape = mgpu.shape({ 64, 64 }, "f32"),
       body = function(x, o) o:store(mgpu.layout_cast(x:load(), mgpu.Layout.WG_SPLAT)) end }
-    assert.matches("smem_spec.lua:%d+: layout inference failed: layout splat .* only arrays broadcast from a scalar",
+    assert.matches("smem_spec.lua:%d+: layout inference failed: layout WG_SPLAT .* only arrays broadcast from a scalar",
                    err_of(splat, mgpu.zeros({ 64, 64 })))
     local wg = mgpu.kernel{ out_shape = mgpu.shape({ 60, 64 }, "f32"),
       body = function(x, o) o:store(mgpu.layout_cast(x:load(), mgpu.Layout.WGMMA)) end }

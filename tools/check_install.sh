@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install the build into a scratch prefix and use it the ways a user would:
 # build examples/embed.c with pkg-config and with CMake's find_package, and
-# load the Lua modules under lua5.4 (C module) and LuaJIT (FFI).
+# load the Lua modules under lua5.4 (C module) and LuaJIT (FFI); mgpu.help
+# finds the installed API reference from each.
 #   check_install.sh BUILD_DIR SCRATCH_DIR
 set -eu
 build=$1 scratch=$2
@@ -36,4 +37,11 @@ LUA_CPATH="$libdir/lua/5.4/?.so;;" lua5.4 examples/add.lua 2000
 echo "== luajit with the installed FFI module"
 LUA_PATH="$prefix/share/lua/5.1/?.lua;$prefix/share/lua/5.1/?/init.lua;;" luajit examples/saxpy.lua 2000
 "$prefix/bin/mgpu" --version
+echo "== mgpu.help reads the installed reference (run away from the source tree)"
+entry='^### `mgpu.kernel`$'
+(cd "$scratch" && LUA_PATH="$prefix/share/lua/5.4/?.lua;$prefix/share/lua/5.4/?/init.lua;;" \
+  LUA_CPATH="$libdir/lua/5.4/?.so;;" lua5.4 -e 'require("mgpu").help("kernel")' | grep -q "$entry")
+(cd "$scratch" && LUA_PATH="$prefix/share/lua/5.1/?.lua;$prefix/share/lua/5.1/?/init.lua;;" \
+  luajit -e 'require("mgpu").help("kernel")' | grep -q "$entry")
+(cd "$scratch" && "$prefix/bin/mgpu" -e 'require("mgpu").help("kernel")' | grep -q "$entry")
 echo "installed tree ok"

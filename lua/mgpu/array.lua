@@ -5,6 +5,7 @@ constructors, element access and copies.  Elements are row-major.
 local compat = require "mgpu.compat"
 compat.mark_lib()
 local context = require "mgpu.context"
+local format = require "mgpu.format"
 
 local M = {}
 
@@ -429,9 +430,16 @@ for _, mm in ipairs({ "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__u
   Array[mm] = no_host_math
 end
 
+--- "mgpu.array(f32[2,3], {{0, 1, 2}, {3, 4, 5}})": the dtype, shape and
+--- elements (mgpu.format: at most about a thousand read, the middle of a
+--- large array elided); an abstract array has no elements to show.
 function Array:__tostring()
-  if self.abstract then return string.format("mgpu.abstract(%s%s)", self.dtype, compat.shape_str(self.shape)) end
-  return string.format("mgpu.array(%s%s)", self.dtype, compat.shape_str(self.shape))
+  local head = string.format("%s(%s%s", self.abstract and "mgpu.abstract" or "mgpu.array", self.dtype,
+                             compat.shape_str(self.shape))
+  if self.abstract then return head .. ")" end
+  return format.array(head, self.shape, self.dtype, function(first, count)
+    return context.core.buffer_get(self.buf, self.dtype, first, count)
+  end)
 end
 
 return M

@@ -30,7 +30,9 @@ local function options(opts, what, extra)
   opts = opts or {}
   if type(opts) ~= "table" then fail("EXPECTS_OPTIONS", what) end
   for k in pairs(opts) do
-    if k ~= "num_arrivals" and k ~= "num_barriers" and k ~= extra then fail("UNKNOWN_OPTION", what, tostring(k)) end
+    if k ~= "num_arrivals" and k ~= "num_barriers" and k ~= "orders_tensor_core" and k ~= extra then
+      fail("UNKNOWN_OPTION", what, tostring(k))
+    end
   end
   local n = compat.int(opts.num_barriers or 1, what .. " num_barriers")
   local a = compat.int(opts.num_arrivals or 1, what .. " num_arrivals")
@@ -39,10 +41,14 @@ local function options(opts, what, extra)
   return n, a
 end
 
---- mgpu.Barrier{ num_arrivals = 1, num_barriers = 1 }: an array of mbarriers.
+--- mgpu.Barrier{ num_arrivals = 1, num_barriers = 1, orders_tensor_core = false }:
+--- an array of mbarriers; orders_tensor_core (Blackwell) fences tcgen05 work
+--- before each arrival and after each wait (barriers MMAs commit to, and
+--- those between TMEM readers and writers).
 function M.Barrier(opts)
   local n, a = options(opts, "Barrier")
-  return setmetatable({ num_barriers = n, num_arrivals = a, where = compat.where() }, Spec)
+  return setmetatable({ num_barriers = n, num_arrivals = a, orders_tensor_core = opts and opts.orders_tensor_core and true,
+                        where = compat.where() }, Spec)
 end
 
 --- mgpu.ClusterBarrier{ collective_axes = {...}, num_arrivals, num_barriers }:
@@ -51,7 +57,7 @@ function M.ClusterBarrier(opts)
   local n, a = options(opts, "ClusterBarrier", "collective_axes")
   if opts == nil or opts.collective_axes == nil then fail("REQUIRED", "ClusterBarrier: collective_axes") end
   return setmetatable({ num_barriers = n, num_arrivals = a, cluster_axes = opts.collective_axes,
-                        where = compat.where() }, Spec)
+                        orders_tensor_core = opts.orders_tensor_core and true, where = compat.where() }, Spec)
 end
 
 --- The bit mask of cluster axes named by `axes` (a name or a table of names);
@@ -80,7 +86,9 @@ end
 
 Spec.__alloc = function(s)
   local mask = s.cluster_axes and M.cluster_mask(s.cluster_axes, "ClusterBarrier", s.where) or 0
-  return trace.op("barrier_alloc", nil, { s.num_barriers, s.num_arrivals, mask }, nil, nil, s.where)
+  local ints = { s.num_barriers, s.num_arrivals, mask }
+  if s.orders_tensor_core then ints[4] = 1 end   -- (Hopper kernels' IR stays as it was)
+  return trace.op("barrier_alloc", nil, ints, nil, nil, s.where)
 end
 
 local function one(b, what)

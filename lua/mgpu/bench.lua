@@ -36,17 +36,16 @@ end
 --- batches take turns, in alternating order (fns[1], ..., fns[n], then
 --- fns[n], ..., fns[1], ...), so clock and temperature drift weigh on every
 --- function alike, and so does the place in a round (the first of a fixed
---- order read 0.5-0.8% slow against the same kernel later in it,
---- bench/RESULTS.md run 83): the fair way to compare two kernels.  opts:
+--- order reads slow against the same kernel later in it): the fair way to
+--- compare two kernels.  opts:
 --- warmup (default 5), reps (default 20), inner (default 10: back-to-back
 --- launches).  On a GPU each timed batch starts behind a short kernel
 --- (about 0.1 ms, untimed), so the batch's first launch is queued while
 --- the GPU is busy and, as long as the later launches keep ahead of the
 --- device, the batch times the device's work only, as the anchors' timers
 --- (triton.testing.do_bench, behind its L2 flush) do: the first launch's
---- host time (cuBLAS's 16-20 us against our 33 us a call put 1-2% on the
---- side that launched slower at 4096³, bench/RESULTS.md run 84) stays out
---- of the batch.  opts.host = true leaves the GPU idle
+--- host time (which differs between libraries and would weigh on the side
+--- that launches slower) stays out of the batch.  opts.host = true leaves the GPU idle
 --- instead, so each batch's time includes its first launch's host time
 --- (with inner = 1: each launch from an idle GPU).  Returns the medians,
 --- then each function's sorted times.  opts.before, a function, runs

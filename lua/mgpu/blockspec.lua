@@ -39,11 +39,10 @@ M.GMEM = setmetatable({}, {
 local function space_of(x)
   if x == nil or x == "SMEM" or x == require("mgpu.smem").SMEM then return "SMEM" end
   if x == M.GMEM or x == "GMEM" then return "GMEM" end
+  if x == "TMEM" or x == require("mgpu.tcgen05").TMEM then fail("TMEM_BLOCKSPEC") end
   return nil
 end
-M.MemorySpace = setmetatable({ GMEM = M.GMEM, SMEM = require("mgpu.smem").SMEM }, { __index = function(_, k)
-  if k == "TMEM" then fail("TMEM_BLACKWELL") end
-end })
+M.MemorySpace = { GMEM = M.GMEM, SMEM = require("mgpu.smem").SMEM, TMEM = require("mgpu.tcgen05").TMEM }
 
 --- A block dim of size 1 that the body does not see (Pallas' None / pl.squeezed).
 M.squeezed = setmetatable({}, { __tostring = function() return "mgpu.squeezed" end })
@@ -117,16 +116,73 @@ end
 
 function M.is_spec(x) return getmetatable(x) == Spec end
 
---- A list of specs from one spec or a table of them (nil: none).
-function M.list(specs, what)
-  if specs == nil then return {} end
-  if M.is_spec(specs) then return { specs } end
-  if type(specs) ~= "table" then fail("NOT_BLOCKSPECS", what) end
-  local out = {}
-  for i = 1, #specs do
-    if not M.is_spec(specs[i]) then fail("NOT_BLOCKSPEC", what, i, type(specs[i])) end
-    out[i] = specs[i]
+-- -- Trees of specs (Pallas' pytrees) -------------------------------------------------
+
+-- The keys of a plain table in a fixed order: list entries by index, then
+-- the other keys sorted by their text.
+local function tree_keys(t)
+  local keys, named = {}, {}
+  for k in pairs(t) do
+    if type(k) == "number" and k >= 1 and k == math.floor(k) and k <= #t then keys[#keys + 1] = k
+    else named[#named + 1] = k end
   end
+  table.sort(keys)
+  table.sort(named, function(a, b) return tostring(a) < tostring(b) end)
+  for _, k in ipairs(named) do keys[#keys + 1] = k end
+  return keys
+end
+
+local function tree_node(x, flat, what)
+  if M.is_spec(x) then flat[#flat + 1] = x; return { leaf = #flat } end
+  if type(x) ~= "table" or getmetatable(x) ~= nil then fail("NOT_BLOCKSPEC", what, #flat + 1, type(x)) end
+  local node = { keys = tree_keys(x), sub = {} }
+  for i, k in ipairs(node.keys) do node.sub[i] = tree_node(x[k], flat, what) end
+  return node
+end
+
+--- Specs given as one spec, or a table of specs and tables of specs nested
+--- to any depth: (the specs in order, the tree).  nil: no specs.  A tree's
+--- top-level entries stand for the pipeline's positional arguments.
+function M.tree(specs, what)
+  if specs == nil then return {}, { top = {} } end
+  if M.is_spec(specs) then return { specs }, { top = { { leaf = 1 } } } end
+  if type(specs) ~= "table" or getmetatable(specs) ~= nil then fail("NOT_BLOCKSPECS", what) end
+  local flat, top = {}, {}
+  for i = 1, #specs do top[i] = tree_node(specs[i], flat, what) end
+  for k in pairs(specs) do
+    if type(k) ~= "number" or k < 1 or k > #specs or k ~= math.floor(k) then fail("NOT_BLOCKSPECS", what) end
+  end
+  return flat, { top = top }
+end
+
+local function leaves_of(node, x, out, what)
+  if node.leaf then out[#out + 1] = x; return end
+  if type(x) ~= "table" or getmetatable(x) ~= nil then fail("SPEC_TREE_ARGUMENT", what, "a table", type(x)) end
+  local n = 0
+  for _ in pairs(x) do n = n + 1 end
+  if n ~= #node.keys then fail("SPEC_TREE_ARGUMENT", what, #node.keys .. " entries", n .. " entries") end
+  for i, k in ipairs(node.keys) do leaves_of(node.sub[i], x[k], out, what) end
+end
+
+--- The leaves of the arguments args[first..], one per top-level entry of
+--- `tree`, each nested as its specs are.
+function M.tree_leaves(tree, args, first, what)
+  local out = {}
+  for i, node in ipairs(tree.top) do leaves_of(node, args[first + i - 1], out, what .. " argument " .. i) end
+  return out
+end
+
+local function rebuild(node, flat)
+  if node.leaf then return flat[node.leaf] end
+  local x = {}
+  for i, k in ipairs(node.keys) do x[k] = rebuild(node.sub[i], flat) end
+  return x
+end
+
+--- Appends to `out` the top-level entries of `tree` rebuilt from the flat
+--- values (one per spec), nested as the specs are.
+function M.tree_build(tree, flat, out)
+  for _, node in ipairs(tree.top) do out[#out + 1] = rebuild(node, flat) end
   return out
 end
 

@@ -22,12 +22,18 @@ M.config = {
   device = nil,                             -- CUDA device ordinal (mgpu -n N: the process's rank)
   timeout_ms = nil,                         -- the watchdog (default: MGPU_TIMEOUT_MS; 0 = none)
   max_trace_ops = nil,                      -- ops one kernel body may trace (default: MGPU_MAX_TRACE_OPS, else 100000)
+  target = nil,                             -- "sm_90a" or "sm_100a" (default: MGPU_TARGET, else the device's)
 }
+
+--- Code-generation targets by name, and the engine's codes for them (mgpu_target).
+M.targets = { sm_90a = 90, sm_100a = 100 }
+local target_names = { [90] = "sm_90a", [100] = "sm_100a" }
 
 local ctx, info
 local options = { mode = true, emit_ptx = true, ptx_override = true, poison_outputs = true, quiet = true,
-                  abstract_arrays = true, device = true, timeout_ms = true, max_trace_ops = true }
-local anytime = { timeout_ms = true, max_trace_ops = true }   -- options that apply at once
+                  abstract_arrays = true, device = true, timeout_ms = true, max_trace_ops = true,
+                  target = true }
+local anytime = { timeout_ms = true, max_trace_ops = true, target = true }   -- options that apply at once
 
 M.DEFAULT_MAX_TRACE_OPS = 100000
 
@@ -52,7 +58,9 @@ end
 
 --- Set options; only possible before the first kernel or array is made,
 --- except timeout_ms (milliseconds a kernel may run, 0 = no bound) and
---- max_trace_ops (ops a kernel body may trace), which apply at once.
+--- max_trace_ops (ops a kernel body may trace), which apply at once, and
+--- target ("sm_90a" or "sm_100a"), which kernels traced from then on are
+--- compiled for.
 function M.configure(opts)
   if type(opts) ~= "table" then compat.fail("EXPECTS_OPTIONS_GOT", "mgpu.configure", type(opts)) end
   local t = opts.timeout_ms
@@ -63,6 +71,7 @@ function M.configure(opts)
   if m ~= nil and m ~= false and (type(m) ~= "number" or m < 1 or m ~= math.floor(m) or m == math.huge) then
     compat.fail("CONFIGURE_MAX_TRACE_OPS", tostring(m))
   end
+  if opts.target ~= nil and not M.targets[opts.target] then compat.fail("CONFIGURE_TARGET", compat.describe(opts.target)) end
   for k in pairs(opts) do
     if not options[k] then compat.fail("UNKNOWN_OPTION", "mgpu.configure", tostring(k)) end
     if ctx and not anytime[k] then
@@ -71,7 +80,19 @@ function M.configure(opts)
   end
   for k, v in pairs(opts) do M.config[k] = v end
   if ctx and t then set_timeout(t) end
+  if info and opts.target then info.target = opts.target end
 end
+
+-- The context's device information; `target` is the target kernels are compiled for, by name
+-- (mgpu.configure's, else the context's default).
+local function device_info(c)
+  local d = M.core.device(c)
+  d.target = M.config.target or target_names[d.target]
+  return d
+end
+
+--- The target kernels are compiled for: "sm_90a" or "sm_100a".
+function M.target() return M.info().target end
 
 --- Bumped when the default context is replaced (kernels key their compiled
 --- entries on it).
@@ -88,7 +109,7 @@ function M.recover()
   if ok then return "the GPU context was lost; a fresh one is ready (arrays made before it are gone)" end
   local why = tostring(err):match("%((.-)%)") or tostring(err)
   ctx = M.core.ctx_new("interpret", M.config.device)
-  info = M.core.device(ctx)
+  info = device_info(ctx)
   M.epoch = M.epoch + 1
   if M.config.timeout_ms then set_timeout(M.config.timeout_ms) end
   M.config.poison_outputs = true
@@ -101,7 +122,7 @@ end
 function M.use(handle)
   if ctx then compat.fail("TOO_LATE", "mgpu.context.use") end
   ctx = handle
-  info = M.core.device(ctx)
+  info = device_info(ctx)
   if M.config.timeout_ms then set_timeout(M.config.timeout_ms) end
   if M.config.poison_outputs == nil then M.config.poison_outputs = info.mode ~= "gpu" end
 end
@@ -113,11 +134,13 @@ function M.get()
   co = co and co ~= "" and co ~= "0"
   local mode = M.config.mode or ((M.config.emit_ptx or co) and "compile") or "auto"
   ctx = M.core.ctx_new(mode, M.config.device)
-  info = M.core.device(ctx)
+  info = device_info(ctx)
   if M.config.timeout_ms then set_timeout(M.config.timeout_ms) end
   if M.on_create then M.on_create(ctx) end
   if info.mode == "interpret" and not M.config.quiet and mode ~= "interpret" then
-    local why = info.reason:match("^MGPU_INTERPRET") and info.reason or ("no GPU: " .. info.reason)
+    -- one short line: the reason's first clause without its details (`mgpu info` prints them)
+    local short = info.reason:gsub("%s*%b()", ""):match("^[^;]*")
+    local why = info.reason:match("^MGPU_INTERPRET") and info.reason or ("no GPU (" .. short .. ")")
     io.stderr:write("mgpu: " .. why .. "; kernels run in the interpreter\n")
   end
   if M.config.poison_outputs == nil then M.config.poison_outputs = info.mode ~= "gpu" end

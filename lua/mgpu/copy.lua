@@ -39,9 +39,24 @@ end
 
 local oob_modes = { zeros = 0, undefined = 1, promise_in_bounds = 2 }
 
+local Partition = {}
+Partition.__index = Partition
+Partition.__tostring = function(p) return string.format("mgpu.CopyPartition.PARTITIONED(%d)", p.dim) end
+--- How a copy shared by a cluster pair is split (Blackwell, for 2-CTA MMAs):
+--- PARTITIONED(dim): the GMEM view is twice the SMEM ref along dim (0-based),
+--- each block of the pair loads its half into its own SMEM, and only the
+--- pair's first block's barrier counts the bytes (its MMA reads both).
+M.CopyPartition = {
+  PARTITIONED = function(dim)
+    return setmetatable({ dim = compat.int(dim, "CopyPartition.PARTITIONED dim") }, Partition)
+  end,
+}
+
 --- Copy src (a GMEM ref or view) into dst (an SMEM ref of the same shape);
 --- completion arrives on `barrier`.  opts: collective_axes (multicast to
---- every block of the cluster along them: each loads a part), predicate,
+--- every block of the cluster along them: each loads a part; with
+--- leader_tracked = mgpu.CopyPartition.PARTITIONED(dim), the cluster pair
+--- instead splits src between its blocks, see CopyPartition), predicate,
 --- oob: what the part of the box outside src holds: "zeros" (the default,
 --- the tensor copy's zero fill), "undefined" (anything), "promise_in_bounds"
 --- (the program promises there is none; the interpreter checks).  With the
@@ -50,7 +65,7 @@ local oob_modes = { zeros = 0, undefined = 1, promise_in_bounds = 2 }
 --- tensor map); "undefined" stops it at the source's end.
 function M.copy_gmem_to_smem(src, dst, bar, opts)
   local what = "copy_gmem_to_smem"
-  opts = check_opts(opts, what, { collective_axes = true, predicate = true, oob = true })
+  opts = check_opts(opts, what, { collective_axes = true, predicate = true, oob = true, leader_tracked = true })
   local oob = oob_modes[opts.oob == nil and "zeros" or opts.oob]
   if not oob then
     fail("COPY_OOB", what, tostring(opts.oob))
@@ -63,6 +78,14 @@ function M.copy_gmem_to_smem(src, dst, bar, opts)
   local p = pred_of(opts.predicate, what)
   local operands = { src, dst, bar }
   if p then operands[4] = p end
+  if opts.leader_tracked ~= nil then   -- the pair is the collective axis, which must be the first cluster axis, of size 2
+    if getmetatable(opts.leader_tracked) ~= Partition then fail("COPY_LEADER_TRACKED", what, compat.describe(opts.leader_tracked)) end
+    if mask ~= 1 or (trace.tr().spec.cluster or {})[1] ~= 2 then
+      fail("COLLECTIVE_AXIS_PAIR", what, tostring(opts.collective_axes))
+    end
+    trace.op("tma_load", operands, { 0, p and 1 or 0, oob, 1 + opts.leader_tracked.dim })
+    return
+  end
   trace.op("tma_load", operands, oob == 0 and { mask, p and 1 or 0 } or { mask, p and 1 or 0, oob })
 end
 

@@ -160,7 +160,6 @@ return {
   COLLECTIVE_AXES_NOT_GRID = "%s: collective_axes must name grid axes",
   ND_LOOP_OPTIONS = "%s: options must be a table such as { collective_axes = \"sm\" }",
   TILING_PER_AXIS = "%s: tiling must have one size per grid axis (%d)",
-  TILING_DYNAMIC_GRID = "%s: tiling needs a grid known at trace time",
   TILING_NOT_DIVIDING = "%s: tiling[%d] = %d does not divide grid[%d] = %d",
   DYNAMIC_LOOP_OPTIONS = "%s: options must be a table such as { counter = ref, thread_axis = \"wg\" }",
   NO_CLUSTER_AXES = "%s: cluster_axes needs cluster launch control, which Hopper does not have",
@@ -178,6 +177,12 @@ return {
   GRID_AXIS_UNNAMED = "%s: launch-grid axis %d (%s) is not in grid_names; every block takes part, so name every axis",
   THREAD_AXIS_MISSING = "%s: the kernel has %d warpgroups: give thread_axis (the kernel's thread_name) " ..
     "so that one claims for all",
+  CLC_GRID = "%s: on sm_100a the launch grid is the work (cluster launch control hands out its clusters): leave out grid",
+  CLC_CLUSTER_AXES = "%s: the kernel's cluster has %d blocks: give cluster_axes (every cluster axis name), so that the " ..
+    "blocks of a cluster take each item together",
+  CLC_THREAD_AXIS = "%s: the kernel has %d warpgroups: give thread_axis (the kernel's thread_name); every warpgroup asks " ..
+    "for the next item with the others",
+  CANCEL_GRID_NAME = "%s: '%s' is not a grid axis (grid_names: %s)",
   SNAKE_SHAPE = "%s: shape must be {m, n}",
   SNAKE_MINOR_DIM = "%s: minor_dim must be 0 or 1, got %d",
   SNAKE_INDEX = "%s: the index must be an integer or a traced scalar",
@@ -203,6 +208,7 @@ return {
   NOT_PROVIDED = "%s is not provided: %s",
   LAYOUT_NO_MEMBER = "mgpu.Layout has no member '%s' (it has %s)",
   NOT_LAYOUT = "%s must be an mgpu.Layout, got %s",
+  LAYOUT_NOT_CALLABLE = "mgpu.Layout %s takes no arguments",
 
   -- -- Barriers and asynchronous copies -----------------------------------------------------------
   BARRIER_COUNT = "%s: num_barriers must be between 1 and 32, got %d",
@@ -216,31 +222,46 @@ return {
   COPY_OOB = "%s: oob must be \"zeros\", \"undefined\" or \"promise_in_bounds\", got %s",
   COPY_NO_BARRIER = "%s: a barrier is required (the copy arrives on it)",
   COPY_REDUCTION = "%s: unknown reduction_op '%s'",
+  COPY_LEADER_TRACKED = "%s: leader_tracked must be mgpu.CopyPartition.PARTITIONED(dim), got %s",
 
   -- -- wgmma: accumulators, operands, registers ---------------------------------------------------
   ACC_SHAPE = "ACC: the shape must be {M, N}",
   ACC_DTYPE = "ACC: dtype must be f32, f16 or i32 (for i8/u8 operands), got %s",
   ACC_INIT_NOT_ARRAY = "ACC.init: the initial value must be a 2-D register array (M, N), got %s",
   ACC_INIT_DTYPE = "ACC.init: the initial value must be f32 or f16 (the accumulator's dtype), got %s; use x:astype(\"f32\")",
-  WGMMA_NOT_ACC = "wgmma: the accumulator must come from mgpu.ACC",
+  WGMMA_NOT_ACC = "wgmma: the accumulator must be allocated from an mgpu.ACC (run_scoped or scratch_shapes)",
+  ACC_NOT_ALLOCATED = "%s: mgpu.ACC(...) describes an accumulator to allocate, it is not one yet: allocate it with mgpu.run_scoped({ acc = mgpu.ACC({64, 64}, \"f32\") }, function(s) mgpu.wgmma(s.acc, a, b) end) or list it in the kernel's scratch_shapes",
   WGMMA_BAD_A = "wgmma: a must be an SMEM ref or an array",
   WGMMA_BAD_B = "wgmma: b must be an SMEM ref",
   MAX_REGISTERS_OPTIONS = "set_max_registers: options must be a table such as { action = \"increase\" }",
   MAX_REGISTERS_ACTION = "set_max_registers: action must be \"increase\" or \"decrease\"",
 
+  -- -- Blackwell: tensor memory, tcgen05, cluster launch control ----------------------------------
+  TMEM_RANK = "TMEM: the shape must be {rows, columns}, got %d dims",
+  TMEM_UNPACKED = "TMEM: packed = false is not supported: %s values are packed into 32-bit columns",
+  NOT_ARRAY = "%s must be a traced array, got %s",
+  COLLECTIVE_AXIS_PAIR = "%s: collective_axis '%s' must be the kernel's first cluster axis, of size 2 (the CTA pair a " ..
+                         "2-CTA MMA runs on)",
+  TCGEN05_NOT_YET = "%s: not supported yet (%s)",
+  TCGEN05_ACCUMULATE = "tcgen05_mma: accumulate must be true, false or a traced pred, got %s",
+
   -- -- BlockSpecs, pipelines and pallas_call ------------------------------------------------------
-  TMEM_BLACKWELL = "mgpu.MemorySpace.TMEM is Blackwell-only (tensor memory); on Hopper use mgpu.ACC or mgpu.SMEM",
+  TMEM_BLOCKSPEC = "BlockSpec: memory_space cannot be TMEM: pipelines stage blocks in SMEM; allocate tensor memory with " ..
+                   "mgpu.TMEM in scratch_shapes or run_scoped",
   BLOCK_SHAPE_NOT_LIST = "BlockSpec: block_shape must be a list",
   BLOCKSPEC_SPACE = "BlockSpec: memory_space must be mgpu.SMEM or mgpu.GMEM, got %s",
   BLOCKSPEC_DELAY_NEGATIVE = "BlockSpec: delay_release must not be negative",
   NOT_BLOCKSPECS = "%s must be a table of mgpu.BlockSpec{...}",
-  NOT_BLOCKSPEC = "%s[%d] must be mgpu.BlockSpec{...}, got %s",
+  NOT_BLOCKSPEC = "%s: entry %d must be mgpu.BlockSpec{...} or a table of them, got %s",
+  SPEC_TREE_ARGUMENT = "%s must be nested as its specs are: expected %s, got %s",
   INDEX_MAP_ARITY = "%s: index_map takes %d argument%s but the grid has %d axes",
   BLOCK_RANK_ABOVE = "%s: block_shape has %d dims but the array %s has %d",
   BLOCK_RANK_BELOW = "%s: block_shape has %d dims but the array %s has %d (write mgpu.squeezed for a squeezed dim)",
   BLOCK_ALL_SQUEEZED = "%s: every dim of the block is squeezed; keep at least one",
   INDEX_MAP_RESULTS = "%s: index_map returned %d value%s, expected %d (one per dim of the array %s)",
   INDEX_MAP_RESULT_TYPE = "%s: index_map result %d must be an integer or a traced scalar, got %s",
+  PALLAS_DEFAULT_SPEC_SCALAR = "%s %d is a number: a pallas_call without in_specs pipelines whole arrays; give in_specs (and pass the number as a 1-element array)",
+  PALLAS_REF_COUNT = "pallas_call: called with %d inputs and %d outputs but has %d in_specs and %d out_specs",
   PIPELINE_REF_COUNT = "%s: called with %d refs but has %d in_specs and %d out_specs",
   INPUT_DELAY_TOO_LARGE = "emit_pipeline: input %d has delay_release = %d, which must be less than max_concurrent_steps = %d",
   MULTICAST_NEEDS_WS = "emit_pipeline: collective_axes (multicast) needs emit_pipeline_warp_specialized",
@@ -258,6 +279,7 @@ return {
   PIPELINE_STATE_UNKNOWN = "%s: pipeline_state must be one of mgpu.PipelineState",
   PIPELINE_STATE_BAD = "%s: pipeline_state must be mgpu.PipelineState.START/STEADY/STOP or a traced i32",
   PIPELINE_STATE_DYNAMIC_GRID = "%s: pipeline_state needs a grid known at trace time",
+  PIPELINE_STATE_MANUAL_DELAY = "%s: pipeline_state is not supported with manual_consumed_barriers and delay_release (the last delay_release slots of one pipeline are never released for the next)",
   PIPELINE_STATE_SHORT_GRID = "%s: pipeline_state needs at least max_concurrent_steps = %d steps, the grid has %d",
   STEP_OFFSET_ALONE = "%s: step_offset only makes sense with pipeline_state",
   STEP_OFFSET_BAD = "%s: step_offset must be an integer or a traced scalar",
@@ -309,6 +331,7 @@ return {
   DIMENSION_SEMANTICS_NOT_TABLE = "CompilerParams: dimension_semantics must be a table such as { \"parallel\", \"sequential\" }",
   DIMENSION_SEMANTICS_BAD = "CompilerParams: dimension_semantics[%d] must be \"parallel\" or \"sequential\", got %s",
   KERNEL_FAILED = "kernel '%s': %s",
+  KERNEL_CALLED_AT = "%s\n  (kernel '%s', called at %s)",
   SMEM_OVER_BUDGET = "kernel '%s' needs %d bytes of SMEM but compiler_params.vmem_limit_bytes (the SMEM budget) is %d",
   PTX_WRITE = "cannot write PTX: %s",
   KERNEL_ARG_COUNT = "kernel '%s' takes %s, got %s (its body has %s: %s)",
@@ -323,6 +346,8 @@ return {
   CALL_INTO_ABSTRACT = "kernel '%s': output %d is an abstract array (no data) outside compile-only mode",
   KERNEL_NO_COLON = "%s: call it as k:%s(...) (with a colon), got %s as the kernel",
   SHOW_NOT_KERNEL = "show: expected an mgpu.kernel, got %s",
+  TRACE_FOR_HIDDEN = "kernel '%s' launches with %s, which only its calls from Lua provide: " ..
+    "C and Python (mgpu_script_kernel) cannot launch it",
 
   -- -- Context and configuration ------------------------------------------------------------------
   CONFIGURE_TIMEOUT = "mgpu.configure: timeout_ms must be a whole number of milliseconds (0: no timeout), got %s",
@@ -331,6 +356,7 @@ return {
   TRACE_TOO_BIG = "kernel '%s': its body traced more than %d ops, the limit (mgpu.configure{ max_trace_ops = n } or " ..
                   "MGPU_MAX_TRACE_OPS raise it); a Lua loop over traced values unrolls on the device: use mgpu.fori " ..
                   "for a device loop",
+  CONFIGURE_TARGET = "mgpu.configure: target must be \"sm_90a\" (Hopper) or \"sm_100a\" (Blackwell), got %s",
   TOO_LATE = "%s must come before the first kernel or array is created",
 
   -- -- Host arrays (mgpu.host) --------------------------------------------------------------------
@@ -398,6 +424,14 @@ return {
   NAMED_SCOPE_NAME = "named_scope: the name must be a non-empty string without quotes, backslashes or control characters",
   NAMED_SCOPE_NOT_FUNCTION = "named_scope: the second argument must be a function, got %s",
   PROFILE_WRITE = "profile: cannot write %s: %s",
+
+  -- -- Help: the API reference at the prompt (mgpu.help, `help` in the REPL) ----------------------
+  HELP_NAME = "mgpu.help: expected a name (such as \"kernel\") or a function of mgpu, got %s",
+  HELP_NO_REFERENCE = "mgpu.help: the API reference (docs/reference.md) was not found; set MGPU_REFERENCE to its path",
+  HELP_USAGE = "mgpu.help(name) prints a name's entry of the API reference: mgpu.help(\"kernel\"), " ..
+    "mgpu.help(mgpu.zeros), mgpu.help(\"ref:at\"); in the REPL also help kernel.  The entries:",
+  HELP_NO_ENTRY = "mgpu.help: no entry for %s in the API reference; mgpu.help() lists them",
+  HELP_CLOSE = "mgpu.help: no entry for %s in the API reference; close matches: %s",
 
   -- -- The core binding over LuaJIT's FFI (the same texts as the C module's) ----------------------
   CORE_NOT_LOADED = "mgpu: cannot load libmgpu.so (tried %s); set MGPU_LIB",

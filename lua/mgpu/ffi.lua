@@ -123,7 +123,7 @@ function M.device(ctx)
     mode = mode_names[d.mode], sm_count = d.sm_count, cc_major = d.cc_major, cc_minor = d.cc_minor,
     smem_per_block = d.smem_per_block, driver_version = d.driver_version, l2_bytes = d.l2_bytes,
     clock_khz = d.clock_khz, global_mem = tonumber(d.global_mem), name = ffi.string(d.name),
-    reason = ffi.string(d.reason), device = d.device,
+    reason = ffi.string(d.reason), device = d.device, target = d.target,
   }
 end
 
@@ -308,6 +308,7 @@ function M.builder(ctx, opts)
   o.reduction_scratch_bytes = opts.reduction_scratch_bytes or 0
   o.unsafe_no_auto_barriers = opts.unsafe_no_auto_barriers and 1 or 0
   o.disable_bounds_checks = opts.disable_bounds_checks and 1 or 0
+  o.target = opts.target or 0
   local out = ffi.new("mgpu_builder*[1]")
   check(lib.mgpu_builder_create(c, o, out), c)
   return wrap(out[0], c, lib.mgpu_builder_release)

@@ -1,5 +1,5 @@
 --[[
-mgpu -- Pallas-style Hopper kernels from Lua.
+mgpu -- Pallas-style Hopper and Blackwell kernels from Lua.
 
   local mgpu = require "mgpu"
   local add = mgpu.kernel{
@@ -25,12 +25,14 @@ local smem = require "mgpu.smem"
 local barrier = require "mgpu.barrier"
 local copy = require "mgpu.copy"
 local wgmma = require "mgpu.wgmma"
+local tcgen05 = require "mgpu.tcgen05"
 local blockspec = require "mgpu.blockspec"
 local loops = require "mgpu.loops"
 local pipeline = require "mgpu.pipeline"
 local pallas_call = require "mgpu.pallas_call"
 local autotune = require "mgpu.autotune"
 local distributed = require "mgpu.distributed"
+local help = require "mgpu.help"
 
 local mgpu = {
   _VERSION = "mgpu " .. context.core.version(),
@@ -57,7 +59,14 @@ local mgpu = {
   barrier_wait = barrier.barrier_wait,
   copy_gmem_to_smem = copy.copy_gmem_to_smem, copy_smem_to_gmem = copy.copy_smem_to_gmem, commit_smem = copy.commit_smem,
   commit_smem_to_gmem_group = copy.commit_smem_to_gmem_group, wait_smem_to_gmem = copy.wait_smem_to_gmem,
+  CopyPartition = copy.CopyPartition,
   ACC = wgmma.ACC, WGMMAAccumulatorRef = wgmma.ACC, wgmma = wgmma.wgmma, wgmma_wait = wgmma.wgmma_wait, set_max_registers = wgmma.set_max_registers,
+  -- Blackwell: tensor memory, tcgen05, cluster launch control
+  TMEM = tcgen05.TMEM, async_load_tmem = tcgen05.async_load_tmem, async_store_tmem = tcgen05.async_store_tmem,
+  wait_load_tmem = tcgen05.wait_load_tmem, commit_tmem = tcgen05.commit_tmem,
+  tcgen05_mma = tcgen05.tcgen05_mma, tcgen05_commit_arrive = tcgen05.tcgen05_commit_arrive,
+  try_cluster_cancel = loops.try_cluster_cancel, query_cluster_cancel = loops.query_cluster_cancel,
+  TryClusterCancelResult = loops.TryClusterCancelResult,
   -- pipelines and persistent loops
   BlockSpec = blockspec.BlockSpec, Element = blockspec.Element, squeezed = blockspec.squeezed, GMEM = blockspec.GMEM,
   MemorySpace = blockspec.MemorySpace,
@@ -70,24 +79,27 @@ local mgpu = {
   semaphore_signal = distributed.semaphore_signal, semaphore_wait = distributed.semaphore_wait,
   SemaphoreSignal = distributed.SemaphoreSignal, semaphore_signal_parallel = distributed.semaphore_signal_parallel,
   multimem_store = distributed.multimem_store, multimem_load_reduce = distributed.multimem_load_reduce,
+  -- the API reference
+  help = help.help,
 }
 
 for k, v in pairs(ops) do mgpu[k] = v end
+mgpu.in_kernel = nil
+-- zeros, full, empty and iota make traced arrays inside a kernel body, device arrays elsewhere
+for name, traced in pairs(ops.in_kernel) do
+  local on_device = mgpu[name]
+  mgpu[name] = function(...)
+    if trace.current then return traced(...) end
+    return on_device(...)
+  end
+end
 
 -- Names of the Pallas Mosaic GPU module that mgpu does not provide, and what
 -- to use instead; using one is an error that says so (rawget finds nil).
 mgpu._NOT_PROVIDED = {
-  tcgen05_mma = "Blackwell-only (tcgen05 MMA, sm_100); on Hopper use mgpu.wgmma with an mgpu.ACC accumulator",
-  tcgen05_commit_arrive = "Blackwell-only (tcgen05); on Hopper use mgpu.wgmma_wait",
-  async_load_tmem = "Blackwell-only (tensor memory); on Hopper read the accumulator with acc:load()",
-  async_store_tmem = "Blackwell-only (tensor memory); on Hopper use an mgpu.ACC accumulator or SMEM",
-  wait_load_tmem = "Blackwell-only (tensor memory); on Hopper acc:load() waits for the wgmma groups",
-  commit_tmem = "Blackwell-only (tensor memory); on Hopper use mgpu.commit_smem for SMEM writes",
-  try_cluster_cancel = "Blackwell-only (cluster launch control); on Hopper use mgpu.nd_loop over a persistent grid",
-  query_cluster_cancel = "Blackwell-only (cluster launch control); on Hopper use mgpu.nd_loop over a persistent grid",
-  TMEM = "Blackwell-only (tensor memory); on Hopper use mgpu.ACC (registers) or mgpu.SMEM",
-  as_torch_kernel = "PyTorch-only; exchange arrays with other frameworks through DLPack (a:to_dlpack(), " ..
-                    "mgpu.from_dlpack(t)) or embed kernels through include/mgpu.h",
+  as_torch_kernel = "called from Python: mgpu.as_torch_kernel(script, name) of the Python package (python/, " ..
+                    "docs/python.md) runs this script's kernels on torch tensors; in Lua, exchange arrays " ..
+                    "through DLPack (a:to_dlpack(), mgpu.from_dlpack(t))",
 }
 setmetatable(mgpu, { __index = function(_, k)
   local why = rawget(mgpu, "_NOT_PROVIDED")[k]

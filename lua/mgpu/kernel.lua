@@ -63,6 +63,7 @@ CompilerParams.__index = CompilerParams
 local known_params = { approx_math = true, lowering_semantics = true, unsafe_no_auto_barriers = true,
                        reduction_scratch_bytes = true, dimension_semantics = true, max_concurrent_steps = true,
                        delay_release = true, profile_space = true, profile_dir = true, profile_trace_scope = true,
+                       profile_bounds_check = true,   -- (always so: events past profile_space are dropped)
                        vmem_limit_bytes = true, has_side_effects = true, disable_bounds_checks = true, flags = true }
 -- Pallas TPU fields without a meaning on Hopper, and what to use instead.
 local tpu_only = {
@@ -71,15 +72,15 @@ local tpu_only = {
   serialization_format = "kernels are traced to mgpu IR in process; use k:lower(...) for its text and PTX",
   kernel_type = "every mgpu kernel runs on the SMs; use num_threads (warpgroups) and cluster",
   skip_device_barrier = "launches are ordered on one stream; there is no device barrier to skip",
-  collective_id = "mgpu drives one GPU; use mgpu.ClusterBarrier within a cluster or atomics on GMEM",
-  allow_collective_id_without_custom_barrier = "mgpu drives one GPU; use mgpu.ClusterBarrier within a cluster",
-  disable_semaphore_checks = "GMEM semaphores are not implemented; use mgpu.Barrier / mgpu.ClusterBarrier",
+  collective_id = "semaphores need no id: declare them with mgpu.SemaphoreType.REGULAR in scratch_shapes",
+  allow_collective_id_without_custom_barrier = "semaphores need no id: declare them with mgpu.SemaphoreType.REGULAR in scratch_shapes",
+  disable_semaphore_checks = "semaphores are checked only by the interpreter (back at zero after a launch); there is nothing to turn off",
   shape_invariant_numerics = "mgpu's numerics do not depend on the block shape; leave it out",
   use_tc_tiling_on_sc = "there are no SparseCores; SMEM tiling is chosen with mgpu.SMEM transforms",
   needs_layout_passes = "layouts are inferred with lowering_semantics = \"Warpgroup\" (or chosen with \"Lane\")",
   fuse_transposed_lhs_in_matmul = "transpose an SMEM operand with mgpu.transpose_ref before mgpu.wgmma",
   mosaic_params = "pass mgpu.CompilerParams{...} fields directly",
-  device_type = "mgpu targets Hopper (sm_90a) only",
+  device_type = "mgpu targets NVIDIA GPUs: choose sm_90a or sm_100a with mgpu.configure{ target }",
 }
 local semantics = { Warpgroup = 0, warpgroup = 0, Lane = 1, lane = 1 }
 M.LoweringSemantics = { Warpgroup = "Warpgroup", Lane = "Lane" }
@@ -355,9 +356,11 @@ local function trace_kernel(k, args, grid, outs)
                                lowering_semantics = k.params.lowering_semantics,
                                unsafe_no_auto_barriers = k.params.unsafe_no_auto_barriers,
                                disable_bounds_checks = k.params.disable_bounds_checks,
-                               reduction_scratch_bytes = k.params.reduction_scratch_bytes })
+                               reduction_scratch_bytes = k.params.reduction_scratch_bytes,
+                               target = context.targets[context.target()] })
   if not okb then fail("KERNEL_FAILED", k.name, tostring(b)) end
-  local t = { core = core, b = b, spec = k, grid = grid, max_ops = context.max_trace_ops() }
+  local t = { core = core, b = b, spec = k, grid = grid, num_inputs = #args, target = context.target(),
+              max_ops = context.max_trace_ops() }
   local refs = {}
   core.loc(b, k.where)
   for i = 1, #args do
@@ -544,10 +547,9 @@ end
 -- functions see arrays only through them).  A loop that launches a kernel on
 -- the same arrays, or rotates through sets of like arrays as a benchmark
 -- does, skips the grid and out_shape functions and the signature (the engine
--- still checks each buffer's size): 9-14 us of host time a launch of the
--- 4096³ matmul on the H100s instead of 32 (bench/RESULTS.md run 84).
+-- still checks each buffer's size), which are most of a launch's host time.
 local function same_call(m, args, nargs)
-  if not m or m.epoch ~= context.epoch or m.n ~= nargs then return false end
+  if not m or m.epoch ~= context.epoch or m.target ~= context.target() or m.n ~= nargs then return false end
   for i = 1, nargs do
     local x, d = args[i], m.dtypes[i]
     if d then   -- an array last time
@@ -592,7 +594,8 @@ local function entry_for(self, args, nargs)
   end
   check_arity(self, #args, #outs)
   local grid = resolve_grid(self, args)
-  local key = signature(args, grid, outs) .. "@" .. context.epoch   -- entries belong to one default context
+  -- entries belong to one default context and one target
+  local key = signature(args, grid, outs) .. "@" .. context.epoch .. "@" .. context.target()
   local entry = self.cache[key]
   if not entry then
     entry = trace_kernel(self, args, grid, outs)
@@ -602,7 +605,7 @@ local function entry_for(self, args, nargs)
   end
   entry.used = self.tick
   -- arrays remembered by dtype and shape: remembering the call must not keep them alive
-  m = { n = nargs, epoch = context.epoch, entry = entry, outs = outs, single = single, key = key,
+  m = { n = nargs, epoch = context.epoch, target = context.target(), entry = entry, outs = outs, single = single, key = key,
         args = {}, dtypes = {}, shapes = {} }
   for i = 1, nargs do
     local x = args[i]
@@ -670,6 +673,15 @@ local function check_counters(self, entry, args, results)
   end
 end
 
+-- A launch's error.  One that names an op's line in the body (the
+-- interpreter's races, deadlocks, out-of-bounds accesses) starts with that
+-- line and names the call after it; any other is raised at the call.
+local function launch_failed(self, err)
+  local pos = compat.position(err)
+  if pos and not compat.in_lib(pos) then error(compat.message("KERNEL_CALLED_AT", err, self.name, compat.where()), 0) end
+  fail("ENGINE_ERROR", err)
+end
+
 local function launch(self, entry, args, results)
   check_counters(self, entry, args, results)
   local bufs = {}
@@ -699,7 +711,7 @@ local function launch(self, entry, args, results)
     entry.compiled = true
   end
   local ok, err = pcall(context.core.launch, entry.kernel, bufs)
-  if not ok then fail("ENGINE_ERROR", err) end
+  if not ok then launch_failed(self, err) end
   if entry.hidden_arrays and context.info().mode == "interpret" then   -- the semaphores are back at zero
     local sems = {}
     for i, h in ipairs(entry.hidden) do if h.sem then sems[#sems + 1] = entry.hidden_arrays[i] end end
@@ -755,10 +767,22 @@ function Kernel:call_into(outs, ...)
 end
 
 --- The core kernel handle for arguments described by `specs` (arrays from
---- mgpu.array spec or numbers/mgpu.scalar), traced and compiled if needed.
+--- mgpu.array spec or numbers/mgpu.scalar), traced and compiled if needed,
+--- for callers that launch it themselves (mgpu_script_kernel): its
+--- parameters are the arguments, then the outputs.  A kernel whose
+--- launches need arrays only a Lua call provides (a profile buffer, the
+--- peer table, GMEM scratch and semaphores) is refused.
 function Kernel:trace_for(specs)
   check_self(self, "trace_for")
-  local entry = prepare(self, specs)
+  local ok, entry = pcall(prepare, self, specs)
+  if not ok then    -- no script line called it (C did): a mistake in the call is placed at the kernel
+    if type(entry) == "string" and entry:sub(1, 3) == "?: " then entry = self.where .. entry:sub(2) end
+    error(entry, 0)
+  end
+  local needs = entry.profile and "a profile buffer (CompilerParams profile_space)"
+                or entry.peers and "the peer table of a multi-device job"
+                or #entry.hidden > 0 and "arrays kept between launches (mgpu.GMEM scratch or semaphores)"
+  if needs then compat.fail_at(self.where, "TRACE_FOR_HIDDEN", self.name, needs) end
   context.core.compile(entry.kernel)
   return entry.kernel
 end

@@ -6,6 +6,8 @@ front end passes to the engine in their text form.
   mgpu.Layout.WGMMA_TRANSPOSED      the same with a column of 2 per register (transposed SMEM refs)
   mgpu.Layout.WGMMA:reduce(1)       its row layout (Pallas' WGMMA_ROW); reduce(0): columns
   mgpu.Layout.WG_STRIDED(vec)       the flattened array in vec-element vectors, round robin
+  mgpu.Layout.TCGEN05               (Blackwell) WGMMA's fragments over 128 rows, for TMEM loads
+  mgpu.Layout.TCGEN05_TMEM_NATIVE   (Blackwell) a row per thread; TCGEN05_TMEM_NATIVE(vec) in vectors of vec
   mgpu.Layout.TILED{ tiling = {{64, 8}, {16, 8}}, warp_dims = {-3}, lane_dims = {-2, mgpu.Replicated(4)},
                      vector_dim = -1 }
 ]]
@@ -17,6 +19,11 @@ local Layout = {}
 Layout.__index = Layout
 Layout.__tostring = function(l) return "mgpu.Layout(" .. l.text .. ")" end
 Layout.__eq = function(a, b) return a.text == b.text end
+--- A parameterized layout called with its parameter (TCGEN05_TMEM_NATIVE(vec)); others take none.
+Layout.__call = function(l, ...)
+  if not rawget(l, "param") then compat.fail("LAYOUT_NOT_CALLABLE", l.text) end
+  return l.param(...)
+end
 M.Layout_mt = Layout
 
 local function new(text) return setmetatable({ text = text }, Layout) end
@@ -68,6 +75,9 @@ M.Layout = {
   WGMMA_ROW = new("wgmma.reduce(1)"),
   WGMMA_COL = new("wgmma.reduce(0)"),
   WG_SPLAT = new("splat"),
+  --- Blackwell: WGMMA's fragments over 128 rows, warp w holding rows 32w..32w+31
+  --- (TMEM loads and stores of 32-bit values, tcgen05.ld 16x256b)
+  TCGEN05 = new("tcgen05"),
   --- WG_STRIDED(vec): vec elements per register vector (1, 2, 4, 8 or 16);
   --- WG_STRIDED(shape, vec) as Pallas spells it (the shape comes from the array).
   WG_STRIDED = function(vec, vec2)
@@ -92,13 +102,20 @@ M.Layout = {
   end,
 }
 
+local function native(vec)
+  vec = compat.int(vec or 1, "TCGEN05_TMEM_NATIVE vector size")
+  return new(string.format("tcgen05_native(%d)", vec))
+end
+--- Blackwell: row t of 128 in thread t (TMEM loads and stores, tcgen05.ld 32x32b),
+--- in vectors of vec when called: TCGEN05_TMEM_NATIVE(vec) (1 when not called)
+M.Layout.TCGEN05_TMEM_NATIVE = native(1)
+rawset(M.Layout.TCGEN05_TMEM_NATIVE, "param", native)
+
 -- Members of Pallas' plgpu.Layout that mgpu lacks: an error saying so.
 local missing = {
-  TCGEN05 = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
-  TCGEN05_TRANSPOSED = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
-  TCGEN05_TMEM_NATIVE = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
-  TCGEN05_M64_COLLECTIVE = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
-  TCGEN05_M64_COLLECTIVE_NATIVE = "Blackwell-only (TMEM layouts); on Hopper use WGMMA",
+  TCGEN05_TRANSPOSED = "not implemented yet; load TMEM with TCGEN05 or TCGEN05_TMEM_NATIVE",
+  TCGEN05_M64_COLLECTIVE = "not implemented yet: 64-row TMEM (M = 64 and 2-CTA M = 128 MMAs) is not supported",
+  TCGEN05_M64_COLLECTIVE_NATIVE = "not implemented yet: 64-row TMEM (M = 64 and 2-CTA M = 128 MMAs) is not supported",
   WGMMA_UPCAST_2X = "not implemented yet", WGMMA_UPCAST_4X = "not implemented yet",
   SMEM_GMEM_COPY = "not implemented yet; copy with TMA (mgpu.copy_gmem_to_smem / copy_smem_to_gmem)",
   TMA_INDICES = "not implemented yet (TMA gather4)", TMA_INDICES_4 = "not implemented yet (TMA gather4)",

@@ -48,6 +48,7 @@ function M.rem(a, b)
   return ops.rem(a, b)
 end
 function M.max(a, b) if known(a) and known(b) then return math.max(a, b) end return ops.max(a, b) end
+function M.min(a, b) if known(a) and known(b) then return math.min(a, b) end return ops.min(a, b) end
 --- a < b: a Lua boolean when both are known, else a traced pred.
 function M.lt(a, b) if known(a) and known(b) then return a < b end return ops.lt(a, b) end
 function M.eq(a, b) if known(a) and known(b) then return a == b end return ops.eq(a, b) end
@@ -209,7 +210,8 @@ end
 --- along collective_axes (block w takes points w, w + W, w + 2W, ...).
 --- body(info, carry) -> carry, where info = { index = {...} (0-based),
 --- local_index, num_local_steps }.  With `tiling` the grid is walked tile by
---- tile (tiles of that shape, row-major inside).  Returns the final carry.
+--- tile (tiles of that shape, row-major inside); a traced grid dimension
+--- must then be a multiple of its tile.  Returns the final carry.
 function M.nd_loop(grid, opts, body)
   local what = "nd_loop"
   if type(opts) == "function" and body == nil then opts, body = {}, opts end
@@ -224,9 +226,10 @@ function M.nd_loop(grid, opts, body)
     walk = {}
     for i = 1, #g do
       local t = compat.int(tiling[i], what .. " tiling[" .. i .. "]")
-      if not known(g[i]) then fail("TILING_DYNAMIC_GRID", what) end
-      if t < 1 or g[i] % t ~= 0 then fail("TILING_NOT_DIVIDING", what, i, t, i, g[i]) end
-      walk[i], walk[#g + i] = g[i] / t, t
+      if t < 1 then fail("BELOW_MINIMUM", what .. " tiling[" .. i .. "]", 1, t) end
+      -- a traced grid dim must be a multiple of its tile (as in Pallas, not checked)
+      if known(g[i]) and g[i] % t ~= 0 then fail("TILING_NOT_DIVIDING", what, i, t, i, g[i]) end
+      walk[i], walk[#g + i] = M.div(g[i], t), t
     end
   end
   local w, nw = 0, 1
@@ -250,9 +253,130 @@ function M.nd_loop(grid, opts, body)
   if has_carry then return final end
 end
 
+-- -- Cluster launch control (Blackwell) ------------------------------------------------
+
+--- mgpu.TryClusterCancelResult(n): SMEM for n answers of try_cluster_cancel
+--- (u32 {n, 4}, 16 bytes each; {4} without n).
+function M.TryClusterCancelResult(n)
+  local smem = require "mgpu.smem"
+  if n == nil then return smem.SMEM({ 4 }, "u32") end
+  n = compat.int(n, "TryClusterCancelResult n")
+  if n < 1 then fail("LESS_THAN_ONE", "TryClusterCancelResult n", n) end
+  return smem.SMEM({ n, 4 }, "u32")
+end
+
+--- mgpu.try_cluster_cancel(result, barrier): ask to cancel the launch of a
+--- cluster not yet started and take its work (Blackwell).  Every warpgroup
+--- of every block calls it: each arrives on the barrier (num_arrivals = the
+--- warpgroups), and the answer (16 bytes) lands in result in every block of
+--- the cluster with the barrier's completion.
+function M.try_cluster_cancel(result, barrier)
+  for i, x in ipairs({ result, barrier }) do
+    if not trace.is_ref(x) then fail("ARGUMENT_NOT_REF", "try_cluster_cancel", i, type(x)) end
+  end
+  trace.op("cluster_cancel", { result, barrier })
+end
+
+--- mgpu.query_cluster_cancel(result, grid_names) -> indices, ok: the
+--- canceled cluster's index along each named grid axis (a table, in the
+--- order of grid_names) and whether a cluster was canceled (a traced pred).
+function M.query_cluster_cancel(result, grid_names)
+  if not trace.is_ref(result) then fail("ARGUMENT_NOT_REF", "query_cluster_cancel", 1, type(result)) end
+  if type(grid_names) == "string" then grid_names = { grid_names } end
+  if type(grid_names) ~= "table" then fail("GRID_NAMES_MISSING", "query_cluster_cancel") end
+  local spec = trace.tr().spec
+  local res = compat.pack(trace.op("cancel_query", { result }))
+  local idx = {}
+  for i, name in ipairs(grid_names) do
+    for j, n in ipairs(spec.grid_names or {}) do if n == name then idx[i] = res[j] end end
+    if not idx[i] then
+      fail("CANCEL_GRID_NAME", "query_cluster_cancel", tostring(name), table.concat(spec.grid_names or {}, ", "))
+    end
+  end
+  return idx, res[res.n]
+end
+
+-- grid_names as a list, which must name every axis of the launch grid.
+local function launch_names(grid_names, what)
+  if type(grid_names) == "string" then grid_names = { grid_names } end
+  if type(grid_names) ~= "table" or #grid_names == 0 then fail("GRID_NAMES_MISSING", what) end
+  local spec = trace.tr().spec
+  local named = {}
+  for _, n in ipairs(grid_names) do named[n] = true end
+  local launch = trace.tr().grid or {}
+  for i = 1, #launch do
+    local n = (spec.grid_names or {})[i]
+    if not (n and named[n]) then
+      fail("GRID_AXIS_UNNAMED", what, i - 1, n and ("'" .. n .. "'") or "unnamed")
+    end
+  end
+  return grid_names
+end
+
+-- dynamic_scheduling_loop on Blackwell: every block starts with its own
+-- place in the grid, and while it runs item n asks (cluster launch control)
+-- for the next cluster to start instead, double-buffered: answers land in
+-- two slots, a slot's request waits until every warpgroup of the cluster
+-- has read its last answer ("used").
+local function clc_loop(grid_names, opts, body, what)
+  local smem, barrier = require "mgpu.smem", require "mgpu.barrier"
+  local spec = trace.tr().spec
+  if opts.grid ~= nil then fail("CLC_GRID", what) end
+  local nthreads = spec.num_threads or 1
+  if nthreads > 1 and opts.thread_axis == nil then fail("CLC_THREAD_AXIS", what, nthreads) end
+  if nthreads > 1 and opts.thread_axis ~= spec.thread_name then
+    fail("NOT_THREAD_AXIS", what .. ": thread_axis", tostring(opts.thread_axis), tostring(spec.thread_name))
+  end
+  local cblocks = 1
+  for _, n in ipairs(spec.cluster or {}) do cblocks = cblocks * n end
+  if cblocks > 1 and opts.cluster_axes == nil then fail("CLC_CLUSTER_AXES", what, cblocks) end
+  local has_carry = opts.init_carry ~= nil
+  local used = cblocks > 1 and barrier.ClusterBarrier{ collective_axes = opts.cluster_axes, num_barriers = 2, num_arrivals = nthreads }
+               or barrier.Barrier{ num_barriers = 2, num_arrivals = nthreads }
+  local r = compat.pack(smem.run_scoped({
+    result = M.TryClusterCancelResult(2),
+    got = barrier.Barrier{ num_barriers = 2, num_arrivals = nthreads },
+    used = used,
+  }, function(s)
+    local start = {}
+    for i, n in ipairs(grid_names) do start[i] = ops.axis_index(n) end
+    local init = { idx = start, ok = true, step = 0, c = has_carry and opts.init_carry or {} }
+    local final = M.while_(function(st) return st.ok end, function(st)
+      local slot = M.rem(st.step, 2)
+      ops.when(M.lt(1, st.step), function() barrier.barrier_wait(s.used:at(slot)) end)
+      M.try_cluster_cancel(s.result:at(slot), s.got:at(slot))
+      local info, c = { index = st.idx, local_index = st.step }, st.c
+      if has_carry then c = body(info, st.c) else body(info) end
+      barrier.barrier_wait(s.got:at(slot))
+      local idx, ok = M.query_cluster_cancel(s.result:at(slot), grid_names)
+      barrier.barrier_arrive(s.used:at(slot))
+      return { idx = idx, ok = ok, step = st.step + 1, c = c }
+    end, init, what)
+    -- the last (up to) two answers' reads were never awaited: await them, so every phase is
+    M.fori(0, M.min(final.step, 2), {}, function(slot, carry)
+      barrier.barrier_wait(s.used:at(slot))
+      return carry
+    end, what)
+    if has_carry then
+      local leaves = M.pack_carry(final.c)
+      return compat.unpack(leaves, 1, #leaves)
+    end
+  end))
+  if has_carry then
+    local _, tmpl = M.pack_carry(opts.init_carry)
+    return M.unpack_carry(tmpl, r)
+  end
+end
+
 --- mgpu.dynamic_scheduling_loop(grid_names, { counter, grid, thread_axis,
---- init_carry }, body): work items handed out at run time, so that blocks
---- that finish early take more.  On Hopper (no cluster launch control)
+--- cluster_axes, init_carry }, body): work items handed out at run time, so
+--- that blocks that finish early take more.  On Blackwell (target sm_100a)
+--- it is built on cluster launch control, as in Pallas: the launch grid is
+--- the work, each cluster starts with its own item and, while it runs one,
+--- cancels the launch of a cluster not yet started and takes its item next;
+--- the blocks of a cluster take items together (cluster_axes: every cluster
+--- axis name), counter is not used, and info has index and local_index.
+--- On Hopper (no cluster launch control)
 --- every block claims items from a GMEM counter with atomics:
 ---   counter: a GMEM i32 ref of at least 2 elements (its first two are
 ---     used), zero at every launch; the last block to finish sets it back
@@ -316,6 +440,7 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
   if type(opts) ~= "table" then fail("DYNAMIC_LOOP_OPTIONS", what) end
   if type(body) ~= "function" then fail("NOT_FUNCTION", what .. ": the body") end
   compat.check_keys(opts, { counter = true, grid = true, thread_axis = true, init_carry = true, cluster_axes = true }, what)
+  if trace.tr().target == "sm_100a" then return clc_loop(launch_names(grid_names, what), opts, body, what) end
   if opts.cluster_axes ~= nil then fail("NO_CLUSTER_AXES", what) end
   local counter = opts.counter
   if counter == nil then
@@ -326,22 +451,12 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
     fail("BAD_COUNTER", what)
   end
   claim_counter(counter, what)
-  if type(grid_names) == "string" then grid_names = { grid_names } end
-  if type(grid_names) ~= "table" or #grid_names == 0 then fail("GRID_NAMES_MISSING", what) end
+  grid_names = launch_names(grid_names, what)
   local spec = trace.tr().spec
   local cluster_blocks = 1
   for _, n in ipairs(spec.cluster or {}) do cluster_blocks = cluster_blocks * n end
   if cluster_blocks > 1 then
     fail("NO_CLUSTER_SCHEDULING", what)
-  end
-  local named = {}
-  for _, n in ipairs(grid_names) do named[n] = true end
-  local launch = trace.tr().grid or {}
-  for i = 1, #launch do
-    local n = (spec.grid_names or {})[i]
-    if not (n and named[n]) then
-      fail("GRID_AXIS_UNNAMED", what, i - 1, n and ("'" .. n .. "'") or "unnamed")
-    end
   end
   local workers = 1
   local sizes = {}

@@ -260,6 +260,36 @@ function M.broadcast(value, shape, dtype)
   return v:broadcast_to(shape)
 end
 
+--- The array constructors inside a kernel body (as jnp.zeros, jnp.full and
+--- jnp.arange in a Pallas kernel): traced arrays, usable as loop carries.
+--- mgpu.empty gives zeros there; iota is row-major, times step plus start.
+M.in_kernel = {}
+function M.in_kernel.zeros(shape, dtype) return M.broadcast(0, compat.shape(shape, "zeros shape"), dtype or "f32") end
+M.in_kernel.empty = M.in_kernel.zeros
+function M.in_kernel.full(shape, value, dtype)
+  shape = compat.shape(shape, "full shape")
+  if is_value(value) then
+    local v = value:broadcast_to(shape)
+    return dtype and v:astype(dtype) or v
+  end
+  if type(value) ~= "number" and type(value) ~= "boolean" then fail("FULL_NOT_NUMBER") end
+  return M.broadcast(value, shape, dtype or (type(value) == "boolean" and "pred" or "f32"))
+end
+function M.in_kernel.iota(shape, dtype, start, step)
+  shape = compat.shape(shape, "iota shape")
+  local flat, stride = nil, 1
+  for d = #shape, 1, -1 do
+    local i = M.broadcasted_iota("i32", shape, d - 1)
+    if stride ~= 1 then i = i * stride end
+    flat = flat and flat + i or i
+    stride = stride * shape[d]
+  end
+  flat = flat:astype(dtype or "f32")
+  if (step or 1) ~= 1 then flat = flat * step end
+  if (start or 0) ~= 0 then flat = flat + start end
+  return flat
+end
+
 --- Reductions as functions: mgpu.sum(x, axes) is x:sum(axes).
 function M.sum(x, axes) return lift(x):sum(axes) end
 function M.mean(x, axes) return lift(x):mean(axes) end

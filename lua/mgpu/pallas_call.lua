@@ -23,6 +23,7 @@ local kernel = require "mgpu.kernel"
 local blockspec = require "mgpu.blockspec"
 local pipeline = require "mgpu.pipeline"
 local loops = require "mgpu.loops"
+local smem = require "mgpu.smem"
 
 local M = {}
 local fail = compat.fail
@@ -42,9 +43,24 @@ local function wrap_spec(spec, full, what)
   return s
 end
 
+-- Specs for operands given none: one whole-array block (in SMEM, as in
+-- Pallas) per ref among args[first..last]; a scalar argument is an error.
+local function default_specs(args, first, last, what)
+  local specs = {}
+  for i = first, last do
+    if not trace.is_ref(args[i]) then fail("PALLAS_DEFAULT_SPEC_SCALAR", what, i - first + 1) end
+    specs[#specs + 1] = blockspec.BlockSpec()
+  end
+  return blockspec.tree(specs, what)
+end
+
 --- mgpu.pallas_call{ body, grid, in_specs, out_specs, out_shape,
 --- scratch_shapes, compiler_params, name } -> a kernel called with the
---- input arrays.  body(in_smem..., out_smem..., scratch...).
+--- input arrays.  body(in_smem..., out_smem..., scratch...).  Specs may
+--- nest in tables (Pallas' pytrees): the kernel still takes its arrays one
+--- by one, in the specs' order, and the body gets them nested as the specs
+--- are.  Without in_specs (out_specs) each input (output) is one block of
+--- the whole array in SMEM.
 function M.pallas_call(spec)
   if type(spec) ~= "table" then fail("EXPECTS_OPTIONS", "pallas_call") end
   compat.check_keys(spec, known, "pallas_call")
@@ -61,23 +77,34 @@ function M.pallas_call(spec)
     if (sem[i] or "parallel") == "parallel" then par[#par + 1] = i else seq[#seq + 1] = i end
   end
   if #par > 8 then fail("PALLAS_PARALLEL_AXES", #par) end
-  local in_specs = blockspec.list(spec.in_specs, "pallas_call in_specs")
-  local out_specs = blockspec.list(spec.out_specs, "pallas_call out_specs")
+  local given_in, given_out
+  if spec.in_specs ~= nil then given_in = compat.pack(blockspec.tree(spec.in_specs, "pallas_call in_specs")) end
+  if spec.out_specs ~= nil then given_out = compat.pack(blockspec.tree(spec.out_specs, "pallas_call out_specs")) end
   local launch = {}
   for j, i in ipairs(par) do launch[j] = grid[i] end
   if #launch == 0 then launch = { 1 } end
   local seq_grid = {}
   for j, i in ipairs(seq) do seq_grid[j] = grid[i] end
-  local nin, nout = #in_specs, #out_specs
   local scratch = spec.scratch_shapes or {}
+  local nscratch = (next(scratch) ~= nil and #scratch == 0) and 1 or #scratch   -- a named table is one
+  if smem.is_spec(scratch) then nscratch = 1 end
   local body = spec.body
 
   return kernel.kernel{
     name = spec.name or "pallas_call", out_shape = spec.out_shape, grid = launch, interpret = spec.interpret,
     compiler_params = cp, scratch_shapes = scratch,
     body = function(...)
-      local refs = { ... }
+      local refs = compat.pack(...)
       local t = trace.tr()
+      local nin, nout = t.num_inputs, refs.n - t.num_inputs - nscratch
+      local in_specs, in_tree, out_specs, out_tree
+      if given_in then in_specs, in_tree = given_in[1], given_in[2]
+      else in_specs, in_tree = default_specs(refs, 1, nin, "pallas_call input") end
+      if given_out then out_specs, out_tree = given_out[1], given_out[2]
+      else out_specs, out_tree = default_specs(refs, nin + 1, nin + nout, "pallas_call output") end
+      if #in_specs + #out_specs ~= nin + nout then
+        fail("PALLAS_REF_COUNT", nin, nout, #in_specs, #out_specs)
+      end
       t.pallas_grid = grid                       -- mgpu.num_programs sees the whole grid
       local pids = {}
       for j, i in ipairs(par) do pids[i] = trace.op("program_id", nil, { j - 1 }) end
@@ -89,16 +116,18 @@ function M.pallas_call(spec)
         return pt
       end
       local ins, outs = {}, {}
-      for i = 1, nin do ins[i] = wrap_spec(in_specs[i], full, "pallas_call input " .. i) end
-      for i = 1, nout do outs[i] = wrap_spec(out_specs[i], full, "pallas_call output " .. i) end
-      local scratch_refs = {}
-      for i = nin + nout + 1, #refs do scratch_refs[#scratch_refs + 1] = refs[i] end
+      for i, s in ipairs(in_specs) do ins[i] = wrap_spec(s, full, "pallas_call input " .. i) end
+      for i, s in ipairs(out_specs) do outs[i] = wrap_spec(s, full, "pallas_call output " .. i) end
       local pipe = pipeline.emit_pipeline(function(idx, ...)
         local saved = t.program_ids
         t.program_ids = full.point(idx)
-        local args = { ... }
-        for i = 1, #scratch_refs do args[#args + 1] = scratch_refs[i] end
-        body(compat.unpack(args, 1, nin + nout + #scratch_refs))
+        local flat = { ... }
+        local fin, fout = {}, {}
+        for i = 1, #ins do fin[i] = flat[i] end
+        for o = 1, #outs do fout[o] = flat[#ins + o] end
+        local args = blockspec.tree_build(out_tree, fout, blockspec.tree_build(in_tree, fin, {}))
+        for i = nin + nout + 1, refs.n do args[#args + 1] = refs[i] end   -- the scratch refs
+        body(compat.unpack(args, 1, #args))
         t.program_ids = saved
       end, { grid = seq_grid, in_specs = ins, out_specs = outs, max_concurrent_steps = cp.max_concurrent_steps,
              delay_release = cp.delay_release })

@@ -60,10 +60,11 @@ local function common(body, opts, what, known)
   check_keys(opts, known, what)
   if opts.grid == nil then fail("REQUIRED", what .. ": grid") end
   local grid, nsteps = L.grid(opts.grid, what .. " grid")
+  local in_specs, in_tree = blockspec.tree(opts.in_specs, what .. " in_specs")
+  local out_specs, out_tree = blockspec.tree(opts.out_specs, what .. " out_specs")
   return {
     body = body, what = what, grid = grid, nsteps = nsteps,
-    in_specs = blockspec.list(opts.in_specs, what .. " in_specs"),
-    out_specs = blockspec.list(opts.out_specs, what .. " out_specs"),
+    in_specs = in_specs, out_specs = out_specs, in_tree = in_tree, out_tree = out_tree,
   }
 end
 
@@ -77,16 +78,30 @@ local function depth_of(p, requested)
   return depth
 end
 
--- Plans for the GMEM refs a pipeline is called with (inputs, then outputs).
-local function plans(p, refs)
-  local nin, nout = #p.in_specs, #p.out_specs
-  if #refs ~= nin + nout then
-    fail("PIPELINE_REF_COUNT", p.what, #refs, nin, nout)
+-- Plans for the GMEM refs a pipeline is called with (inputs, then outputs,
+-- each nested as its specs are), one per spec.
+local function plans(p, args)
+  local nin, nout = #p.in_tree.top, #p.out_tree.top
+  if #args ~= nin + nout then
+    fail("PIPELINE_REF_COUNT", p.what, #args, nin, nout)
   end
+  local inrefs = blockspec.tree_leaves(p.in_tree, args, 1, p.what .. " input")
+  local outrefs = blockspec.tree_leaves(p.out_tree, args, nin + 1, p.what .. " output")
   local ins, outs = {}, {}
-  for i = 1, nin do ins[i] = blockspec.plan(p.in_specs[i], refs[i], #p.grid, p.what .. " input " .. i) end
-  for i = 1, nout do outs[i] = blockspec.plan(p.out_specs[i], refs[nin + i], #p.grid, p.what .. " output " .. i) end
+  for i, s in ipairs(p.in_specs) do ins[i] = blockspec.plan(s, inrefs[i], #p.grid, p.what .. " input " .. i) end
+  for i, s in ipairs(p.out_specs) do outs[i] = blockspec.plan(s, outrefs[i], #p.grid, p.what .. " output " .. i) end
   return ins, outs
+end
+
+-- The body's arguments: indices, then the inputs' and the outputs' refs
+-- (one per spec) nested as the specs are, then `extra` lists of one value
+-- per input each nested as the inputs are (barriers).
+local function body_args(p, idx, inrefs, outrefs, extra)
+  local args = { idx }
+  blockspec.tree_build(p.in_tree, inrefs, args)
+  blockspec.tree_build(p.out_tree, outrefs, args)
+  for _, e in ipairs(extra or {}) do blockspec.tree_build(p.in_tree, e, args) end
+  return args
 end
 
 local function delay_of(spec, default)
@@ -178,10 +193,16 @@ function M.emit_pipeline(body, opts)
         local slot = L.rem(step, depth)
         copy.copy_gmem_to_smem(pl:view(pl:indices(L.unravel(step, grid))), inbuf[i]:at(slot), bars:at(slot))
       end
-      local function guarded(step, fn) ops.when(L.lt(step, nsteps), fn) end   -- fn() for a step that exists
+      -- fn(step) for a step that exists; under a traced step count a constant step is traced too,
+      -- so that its view (outside the array when the grid is short) is never built at trace time
+      local function guarded(step, fn)
+        local exists = L.lt(step, nsteps)
+        if exists == true then fn(step)
+        elseif exists ~= false then ops.when(exists, function() fn(trace.lift(step)) end) end
+      end
       for _, i in ipairs(smem_in) do
         local d = delay_of(p.in_specs[i], default_delay)
-        for s = 0, depth - d - 1 do guarded(s, function() fetch(i, s) end) end
+        for s = 0, depth - d - 1 do guarded(s, function(step) fetch(i, step) end) end
       end
       local oslots, outputs = {}, {}
       for _, o in ipairs(smem_out) do oslots[o], outputs[o] = 0, { plan = outs[o], buf = outbuf[o] } end
@@ -190,13 +211,14 @@ function M.emit_pipeline(body, opts)
         local idx = L.unravel(step, grid)
         if #smem_in > 0 then barrier.barrier_wait(bars:at(slot)) end
         if #smem_out > 0 then copy.wait_smem_to_gmem(depth - 1, { wait_read_only = true }) end
-        local args = { idx }
+        local inrefs, outrefs = {}, {}
         for i, pl in ipairs(ins) do
-          args[#args + 1] = pl.space == "SMEM" and inbuf[i]:at(slot) or pl:view(pl:indices(idx))
+          inrefs[i] = pl.space == "SMEM" and inbuf[i]:at(slot) or pl:view(pl:indices(idx))
         end
         for o, pl in ipairs(outs) do
-          args[#args + 1] = pl.space == "SMEM" and outbuf[o]:at(st.o[o]) or pl:view(pl:indices(idx))
+          outrefs[o] = pl.space == "SMEM" and outbuf[o]:at(st.o[o]) or pl:view(pl:indices(idx))
         end
+        local args = body_args(p, idx, inrefs, outrefs)
         if init_carry ~= nil then args[#args + 1] = st.c end
         local nc = p.body(compat.unpack(args, 1, #args))
         if init_carry == nil then nc = nil end
@@ -204,7 +226,7 @@ function M.emit_pipeline(body, opts)
         local no = store_outputs(outputs, st.o, idx, step, nsteps, grid, depth)
         for _, i in ipairs(smem_in) do
           local t = L.add(step, depth - delay_of(p.in_specs[i], default_delay))
-          guarded(t, function() fetch(i, t) end)
+          guarded(t, function(step) fetch(i, step) end)
         end
         return { c = nc, o = no }
       end, "emit_pipeline body")
@@ -242,6 +264,9 @@ end
 --- [consumed barriers...], [carry]) -> carry runs in the compute
 --- warpgroups; with manual barriers the body waits on the ready ones and
 --- every compute warpgroup arrives on every consumed one once per step.
+--- With delay_release = d the consumed barriers handed to the body at step
+--- s are those of step s - d's slot (as Pallas'), and the body arrives on
+--- them at every step but the first d.
 --- compute_context(run) runs only in compute warpgroups: it calls
 --- run(init_carry), which runs the pipeline and returns the final carry.
 --- step_offset (an mgpu extension, with pipeline_state): the steps the
@@ -318,6 +343,7 @@ function M.emit_pipeline_warp_specialized(body, opts)
       end
     end
   end
+  if st ~= nil and p.manual_consumed and p.delay > 0 then fail("PIPELINE_STATE_MANUAL_DELAY", what) end
   p.state = st
   p.offset = opts.step_offset or 0
   if p.chained and st == nil then fail("STEP_OFFSET_ALONE", what) end
@@ -396,8 +422,11 @@ function WS:memory(ins, a)
       end
       return { s = self:slot_add(slot, 1) }
     end, self.what)
+    -- a manual body releases no slot for its last delay steps (it arrives on every step but the
+    -- first delay), so those slots get no completion to wait for
+    local released = self.manual_consumed and L.sub(nsteps, self.delay) or nsteps
     local function drain()   -- wait out the last uses (of the chain) so every completion is awaited
-      L.fori(L.max(L.sub(nsteps, depth), L.sub(0, self.offset)), nsteps, {}, function(step, carry)
+      L.fori(L.max(L.sub(nsteps, depth), L.sub(0, self.offset)), released, {}, function(step, carry)
         for i = 1, #a.consumed do barrier.barrier_wait(a.consumed[i]:at(self:slot(step))) end
         return carry
       end, self.what)
@@ -425,11 +454,20 @@ function WS:compute(ins, outs, a)
       local idx = L.unravel(step, grid)
       if not self.manual_ready then barrier.barrier_wait(a.ready[1]:at(slot)) end
       if #outs > 0 then copy.wait_smem_to_gmem(depth - 1, { wait_read_only = true }) end
-      local args = { idx }
-      for i = 1, #ins do args[#args + 1] = a.ins[i]:at(slot) end
-      for o = 1, #outs do args[#args + 1] = a.outs[o]:at(st.o[o]) end
-      if self.manual_ready then for i = 1, #ins do args[#args + 1] = a.ready[i]:at(slot) end end
-      if self.manual_consumed then for i = 1, #ins do args[#args + 1] = a.consumed[i]:at(slot) end end
+      local inrefs, outrefs, bars = {}, {}, {}
+      for i = 1, #ins do inrefs[i] = a.ins[i]:at(slot) end
+      for o = 1, #outs do outrefs[o] = a.outs[o]:at(st.o[o]) end
+      if self.manual_ready then
+        local r = {}
+        for i = 1, #ins do r[i] = a.ready[i]:at(slot) end
+        bars[#bars + 1] = r
+      end
+      if self.manual_consumed then   -- the slot this step releases: the one delay steps back
+        local cslot, c = delay == 0 and slot or self:slot_add(slot, -delay), {}
+        for i = 1, #ins do c[i] = a.consumed[i]:at(cslot) end
+        bars[#bars + 1] = c
+      end
+      local args = body_args(self, idx, inrefs, outrefs, bars)
       if has_carry then args[#args + 1] = st.c end
       local nc = self.body(compat.unpack(args, 1, #args))
       if not has_carry then nc = nil end
@@ -466,7 +504,9 @@ end
 function WS:__call(...)
   local refs = compat.pack(...)
   local popts = {}
-  if refs.n > 0 and type(refs[refs.n]) == "table" and not trace.is_ref(refs[refs.n]) then
+  -- the options follow the refs (which may be tables: nested specs)
+  if refs.n == #self.in_tree.top + #self.out_tree.top + 1 and type(refs[refs.n]) == "table"
+     and not trace.is_ref(refs[refs.n]) then
     popts = refs[refs.n]
     refs.n = refs.n - 1
     check_keys(popts, { allocations = true }, self.what .. " call")

@@ -154,9 +154,10 @@ end
 --- SMEM that ends with the scope; mgpu.run_scoped({ name = spec, ... }, fn)
 --- calls fn with a table of refs of the same shape (nested tables too).  Returns fn's results
 --- (scalars and arrays; refs cannot escape).
-function M.run_scoped(a, b, ...)
+function M.run_scoped(a, ...)
   local fn, specs, named
-  if type(a) == "function" then fn, specs = a, compat.pack(b, ...)
+  local b = ...
+  if type(a) == "function" then fn, specs = a, compat.pack(...)   -- (no allocations is fine)
   elseif type(a) == "table" and not M.is_spec(a) and type(b) == "function" then fn, named = b, a
   else fail("RUN_SCOPED_USAGE") end
   trace.op("scoped", {})

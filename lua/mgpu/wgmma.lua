@@ -25,7 +25,12 @@ local M = {}
 local fail = compat.fail
 
 local Acc = {}
-Acc.__index = Acc
+-- an ACC spec used as if it were the accumulator: say how to allocate it
+local ref_methods = { load = true, store = true, at = true, transpose = true, reshape = true, bitcast = true }
+Acc.__index = function(_, k)
+  if ref_methods[k] then fail("ACC_NOT_ALLOCATED", "acc:" .. k) end
+  return nil
+end
 Acc.__tostring = function(s) return string.format("mgpu.ACC(%s, %s)", compat.shape_str(s.shape), s.dtype) end
 Acc.__alloc = function(s)
   local ref = trace.op("acc_alloc", nil, { trace.dtype_code(s.dtype), s.shape[1], s.shape[2] }, nil, nil, s.where)
@@ -62,6 +67,7 @@ end
 
 --- acc += a @ b, asynchronously (one wgmma group).
 function M.wgmma(acc, a, b)
+  if getmetatable(acc) == Acc then fail("ACC_NOT_ALLOCATED", "wgmma") end
   if not trace.is_ref(acc) then fail("WGMMA_NOT_ACC") end
   if not trace.is_ref(a) and not trace.is_value(a) then fail("WGMMA_BAD_A") end
   if not trace.is_ref(b) then fail("WGMMA_BAD_B") end

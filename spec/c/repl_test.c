@@ -5,7 +5,8 @@
 ** interpreted kernel) reports "interrupted" and the next statement runs;
 ** SIGINT at the prompt drops the half-typed line; the history file holds
 ** each line as soon as it is entered, so a killed session keeps it; a
-** script stopped by SIGINT exits with 130 and a message.
+** script stopped by SIGINT exits with 130 and a message.  With libedit, TAB
+** completes mgpu's names and an array's methods, and lists several matches.
 **
 **   repl_test PATH_TO_MGPU
 */
@@ -127,6 +128,37 @@ static void repl_on_pty(const char *mgpu, const char *home) {
   close(fd);
 }
 
+/* Tab completion under a terminal (libedit): one match completes the word
+** in place, a second TAB lists several, ':' offers an array's methods; the
+** results print with their values. */
+static void completion_on_pty(const char *mgpu, const char *home) {
+  int fd;
+  out_len = 0;
+  pid_t pid = forkpty(&fd, NULL, NULL, NULL);
+  if (pid < 0) { perror("repl_test: forkpty"); failures++; return; }
+  if (pid == 0) {
+    setenv("HOME", home, 1);
+    setenv("MGPU_INTERPRET", "1", 1);
+    execl(mgpu, mgpu, (char *)NULL);
+    _exit(127);
+  }
+  EXPECT(wait_for(fd, 0, "> ", 10000), "the REPL prompts");
+  size_t mark = out_len;
+  say(fd, "mgpu.zer\t(3)\n");
+  EXPECT(wait_for(fd, mark, "mgpu.array(f32[3], {0, 0, 0})", 5000), "TAB completes mgpu.zer to mgpu.zeros");
+  mark = out_len;
+  say(fd, "mgpu.empt\t\t");
+  EXPECT(wait_for(fd, mark, "mgpu.empty_cache", 5000), "a second TAB lists mgpu.empty and mgpu.empty_cache");
+  say(fd, "\025");   /* Ctrl-U: drop the line */
+  say(fd, "x = mgpu.iota({2, 3}, 'i32')\n");
+  mark = out_len;
+  say(fd, "x:tol\t()\n");
+  EXPECT(wait_for(fd, mark, "{{0, 1, 2}, {3, 4, 5}}", 5000), "TAB completes an array's method after ':'");
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  close(fd);
+}
+
 /* Run mgpu with `args` and stdin from a pipe; returns its stdin's write end. */
 static pid_t spawn_piped(const char *mgpu, const char *script, int *in, int *outfd) {
   int pin[2], pout[2];
@@ -205,6 +237,7 @@ int main(int argc, char **argv) {
   has_libedit = edit != NULL;
   if (edit) dlclose(edit);
   repl_on_pty(mgpu, home);
+  if (has_libedit) completion_on_pty(mgpu, home);
   repl_on_pipe(mgpu);
   script_interrupted(mgpu);
   if (failures) {

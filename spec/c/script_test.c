@@ -57,7 +57,7 @@ int main(void) {
   CHECK(mgpu_script_kernel(s, "lib.neg", sig, 1, &k) == MGPU_OK && k);
   mgpu_kernel *none = NULL;
   CHECK(mgpu_script_kernel(s, "not_a_kernel", sig, 1, &none) == MGPU_ERR_SCRIPT && !none);
-  CONTAINS(mgpu_errmsg(ctx), "'not_a_kernel' is not an mgpu kernel (number)");
+  CONTAINS(mgpu_errmsg(ctx), "'not_a_kernel' is neither an mgpu kernel nor a function that returns one (number)");
   CHECK(mgpu_script_kernel(s, "missing.deeper", sig, 1, &none) == MGPU_ERR_SCRIPT);
   CONTAINS(mgpu_errmsg(ctx), "does not name a kernel");
   mgpu_value_info bad[1] = { { MGPU_VALUE_REF, MGPU_F32, MGPU_SPACE_GMEM, 1, { 128 } } };
@@ -65,6 +65,43 @@ int main(void) {
   CHECK(mgpu_script_kernel(s, "lib.neg", bad, 1, &k2) == MGPU_OK);   /* another signature, another trace */
   mgpu_kernel_release(k2);
   CHECK(mgpu_kernel_param_count(k) == 2);
+  mgpu_value_info two[2] = { sig[0], sig[0] };   /* a mistake in the call: placed at the kernel's definition */
+  CHECK(mgpu_script_kernel(s, "lib.neg", two, 2, &none) == MGPU_ERR_SCRIPT);
+  CONTAINS(mgpu_errmsg(ctx), "lib:2: kernel 'neg' takes 1 input, got 2 arguments");
+
+  /* a function of the argument specs that returns the kernel for them (one built per shape) */
+  const char *factory =
+    "local mgpu = require 'mgpu'\n"
+    "built = 0\n"
+    "function make(x, s)\n"
+    "  assert(x.shape[1] == 64 and s.dtype == 'f32', 'specs reach the function')\n"
+    "  built = built + 1\n"
+    "  return mgpu.kernel{ name = 'scaled', grid = { 1 },\n"
+    "    out_shape = { mgpu.shape({ x.shape[1] }, 'f32'), mgpu.shape({ 2 }, 'i32') },\n"
+    "    body = function(x, s, o, p) o:store(x:load():astype('f32') * s) end }\n"
+    "end\n"
+    "function broken() return 7 end\n"
+    "keeps = mgpu.kernel{ name = 'keeps', grid = { 1 }, out_shape = mgpu.shape({ 16 }, 'f32'),\n"
+    "  scratch_shapes = { mgpu.GMEM({ 16 }, 'f32') }, body = function(o, w) o:store(w:load()) end }\n";
+  CHECK(mgpu_script_run_string(s, factory, "=factory") == MGPU_OK);
+  mgpu_value_info fsig[2] = { { MGPU_VALUE_REF, MGPU_I16, MGPU_SPACE_GMEM, 1, { 64 } },
+                              { MGPU_VALUE_SCALAR, MGPU_F32, MGPU_SPACE_NONE, 0, { 0 } } };
+  mgpu_kernel *fk = NULL;
+  CHECK(mgpu_script_kernel(s, "make", fsig, 2, &fk) == MGPU_OK && fk);
+  mgpu_param_info fp;
+  CHECK(mgpu_kernel_param_count(fk) == 4);
+  CHECK(mgpu_kernel_param(fk, 1, &fp) == MGPU_OK && fp.role == MGPU_PARAM_SCALAR && fp.value.dtype == MGPU_F32);
+  CHECK(mgpu_kernel_param(fk, 3, &fp) == MGPU_OK && fp.role == MGPU_PARAM_OUTPUT && fp.value.dtype == MGPU_I32 &&
+        fp.value.rank == 1 && fp.value.shape[0] == 2);
+  mgpu_kernel_release(fk);
+  fsig[0].shape[0] = 65;
+  CHECK(mgpu_script_kernel(s, "make", fsig, 2, &fk) == MGPU_ERR_SCRIPT && !fk);
+  CONTAINS(mgpu_errmsg(ctx), "specs reach the function");
+  CHECK(mgpu_script_kernel(s, "broken", fsig, 2, &fk) == MGPU_ERR_SCRIPT);
+  CONTAINS(mgpu_errmsg(ctx), "the function 'broken' returned number, not an mgpu kernel");
+  /* GMEM scratch lives in the Lua call: a C caller could not provide it */
+  CHECK(mgpu_script_kernel(s, "keeps", NULL, 0, &fk) == MGPU_ERR_SCRIPT && !fk);
+  CONTAINS(mgpu_errmsg(ctx), "kernel 'keeps' launches with arrays kept between launches (mgpu.GMEM scratch or semaphores)");
 
   /* the kernel outlives the script that defined it */
   mgpu_script_release(s);

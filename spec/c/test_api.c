@@ -41,7 +41,7 @@ void test_api_errors(void) {
   CHECK_CONTAINS(mgpu_errmsg(c), "range [60, 68) is outside the buffer of 64 bytes");
   mgpu_buffer_release(b);
   /* builder options */
-  mgpu_kernel_options ko = { "bad name", 1, { 1, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0 };
+  mgpu_kernel_options ko = { "bad name", 1, { 1, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0, 0 };
   mgpu_builder *bl = NULL;
   CHECK(mgpu_builder_create(c, &ko, &bl) == MGPU_ERR_ARG && !bl);
   CHECK_CONTAINS(mgpu_errmsg(c), "kernel name may contain only");
@@ -66,6 +66,7 @@ void test_api_errors(void) {
   ko.num_threads = 9;
   CHECK(mgpu_builder_create(c, &ko, &bl) == MGPU_ERR_ARG);
   ko.num_threads = 1;
+  ko.grid[0] = 1;   /* (every block stores the whole output: two would race) */
   CHECK(mgpu_builder_create(c, &ko, &bl) == MGPU_OK);
   int64_t shape[1] = { 256 };
   int32_t x, o;
@@ -98,7 +99,7 @@ void test_api_errors(void) {
   CHECK_CONTAINS(mgpu_errmsg(c), "argument 2 holds 100 bytes but parameter 2 (gmem f32[256]) needs 1024");
   mgpu_launch_args dead = { (mgpu_arg[]){ { .buffer = big }, { .buffer = NULL } }, 2, 0 };
   CHECK(mgpu_kernel_launch(k, &dead) == MGPU_ERR_ARG);
-  CHECK_CONTAINS(mgpu_errmsg(c), "argument 2 (gmem f32[256]) is not a valid buffer handle");
+  CHECK_CONTAINS(mgpu_errmsg(c), "argument 2 (gmem f32[256]) has neither a valid buffer handle nor an address");
   mgpu_param_info pi;
   CHECK(mgpu_kernel_param_count(k) == 2);
   CHECK(mgpu_kernel_param(k, 1, &pi) == MGPU_OK && pi.role == MGPU_PARAM_OUTPUT && pi.value.shape[0] == 256);
@@ -111,6 +112,21 @@ void test_api_errors(void) {
   CHECK(mgpu_kernel_launch(k, &ok) == MGPU_OK);
   double v[3];
   CHECK(mgpu_buffer_get_f64(out, MGPU_F32, 253, 3, v) == MGPU_OK && v[0] == 507 && v[2] == 511);
+  /* arrays by address: another framework's memory (host memory when interpreting), no buffers */
+  _Alignas(16) float hin[257], hout[257];
+  for (int i = 0; i < 256; i++) hin[i] = (float)i - 100, hout[i] = -1;
+  mgpu_launch_args byaddr = { (mgpu_arg[]){ { .address = (uint64_t)(uintptr_t)hin }, { .address = (uint64_t)(uintptr_t)hout } },
+                              2, 0 };
+  CHECK(mgpu_kernel_launch(k, &byaddr) == MGPU_OK);
+  CHECK(hout[0] == -100 && hout[255] == 155);
+  mgpu_launch_args mixed = { (mgpu_arg[]){ { .buffer = big }, { .address = (uint64_t)(uintptr_t)hout } }, 2, 0 };
+  CHECK(mgpu_kernel_launch(k, &mixed) == MGPU_OK && hout[0] == 1 && hout[255] == 511);
+  mgpu_launch_args both = { (mgpu_arg[]){ { .buffer = big, .address = (uint64_t)(uintptr_t)hin }, { .buffer = out } }, 2, 0 };
+  CHECK(mgpu_kernel_launch(k, &both) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "argument 1 gives both a buffer and an address");
+  mgpu_launch_args skew = { (mgpu_arg[]){ { .address = (uint64_t)(uintptr_t)(hin + 1) }, { .buffer = out } }, 2, 0 };
+  CHECK(mgpu_kernel_launch(k, &skew) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "argument 1 is not 16-byte aligned");
   const char *text = NULL;
   CHECK(mgpu_kernel_text(k, MGPU_TEXT_PTX, &text) == MGPU_OK);
   CHECK_CONTAINS(text, ".target sm_90a");

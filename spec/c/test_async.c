@@ -13,7 +13,7 @@ static char *emit(int64_t R, int64_t C, int64_t rows, int64_t cols, const char *
   mem_alloc A;
   diag D;
   mem_alloc_default(&A);
-  mgpu_kernel_options o = { "tma", 1, { 1, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0 };
+  mgpu_kernel_options o = { "tma", 1, { 1, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0, 0 };
   ir_builder *b = irb_new(&A, &o, &D);
   int64_t shape[2] = { R, C };
   uint32_t x, out, res[4], n;

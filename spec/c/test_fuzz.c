@@ -24,7 +24,7 @@ static mgpu_builder *builder(mgpu_ctx *c, const mgpu_kernel_options *o) {
 /* A kernel whose ops have neither operands nor integer attributes
 ** (pointer arithmetic on the empty operand array). */
 static void no_operands(mgpu_ctx *c) {
-  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0 };
+  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0, 0 };
   mgpu_builder *b = builder(c, &o);
   int32_t res[4], n;
   CHECK(mgpu_builder_op(b, "thread_id", NULL, res, 4, &n) == MGPU_OK && n == 1);
@@ -41,7 +41,7 @@ static void no_operands(mgpu_ctx *c) {
 /* Grids of rank 4 to 8 fold their leading axes into z: a product of those
 ** past 2^63 is refused, not overflowed. */
 static void folded_grid_overflow(mgpu_ctx *c) {
-  mgpu_kernel_options o = { "k", 8, { 65536, 65536, 65536, 65536, 65536, 65536, 1, 1 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0 };
+  mgpu_kernel_options o = { "k", 8, { 65536, 65536, 65536, 65536, 65536, 65536, 1, 1 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0, 0 };
   mgpu_builder *b = NULL;
   CHECK(mgpu_builder_create(c, &o, &b) == MGPU_ERR_ARG && !b);
   CHECK_CONTAINS(mgpu_errmsg(c), "fold into CUDA's z dimension");
@@ -50,7 +50,7 @@ static void folded_grid_overflow(mgpu_ctx *c) {
 /* Integer constants wrap to their dtype from 64 bits, so a constant must
 ** have 64 bits (1e300 as an i32 was cast to int64 by the passes). */
 static void const_range(mgpu_ctx *c) {
-  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0 };
+  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0, 0 };
   mgpu_builder *b = builder(c, &o);
   int32_t v, n;
   int64_t i32[1] = { MGPU_I32 }, u64[1] = { MGPU_U64 }, i64[1] = { MGPU_I64 };
@@ -76,7 +76,7 @@ static void const_range(mgpu_ctx *c) {
 /* Barriers are not memory that load and store move (the PTX lowering took
 ** one for a GMEM parameter). */
 static void barrier_load(mgpu_ctx *c) {
-  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0 };
+  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0, 0 };
   mgpu_builder *b = builder(c, &o);
   int32_t bar, v, n;
   int64_t ba[3] = { 1, 1, 0 };
@@ -90,7 +90,7 @@ static void barrier_load(mgpu_ctx *c) {
 
 /* Shapes whose element count passes 2^53 (ir_numel overflowed past 2^63). */
 static void huge_shapes(mgpu_ctx *c) {
-  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0 };
+  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0, 0 };
   mgpu_builder *b = builder(c, &o);
   int32_t v, n;
   int64_t io[4] = { MGPU_F32, 1, 64, INT64_C(161287369273114880) };
@@ -116,7 +116,7 @@ static void expect_work_limit(mgpu_ctx *c, mgpu_kernel *k, const mgpu_launch_arg
 
 /* The interpreter's work limit ends a kernel that would run for hours. */
 static void work_limit(mgpu_ctx *c) {
-  mgpu_kernel_options o = { "k", 1, { 1 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0 };
+  mgpu_kernel_options o = { "k", 1, { 1 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0, 0 };
   mgpu_builder *b = builder(c, &o);
   int32_t res[4], n, lo, hi, one;
   int64_t i32[1] = { MGPU_I32 };
@@ -138,7 +138,7 @@ static void work_limit(mgpu_ctx *c) {
 /* Stores count the elements they write: a kernel that only stores a
 ** scalar into a large output (no op results to count) is bounded too. */
 static void work_limit_stores(mgpu_ctx *c) {
-  mgpu_kernel_options o = { "k", 1, { 64 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0 };
+  mgpu_kernel_options o = { "k", 1, { 64 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0, 0 };
   mgpu_builder *b = builder(c, &o);
   int64_t shape[1] = { INT64_C(1) << 20 }, f32[1] = { MGPU_F32 };
   int32_t out, v, res[4], n;
@@ -164,7 +164,7 @@ static void work_limit_stores(mgpu_ctx *c) {
 ** 100000, which its 16384 accumulator elements stayed under (fuzz_lua's
 ** corpus, timeout-wgmma-work: a mutated matmul ran 30 s). */
 static void work_limit_wgmma(mgpu_ctx *c) {
-  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0 };
+  mgpu_kernel_options o = { "k", 0, { 0 }, 1, 0, 1, 0, 0, 0, 0, { 0 }, 0, 0 };
   mgpu_builder *b = builder(c, &o);
   int64_t shape[2] = { 64, 256 };
   int32_t out, a, bb, acc, v, res[4], n;

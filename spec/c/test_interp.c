@@ -29,7 +29,7 @@ static uint32_t konst(ir_builder *b, int dt, double v) {
 ** needs the yield to permute carried values correctly. */
 void test_interp_semantics(void) {
   mem_alloc_default(&A);
-  mgpu_kernel_options o = { "k", 1, { 3, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0 };
+  mgpu_kernel_options o = { "k", 1, { 3, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0, 0 };
   ir_builder *b = irb_new(&A, &o, &D);
   int64_t s3[1] = { 3 }, s10[1] = { 10 };
   uint32_t out, src, dst;

@@ -12,7 +12,7 @@ static diag D;
 
 static ir_builder *new_builder(int grid) {
   mem_alloc_default(&A);
-  mgpu_kernel_options o = { "k", 1, { grid, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0 };
+  mgpu_kernel_options o = { "k", 1, { grid, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0, 0 };
   return irb_new(&A, &o, &D);
 }
 

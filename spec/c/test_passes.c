@@ -15,7 +15,7 @@ static uint32_t op(ir_builder *b, const char *name, const uint32_t *opd, uint32_
 
 void test_passes_layout(void) {
   mem_alloc_default(&A);
-  mgpu_kernel_options o = { "k", 1, { 1, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0 };
+  mgpu_kernel_options o = { "k", 1, { 1, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0, 0 };
   ir_builder *b = irb_new(&A, &o, &D);
   int64_t big[1] = { 4096 }, small[1] = { 100 };
   uint32_t x, h, t, out;
@@ -45,7 +45,7 @@ void test_passes_layout(void) {
 
 void test_passes_divisibility(void) {
   mem_alloc_default(&A);
-  mgpu_kernel_options o = { "k", 1, { 8, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0 };
+  mgpu_kernel_options o = { "k", 1, { 8, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0, 0 };
   ir_builder *b = irb_new(&A, &o, &D);
   int64_t axis[1] = { 0 }, i32[1] = { MGPU_I32 };
   uint32_t pid = op(b, "program_id", NULL, 0, axis, 1, 0);

@@ -9,7 +9,7 @@ void test_ptx_emit(void) {
   mem_alloc A;
   diag D;
   mem_alloc_default(&A);
-  mgpu_kernel_options o = { "scale", 1, { 4, 0, 0 }, 2, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0 };
+  mgpu_kernel_options o = { "scale", 1, { 4, 0, 0 }, 2, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0, 0 };
   ir_builder *b = irb_new(&A, &o, &D);
   int64_t shape[1] = { 4096 };
   uint32_t x, out, res[4], n;

@@ -18,7 +18,7 @@
 /* A kernel o = x * 2 over n f32 elements, blocks of 256; grid sized to n. */
 static mgpu_kernel *double_kernel(mgpu_ctx *c, int64_t n) {
   int grid = (int)((n + 255) / 256);
-  mgpu_kernel_options ko = { "twice", 1, { grid, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0 };
+  mgpu_kernel_options ko = { "twice", 1, { grid, 0, 0 }, 1, 0, 0, 0, 0, 0, 0, { 0, 0, 0 }, 0, 0 };
   mgpu_builder *b = NULL;
   mgpu_kernel *k = NULL;
   if (mgpu_builder_create(c, &ko, &b)) return NULL;

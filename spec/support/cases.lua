@@ -1086,6 +1086,36 @@ wgmma_case("f8e5m2xf8e4m3-f16acc", { dt = "f8e5m2", bdt = "f8e4m3", bmajor = "K"
 wgmma_case("f8e4m3-A-in-registers", { dt = "f8e4m3", bmajor = "K", M = 128, K = 128, areg = true })
 wgmma_case("f8e5m2xf8e4m3-A-in-registers", { dt = "f8e5m2", bdt = "f8e4m3", bmajor = "K", K = 128, areg = true })
 
+-- Pallas' test_wgmma_accumulator_load_with_custom_wait: two wgmma groups into two accumulators
+-- back to back inside a pipeline loop, the first read after wgmma_wait(1), the second after
+-- wgmma_wait(0) (ptxas must inject no warpgroup arrive or wait: ptxas_ops fails on its notes)
+add("wgmma/two-accumulators-custom-wait", function(mgpu)
+  local T = mgpu.transforms
+  local xf = { T.tiling{ 8, 64 }, T.swizzle(128) }
+  local k = mgpu.pallas_call{
+    name = "two_accs", grid = { 1, 1 },
+    out_shape = { mgpu.shape({ 64, 64 }, "f32"), mgpu.shape({ 64, 64 }, "f32") },
+    in_specs = { mgpu.BlockSpec{ transforms = xf }, mgpu.BlockSpec{ transforms = xf } },
+    body = function(a, b, o0, o1)
+      local r0, r1 = mgpu.run_scoped(function(x, y)
+        mgpu.wgmma(x, a, b)
+        mgpu.wgmma(y, a, b)
+        mgpu.wgmma_wait(1)
+        local v0 = x:load()
+        mgpu.wgmma_wait(0)
+        return v0, y:load()
+      end, mgpu.ACC({ 64, 64 }, "f32"), mgpu.ACC({ 64, 64 }, "f32"))
+      o0:store(r0)
+      o1:store(r1)
+    end,
+  }
+  local a = mgpu.random.normal({ 64, 64 }, "f16", nil, 0, 1)
+  local b = mgpu.random.normal({ 64, 64 }, "f16", nil, 0, 1)
+  local o0, o1 = k(a, b)
+  local ref = matmul_tab(a:to_table(), b:to_table(), 64, 64, 64)
+  return math.max(compare(mgpu, o0, ref), compare(mgpu, o1, ref)), 1e-5
+end)
+
 -- Accumulators starting from an array (ACC.init) and slices of one (acc:at): C (M, 128) starts as X,
 -- columns [0, 64) get A @ B0 and columns [64, 128) get A @ B1 (two N = 64 wgmma into slices); the
 -- output is read back in two partial loads (one per column half; with M = 128 also per row block).

@@ -92,6 +92,9 @@ struct mgpu_kernel {
 
 /* api_buffer.c: a buffer record over existing memory (one reference). */
 mgpu_status api_buffer_new(mgpu_ctx *ctx, uint64_t n, uint64_t addr, bool owned, mgpu_buffer **out);
+/* api_buffer.c: a buffer record in out over n bytes at addr, for one call (a launch argument
+** given by address): nothing to release, and no reference on ctx. */
+void api_buffer_view(mgpu_ctx *ctx, uint64_t addr, uint64_t n, mgpu_buffer *out);
 
 /* api_kernel.c: scalar argument a of a parameter of dtype dt as the 8 bytes
 ** the kernel parameter holds (narrow integers as 32 bits); false when an

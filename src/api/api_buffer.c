@@ -37,6 +37,17 @@ mgpu_status api_buffer_new(mgpu_ctx *ctx, uint64_t n, uint64_t addr, bool owned,
   return MGPU_OK;
 }
 
+void api_buffer_view(mgpu_ctx *ctx, uint64_t addr, uint64_t n, mgpu_buffer *out) {
+  memset(out, 0, sizeof *out);
+  out->magic = MAGIC_BUF;
+  out->refs = 1;
+  out->ctx = ctx;
+  out->gen = ctx->run.gen;
+  out->size = n;
+  out->addr = addr;
+  out->sym = -1;
+}
+
 /* The host's available and total memory and its swap in bytes (-1 where unknown). */
 static void host_mem(double *avail, double *total, double *swap) {
   *avail = *total = *swap = -1;

@@ -178,6 +178,15 @@ mgpu_status mgpu_ctx_create(const mgpu_ctx_options *opts, mgpu_ctx **out) {
     }
     c->run.timeout_ms = ms;
   }
+  const char *tgt = getenv("MGPU_TARGET");
+  if (tgt && *tgt) {
+    c->info.target = !strcmp(tgt, "sm_90a") ? MGPU_TARGET_SM90A : !strcmp(tgt, "sm_100a") ? MGPU_TARGET_SM100A : 0;
+    if (!c->info.target) {
+      snprintf(no_ctx_msg, sizeof no_ctx_msg, "MGPU_TARGET must be sm_90a or sm_100a, got '%s'", tgt);
+      mem_free(&a, c, sizeof *c);
+      return MGPU_ERR_ARG;
+    }
+  }
   const char *pdl = getenv("MGPU_PDL");
   c->serial_launch = pdl && !strcmp(pdl, "0");
   const char *env = getenv("MGPU_INTERPRET");
@@ -208,6 +217,8 @@ mgpu_status mgpu_ctx_create(const mgpu_ctx_options *opts, mgpu_ctx **out) {
     }
   }
   c->info.mode = mode;
+  if (!c->info.target)   /* the device's architecture: Blackwell (10.x) or Hopper */
+    c->info.target = mode == MGPU_MODE_GPU && c->info.cc_major == 10 ? MGPU_TARGET_SM100A : MGPU_TARGET_SM90A;
   *out = c;
   return MGPU_OK;
 }

@@ -74,6 +74,11 @@ static mgpu_status check_options(mgpu_ctx *ctx, const mgpu_kernel_options *o) {
              "1024 threads, 128 per warpgroup)", o->num_threads);
     return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
   }
+  if (o->target != MGPU_TARGET_DEFAULT && o->target != MGPU_TARGET_SM90A && o->target != MGPU_TARGET_SM100A) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "target %d is not an mgpu_target (90: sm_90a, 100: sm_100a)", o->target);
+    return diag_set(&ctx->d, ERR_BAD_ARG, "", msg);
+  }
   if (o->cluster_rank < 0 || o->cluster_rank > 3)
     return diag_set(&ctx->d, ERR_BAD_ARG, "", "cluster must have at most 3 dimensions");
   int64_t blocks = 1;
@@ -97,8 +102,10 @@ mgpu_status mgpu_builder_create(mgpu_ctx *ctx, const mgpu_kernel_options *opts, 
   mgpu_status s = check_options(ctx, opts);
   mgpu_builder *b = NULL;
   if (!s) {
+    mgpu_kernel_options o = *opts;
+    if (!o.target) o.target = ctx->info.target;
     b = mem_calloc(&ctx->alloc, sizeof *b);
-    if (b) b->b = irb_new(&ctx->alloc, opts, &ctx->d);
+    if (b) b->b = irb_new(&ctx->alloc, &o, &ctx->d);
     if (!b || !b->b) {
       mem_free(&ctx->alloc, b, sizeof *b);
       s = diag_set(&ctx->d, ERR_NOMEM, "");
@@ -304,10 +311,11 @@ static cache_key kernel_cache_key(const mgpu_kernel *k, const int *keys, void *c
     opts[2 * i + 1] = buffer ? 0 : (uint64_t)(uintptr_t)vals[i];
   }
   int arch[4] = { ctx->info.cc_major, ctx->info.cc_minor, ctx->drv->driver_version, (int)sizeof(ptx_tmap) };
-  static const char tag[] = "mgpu kernel cache 3 (entries hold PTX that waits with griddepcontrol): ir, target sm_90a, "
+  static const char tag[] = "mgpu kernel cache 3 (entries hold PTX that waits with griddepcontrol): ir, target, "
                             "arch+driver, jit options, engine";
+  const char *target = ir_target_name(k->ir->opts.target);
   const cache_part parts[] = {
-    { tag, sizeof tag - 1 }, { k->ir_text, k->ir_len }, { "sm_90a", 6 }, { arch, sizeof arch },
+    { tag, sizeof tag - 1 }, { k->ir_text, k->ir_len }, { target, strlen(target) }, { arch, sizeof arch },
     { opts, 2 * sizeof(uint64_t) * (nopt < 16 ? nopt : 16) }, { MGPU_VERSION_STRING, sizeof MGPU_VERSION_STRING - 1 },
   };
   return cache_key_make(parts, MGPU_COUNTOF(parts));
@@ -366,9 +374,8 @@ static bool entry_store(cache *c, cache_key key, const mgpu_kernel *k) {
 ** PTX as a whole program, and its own compute cache (keyed on the PTX) keeps
 ** the binary, so a warm process skips the JIT too.  The cubin the driver's
 ** linker (cuLink*) hands back cannot be used instead: the linker compiles PTX
-** as relocatable code, which ignores setmaxnreg and takes more registers (92
-** instead of 48 for the softmax pipeline on the H100; bench/RESULTS.md run
-** 31).  Returns non-zero when the caller should load the PTX itself (cache
+** as relocatable code, which ignores setmaxnreg and takes more registers
+** (about twice as many for the softmax pipeline).  Returns non-zero when the caller should load the PTX itself (cache
 ** off, or any step failed: the plain load then reports real errors with
 ** their log). */
 static CUresult load_cached(mgpu_kernel *k, int *keys, void **vals, unsigned nopt) {
@@ -550,11 +557,7 @@ mgpu_status mgpu_kernel_layout(mgpu_kernel *k, int32_t value, char *buf, int32_t
   if (value <= 0 || (uint32_t)value >= k->ir->vals.n) return diag_set(&k->ctx->d, ERR_BAD_VALUE, "", "mgpu_kernel_layout", value);
   buf[0] = 0;
   if (ir_vtype(k->ir, (uint32_t)value)->kind != MGPU_VALUE_ARRAY) return MGPU_OK;
-  strbuf sb;
-  sb_init(&sb, &k->ctx->alloc);
-  lay_print(&k->ki.lay[value], &sb);
-  snprintf(buf, (size_t)n, "%s", sb_str(&sb));
-  sb_free(&sb);
+  pass_layout_name(k->ir, &k->ki.lay[value], buf, (size_t)n);
   return MGPU_OK;
 }
 
@@ -628,7 +631,8 @@ static mgpu_status check_launch(mgpu_kernel *k, const mgpu_launch_args *a, uint6
     bool ok = b && b->magic == MAGIC_BUF && b->ctx == ctx && b->size >= need && b->addr % 16 == 0;
     if (ok) continue;
     ir_type_str(t, ts, sizeof ts);     /* only for the message */
-    if (!b || b->magic != MAGIC_BUF) snprintf(msg, sizeof msg, "argument %u (%s) is not a valid buffer handle", i + 1, ts + 1);
+    if (!b || b->magic != MAGIC_BUF)
+      snprintf(msg, sizeof msg, "argument %u (%s) has neither a valid buffer handle nor an address", i + 1, ts + 1);
     else if (b->ctx != ctx) snprintf(msg, sizeof msg, "argument %u belongs to another context", i + 1);
     else if (b->size < need)
       snprintf(msg, sizeof msg, "argument %u holds %llu bytes but parameter %u (%s) needs %llu", i + 1,
@@ -758,12 +762,49 @@ static mgpu_status launch_gpu(mgpu_kernel *k, const mgpu_launch_args *a, uint64_
   return api_launched(ctx, ir->name, cfg.hStream);
 }
 
+/* The launch's arguments with those given by address (buffer NULL) replaced by views of
+** their memory made for this launch (in copy and views, one per parameter at most), so
+** everything after sees buffers; args itself when none is.  Arguments of another count are
+** left to check_launch. */
+static mgpu_status bind_addresses(mgpu_kernel *k, const mgpu_launch_args **args, mgpu_launch_args *bound,
+                                  mgpu_arg *copy, mgpu_buffer *views) {
+  const mgpu_launch_args *a = *args;
+  const ir_kernel *ir = k->ir;
+  if (!a || !a->args || (uint32_t)a->nargs != ir->params.n) return MGPU_OK;
+  bool any = false;
+  for (uint32_t i = 0; i < ir->params.n; i++) {
+    if (ir->params.v[i].role == MGPU_PARAM_SCALAR || !a->args[i].address) continue;
+    if (a->args[i].buffer) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "argument %u gives both a buffer and an address", i + 1);
+      return diag_set(&k->ctx->d, ERR_LAUNCH_ARG, "", ir->name, msg);
+    }
+    any = true;
+  }
+  if (!any) return MGPU_OK;
+  for (uint32_t i = 0; i < ir->params.n; i++) {
+    copy[i] = a->args[i];
+    if (ir->params.v[i].role == MGPU_PARAM_SCALAR || !a->args[i].address) continue;
+    const ir_type *t = ir_vtype(ir, ir->params.v[i].value);
+    api_buffer_view(k->ctx, a->args[i].address, (uint64_t)ir_numel(t) * dt_bytes(t->dtype), &views[i]);
+    copy[i].buffer = &views[i];
+  }
+  *bound = *a;
+  bound->args = copy;
+  *args = bound;
+  return MGPU_OK;
+}
+
 mgpu_status mgpu_kernel_launch(mgpu_kernel *k, const mgpu_launch_args *args) {
   KER_ENTER(k);
   mgpu_ctx *ctx = k->ctx;
   uint64_t scalars[256];
+  mgpu_arg copy[256];
+  mgpu_buffer views[256];
+  mgpu_launch_args bound;
   mgpu_status s = k->ir->params.n > 256 ? diag_set(&ctx->d, ERR_UNSUPPORTED, "", k->ir->name, "more than 256 parameters")
-                                         : check_launch(k, args, scalars);
+                                         : bind_addresses(k, &args, &bound, copy, views);
+  if (!s) s = check_launch(k, args, scalars);
   if (!s && ctx->info.mode != MGPU_MODE_COMPILE_ONLY) {
     s = compile(k);
     bool coll = !s && api_dist_collective(k);

@@ -12,6 +12,7 @@
 typedef struct cli_opts {
   const char *mode;       /* NULL, "interpret" or "compile" */
   const char *emit_dir;
+  const char *target;     /* --target NAME, or NULL */
   int interactive;
   int script;             /* argv index of the script, or 0 */
   int info;

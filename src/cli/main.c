@@ -24,6 +24,8 @@ static const char usage[] =
   "  --interpret     run kernels in the CPU interpreter even when a GPU is present\n"
   "  --emit-ptx DIR  compile every kernel the script calls and write DIR/<kernel>.ptx;\n"
   "                  nothing executes and mgpu.compile_only() is true\n"
+  "  --target NAME   compile for sm_90a (Hopper) or sm_100a (Blackwell); default: MGPU_TARGET,\n"
+  "                  else the GPU's architecture, else sm_90a\n"
   "  -n N            run the script on N devices: one process per GPU over NVSHMEM, or\n"
   "                  N simulated devices in the interpreter (no GPUs, --interpret)\n"
   "  -v, --version   print the version\n"
@@ -35,15 +37,15 @@ typedef cli_opts opts;
 
 /* require("mgpu").configure{...} */
 static int configure(lua_State *L, const opts *o) {
-  if (!o->mode) return LUA_OK;
+  if (!o->mode && !o->target) return LUA_OK;
   lua_getglobal(L, "require");
   lua_pushliteral(L, "mgpu");
   if (cli_docall(L, 1, 1)) return 1;
   lua_getfield(L, -1, "configure");
-  lua_createtable(L, 0, 2);
-  lua_pushstring(L, o->mode);
-  lua_setfield(L, -2, "mode");
+  lua_createtable(L, 0, 3);
+  if (o->mode) { lua_pushstring(L, o->mode); lua_setfield(L, -2, "mode"); }
   if (o->emit_dir) { lua_pushstring(L, o->emit_dir); lua_setfield(L, -2, "emit_ptx"); }
+  if (o->target) { lua_pushstring(L, o->target); lua_setfield(L, -2, "target"); }
   int st = cli_docall(L, 1, 0);
   lua_pop(L, 1);
   return st;
@@ -98,7 +100,8 @@ static const char info_code[] =
   "  print(string.format('memory:   %.1f GiB', d.global_mem / 2^30))\n"
   "else\n"
   "  print('no GPU: interpret mode (' .. d.reason .. ')')\n"
-  "end\n";
+  "end\n"
+  "print('target:   ' .. d.target)\n";
 
 /* mkdir -p */
 static int make_dirs(const char *path) {
@@ -143,6 +146,15 @@ static int parse(int argc, char **argv, opts *o, int *status) {
       }
       o->devices = (int)n;
       i++;
+      continue;
+    }
+    if (!strcmp(a, "--target")) {
+      if (i + 1 >= argc || (strcmp(argv[i + 1], "sm_90a") && strcmp(argv[i + 1], "sm_100a"))) {
+        fprintf(stderr, "mgpu: --target needs sm_90a or sm_100a\n%s", usage);
+        *status = 1;
+        return 1;
+      }
+      o->target = argv[++i];
       continue;
     }
     if (!strcmp(a, "--emit-ptx") || !strcmp(a, "-e")) {
@@ -200,7 +212,7 @@ int main(int argc, char **argv) {
   int end = o.script ? o.script : argc;
   for (int i = 1; !status && i < end; i++)
     if (!strcmp(argv[i], "-e")) status = run_string(L, argv[++i]);
-    else if (!strcmp(argv[i], "--emit-ptx")) i++;
+    else if (!strcmp(argv[i], "--emit-ptx") || !strcmp(argv[i], "--target")) i++;
   int ran_e = 0;
   for (int i = 1; i < end; i++) if (!strcmp(argv[i], "-e")) ran_e = 1;
   if (!status && o.script) status = cli_run_script(L, argc, argv, o.script);
@@ -212,7 +224,7 @@ int main(int argc, char **argv) {
     lua_getglobal(L, "require");
     lua_pushliteral(L, "mgpu");
     if (cli_docall(L, 1, 1) == LUA_OK) lua_setglobal(L, "mgpu");
-    if (isatty(0)) printf("mgpu %s (%s) -- mgpu is loaded; Ctrl-D quits\n", mgpu_version(), LUA_RELEASE);
+    if (isatty(0)) printf("mgpu %s (%s) -- mgpu is loaded; help NAME shows its reference; Ctrl-D quits\n", mgpu_version(), LUA_RELEASE);
     cli_repl(L);
   }
   lua_close(L);

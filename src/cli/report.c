@@ -41,10 +41,13 @@ static const char *source_path(const char *loc) {
   return n >= m && !strcmp(report_script + n - m, loc + 3) ? report_script : loc;
 }
 
+/* The message's first line, the source line it starts with ("path:line:
+** ..."), then the message's other lines. */
 void cli_report(const char *msg) {
-  fprintf(stderr, "mgpu: %s%s\n", report_prefix, msg);
-  /* "path:line: ..." -> show the line */
-  const char *c = strchr(msg, ':');
+  const char *nl = strchr(msg, '\n');
+  int first = nl ? (int)(nl - msg) : (int)strlen(msg);
+  fprintf(stderr, "mgpu: %s%.*s\n", report_prefix, first, msg);
+  const char *c = memchr(msg, ':', (size_t)first);
   while (c) {
     char *end;
     long line = strtol(c + 1, &end, 10);
@@ -63,8 +66,9 @@ void cli_report(const char *msg) {
       }
       break;
     }
-    c = strchr(c + 1, ':');
+    c = memchr(c + 1, ':', (size_t)(msg + first - (c + 1)));
   }
+  if (nl) fprintf(stderr, "%s\n", nl + 1);
   fflush(stderr);
 }
 

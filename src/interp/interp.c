@@ -75,6 +75,9 @@ static const char *user_name(const ir_op *op) {
   case IR_tma_store: return "copy_smem_to_gmem";
   case IR_load: return "the SMEM load";
   case IR_store: return "the SMEM store";
+  case IR_tcgen05_mma: return "tcgen05_mma";
+  case IR_cluster_cancel: return "try_cluster_cancel";
+  case IR_cancel_query: return "query_cluster_cancel";
   default: return ir_optab[op->code].name;
   }
 }
@@ -85,16 +88,17 @@ void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, co
   uint32_t me = (uint32_t)(a - I->agents);
   for (int i = 0; i < bytes; i++, sh++) {
     if (how == ISH_WRITE) {
+      if (sh->mma) interp_mma_overwrite(I, op, sh);
       sh->gop = (uint32_t)(op - k->ops.v) + 1;
       sh->gepoch = a->epoch;
       sh->gagent = (uint16_t)me;
       continue;
     }
-    if (sh->lop && (blk != a->block || a->waits[sh->lbar] < (int64_t)sh->lphase)) {
+    if (sh->lop && (sh->lblk != a->block || a->waits[sh->lbar] < (int64_t)sh->lphase)) {
       const ir_op *w = &k->ops.v[sh->lop - 1];
-      FAULT(I, op, "%s reads SMEM that the copy_gmem_to_smem at %s is still writing: warpgroup %d of block %d has not "
-            "waited for the barrier completion that copy signals (barrier_wait before reading)",
-            user_name(op), ir_loc(k, w), a->wg, a->block);
+      FAULT(I, op, "%s reads SMEM that the %s at %s is still writing: warpgroup %d of block %d has not waited for the "
+            "barrier completion that %s signals (barrier_wait before reading)",
+            user_name(op), user_name(w), ir_loc(k, w), a->wg, a->block, w->code == IR_tma_load ? "copy" : "answer");
     }
     if (how == ISH_ASYNC_READ && sh->gop) {
       const iagent *wa = &I->agents[sh->gagent];
@@ -108,11 +112,21 @@ void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, co
   }
 }
 
-void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned char *q, int bytes, int bar, int64_t phase) {
+MGPU_NORET void interp_mma_overwrite(interp *I, const ir_op *op, const ishadow *sh) {
+  const ir_kernel *k = I->k;
+  FAULT(I, op, "%s writes SMEM that the wgmma at %s is still reading: wait for that wgmma (mgpu.wgmma_wait) before "
+        "reusing its operands' buffer (in a pipeline, release the slot later with delay_release)",
+        user_name(op), ir_loc(k, &k->ops.v[sh->mop - 1]));
+}
+
+void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned char *q, int bytes, int bar_blk, int bar,
+                           int64_t phase) {
   ishadow *sh = I->blocks[blk].shadow + (q - I->blocks[blk].smem);
   for (int i = 0; i < bytes; i++, sh++) {
+    if (sh->mma) interp_mma_overwrite(I, op, sh);
     sh->gop = 0;   /* the copy's data replaces the register writes */
     sh->lop = (uint32_t)(op - I->k->ops.v) + 1;
+    sh->lblk = (uint16_t)bar_blk;
     sh->lbar = (uint16_t)bar;
     sh->lphase = (uint32_t)phase;
   }
@@ -142,6 +156,7 @@ static void do_load(interp *I, iagent *a, const ir_op *op) {
       interp_gmem_read_check(I, a, op, interp_pslot(I, r), interp_param(I, r)->rank, idx, NULL);
     }
     if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, a->block, q, dt_bytes(t->dtype), ISH_READ);
+    else interp_race_access(I, op, a->block, interp_pslot(I, r), q, NULL);
     if (fl) out[e].f = dt_load(t->dtype, q);
     else out[e].i = dt_load_int(t->dtype, q);
   }
@@ -157,6 +172,7 @@ static void do_atomic(interp *I, iagent *a, const ir_op *op) {
   ival *out = val(a, op->res);
   unsigned char *q = interp_elem(I, op, r, t->shape, 0, a->block);
   if (!q) { out->i = 0; return; }   /* outside the array: nothing happens and 0 is read, as on the GPU */
+  if (r->space == MGPU_SPACE_GMEM) interp_race_sync(I, a->block, interp_pslot(I, r), q, true, true);
   int dt = t->dtype;
   const ival *v = val(a, o[1]);
   if (dt == MGPU_F32) {
@@ -243,12 +259,15 @@ static void do_store(interp *I, iagent *a, const ir_op *op) {
     return;
   }
   bool fl = dt_isfloat(t->dtype);
+  int eb = dt_bytes(t->dtype);
   for (int64_t e = 0; e < n; e++) {
-    unsigned char *q = interp_elem(I, op, r, t->shape, e, a->block);
+    unsigned char *q = interp_elem(I, op, r, t->shape, e, a->block), nb[8];
     if (!q) continue;
-    if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, a->block, q, dt_bytes(t->dtype), ISH_WRITE);
-    if (fl) dt_store(t->dtype, q, src[e * s].f);
-    else dt_store_int(t->dtype, q, src[e * s].i);
+    if (fl) dt_store(t->dtype, nb, src[e * s].f);
+    else dt_store_int(t->dtype, nb, src[e * s].i);
+    if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, a->block, q, eb, ISH_WRITE);
+    else interp_race_access(I, op, a->block, interp_pslot(I, r), q, nb);
+    memcpy(q, nb, (size_t)eb);
   }
 }
 
@@ -508,6 +527,7 @@ static bool sem_wait(interp *I, iagent *a, const ir_op *op) {
   if (want < 0) FAULT(I, op, "semaphore_wait: the value must not be negative, got %lld", (long long)want);
   if (have < want) return false;
   dt_store_int(MGPU_I32, q, have - want);
+  interp_race_sync(I, a->block, interp_pslot(I, r), q, true, false);
   return true;
 }
 
@@ -526,14 +546,14 @@ static void charge(interp *I, const ir_op *op, int64_t units) {
   diag_throw(I->d, ERR_INTERP, "", "the interpreter's work limit is used up");
 }
 
-/* The work of an op without results (a store, a copy, a wgmma, a print):
-** the elements of its largest operand; a wgmma's, two per multiply-add (the
+/* The work of an op without results (a store, a copy, an MMA, a print):
+** the elements of its largest operand; an MMA's, two per multiply-add (the
 ** accumulator's elements times the depth of its A operand), each of which
 ** reads two operand elements through their layouts. */
 static int64_t operand_work(const ir_kernel *k, const ir_op *op) {
   int64_t most = 1;
   const uint32_t *o = ir_opds(k, op);
-  if (op->code == IR_wgmma && op->nopd >= 2) {
+  if ((op->code == IR_wgmma || op->code == IR_tcgen05_mma) && op->nopd >= 2) {
     const ir_type *acc = ir_vtype(k, o[0]), *at = ir_vtype(k, o[1]);
     return 2 * ir_numel(acc) * (at->rank >= 2 ? at->shape[at->rank - 1] : 1);
   }
@@ -595,11 +615,16 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_STORE: do_store(I, a, op); break;
   case IRC_VIEWPERM: do_transpose(I, a, op); break;
   case IRC_VIEWRESHAPE: do_reshape_ref(I, a, op); break;
-  case IRC_ALLOC: case IRC_BARALLOC: case IRC_ACCALLOC: do_alloc(I, a, op); break;
+  case IRC_ALLOC: case IRC_BARALLOC: case IRC_ACCALLOC: case IRC_TMEMALLOC: do_alloc(I, a, op); break;
+  case IRC_TMEMLOAD: case IRC_TMEMSTORE: interp_tmem_access(I, a, op); break;
   case IRC_BARRIER: interp_barrier_arrive(I, a, op); break;   /* (waits are scheduled in run_agent) */
   case IRC_TMALOAD: interp_tma_load(I, a, op); break;
   case IRC_TMASTORE: interp_tma_store(I, a, op); break;
   case IRC_WGMMA: interp_wgmma(I, a, op); break;
+  case IRC_TCMMA: interp_tcgen05_mma(I, a, op); break;
+  case IRC_TCCOMMIT: interp_tcgen05_commit(I, a, op); break;
+  case IRC_CANCEL: interp_cluster_cancel(I, a, op); break;
+  case IRC_CANCELQ: interp_cancel_query(I, a, op); break;
   case IRC_ATOMIC: do_atomic(I, a, op); break;
   case IRC_PRINT: do_print(I, a, op); break;
   case IRC_PROF: do_profile(I, a, op); break;
@@ -610,6 +635,8 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
     else if (op->code == IR_commit_smem) a->epoch++;
     else if (op->code == IR_wait_group) interp_wait_group(I, a, at[0]);
     else if (op->code == IR_wgmma_wait) interp_wgmma_wait(I, a, at[0]);
+    else if (op->code == IR_tmem_wait_load) { interp_tmem_sync(I, a, true); a->tmem_ld_epoch++; }
+    else if (op->code == IR_tmem_commit) { interp_tmem_sync(I, a, false); a->tmem_st_epoch++; }
     break;   /* set_max_registers: nothing to model */
   default: mgpu_unreachable();
   }
@@ -769,6 +796,11 @@ static int64_t data_of(const ir_kernel *k, uint32_t v) {
   return vnumel(k, v);
 }
 
+/* Entries of I->clocks. */
+static size_t clocks_size(const interp *I) {
+  return (size_t)I->nagents * ((size_t)I->nagents + 2 * (size_t)I->nblocks * (size_t)(I->nbars + 1));
+}
+
 static void alloc_agents(interp *I) {
   const ir_kernel *k = I->k;
   const mem_alloc *al = k->alloc;
@@ -776,6 +808,17 @@ static void alloc_agents(interp *I) {
   I->nagents = nthreads * I->nblocks;
   I->agents = mem_calloc(al, sizeof(iagent) * (size_t)I->nagents);
   if (!I->agents) diag_throw(I->d, ERR_NOMEM, "");
+  /* vector clocks (for the TMEM checks: kernels with TMEM only): one per agent, two per barrier of every block */
+  if (I->ki->tmem_cols) {
+    I->clocks = mem_calloc(al, sizeof(uint32_t) * clocks_size(I));
+    if (!I->clocks) diag_throw(I->d, ERR_NOMEM, "");
+    uint32_t *clk = I->clocks + (size_t)I->nagents * (size_t)I->nagents;
+    for (int b = 0; b < I->nblocks; b++)
+      for (int j = 0; j <= I->nbars; j++, clk += 2 * I->nagents) {
+        I->blocks[b].bars[j].clock = clk;
+        I->blocks[b].bars[j].done_clock = clk + I->nagents;
+      }
+  }
   int64_t total = 0, refs = 0;
   for (uint32_t v = 1; v < k->vals.n; v++) {
     int64_t m = data_of(k, v);
@@ -797,6 +840,7 @@ static void alloc_agents(interp *I) {
     ival *data = a->data_block = total ? mem_calloc(al, sizeof(ival) * (size_t)total) : NULL;
     iref *rs = a->ref_block = refs ? mem_calloc(al, sizeof(iref) * (size_t)refs) : NULL;
     a->waits = mem_calloc(al, sizeof(int64_t) * (size_t)(I->nbars + 1));
+    a->clock = I->clocks ? I->clocks + (size_t)w * (size_t)I->nagents : NULL;
     sb_init(&a->out, al);
     if (!a->slots || (total && !data) || (refs && !rs) || !a->waits) diag_throw(I->d, ERR_NOMEM, "");
     for (uint32_t v = 1; v < k->vals.n; v++) {
@@ -839,7 +883,11 @@ static void alloc_blocks(interp *I) {
     bl->smem = I->ki->smem_bytes ? mem_calloc(al, (size_t)I->ki->smem_bytes) : NULL;
     bl->shadow = I->ki->smem_bytes ? mem_calloc(al, sizeof(ishadow) * (size_t)I->ki->smem_bytes) : NULL;
     bl->bars = mem_calloc(al, sizeof(ibar) * (size_t)(I->nbars + 1));
-    if ((I->ki->smem_bytes && (!bl->smem || !bl->shadow)) || !bl->bars) diag_throw(I->d, ERR_NOMEM, "");
+    size_t cells = (size_t)IR_TMEM_ROWS * (size_t)I->ki->tmem_cols;
+    bl->tmem = cells ? mem_realloc(al, NULL, 0, 4 * cells) : NULL;
+    bl->tshadow = cells ? mem_realloc(al, NULL, 0, sizeof(itshadow) * cells) : NULL;
+    if ((I->ki->smem_bytes && (!bl->smem || !bl->shadow)) || !bl->bars || (cells && (!bl->tmem || !bl->tshadow)))
+      diag_throw(I->d, ERR_NOMEM, "");
     int rest = b % I->cblocks;   /* cluster axis 0 varies fastest, like %cluster_ctarank */
     for (int i = 0; i < k->opts.cluster_rank; i++) { bl->cidx[i] = rest % k->opts.cluster[i]; rest /= k->opts.cluster[i]; }
   }
@@ -871,14 +919,20 @@ static void free_all(interp *I) {
     mem_free(al, a->slots, sizeof(islot) * k->vals.n);
     mem_free(al, a->waits, sizeof(int64_t) * (size_t)(I->nbars + 1));
     vec_free(al, &a->stack);
+    vec_free(al, &a->ld_clock);
+    vec_free(al, &a->st_clock);
     sb_free(&a->out);
   }
+  if (I->clocks) mem_free(al, I->clocks, sizeof(uint32_t) * clocks_size(I));
   mem_free(al, I->agents, sizeof(iagent) * (size_t)I->nagents);
   mem_free(al, I->scratch, sizeof(ival) * (size_t)I->scratch_n);
   for (int b = 0; I->blocks && b < I->nblocks; b++) {
     mem_free(al, I->blocks[b].smem, (size_t)I->ki->smem_bytes);
     mem_free(al, I->blocks[b].shadow, sizeof(ishadow) * (size_t)I->ki->smem_bytes);
     mem_free(al, I->blocks[b].bars, sizeof(ibar) * (size_t)(I->nbars + 1));
+    size_t cells = (size_t)IR_TMEM_ROWS * (size_t)I->ki->tmem_cols;
+    mem_free(al, I->blocks[b].tmem, 4 * cells);
+    mem_free(al, I->blocks[b].tshadow, sizeof(itshadow) * cells);
   }
   mem_free(al, I->blocks, sizeof(iblock) * (size_t)I->nblocks);
   mem_free(al, I->map_of, sizeof(uint32_t) * k->vals.n);
@@ -905,15 +959,23 @@ static void flush_prints(interp *I) {
 /* Run one cluster of blocks (one block without clusters) to the end. */
 static void run_cluster(interp *I) {
   charge(I, NULL, I->nblocks);
+  interp_race_cluster(I);
   for (int b = 0; b < I->nblocks; b++)
     if (I->blocks[b].smem) {
-      memset(I->blocks[b].smem, 0xff, (size_t)I->ki->smem_bytes);   /* SMEM starts as garbage (NaN) */
+      /* SMEM starts as garbage: NaN in every float type, and other garbage in each block (so that two
+      ** blocks storing what they never wrote store different values, as on the GPU) */
+      unsigned char *m = I->blocks[b].smem, mark = (unsigned char)((I->clusters_done * I->cblocks + b) % 255);
+      memset(m, 0xff, (size_t)I->ki->smem_bytes);
+      for (int64_t i = 0; i < I->ki->smem_bytes; i += 4) m[i] ^= mark;
       memset(I->blocks[b].shadow, 0, sizeof(ishadow) * (size_t)I->ki->smem_bytes);
     }
   interp_barriers_init(I);
+  interp_tmem_init(I);
   for (int w = 0; w < I->nagents; w++) {
     iagent *a = &I->agents[w];
-    a->pc = 0; a->done = false; a->stack.n = 0; a->group = 0; a->epoch = 0;
+    a->pc = 0; a->done = false; a->stack.n = 0; a->group = 0; a->epoch = 0; a->tmem_ld_epoch = 0; a->tmem_st_epoch = 0;
+    a->ld_clock.n = a->st_clock.n = 0;
+    if (a->clock) memset(a->clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
     memset(a->waits, 0, sizeof(int64_t) * (size_t)(I->nbars + 1));
   }
   for (;;) {
@@ -967,6 +1029,7 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
   }
   alloc_blocks(&I);
   alloc_agents(&I);
+  interp_race_init(&I);
   for (uint32_t i = 0; i < k->params.n; i++) {   /* scalar parameters */
     uint32_t v = k->params.v[i].value;
     if (k->params.v[i].role != MGPU_PARAM_SCALAR) continue;
@@ -978,17 +1041,18 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
       else x->i = dt_load_int(dt, bits);
     }
   }
-  /* every point of the grid (any rank), in row-major order as the GPU starts them */
-  int rank = k->opts.grid_rank;
-  for (int i = 0; i < 8; i++) I.block[i] = 0;
-  for (;;) {
+  /* every point of the grid (any rank), in row-major order as the GPU starts them, but those a
+     running cluster canceled (cluster launch control takes the next one to start) */
+  I.nclusters = 1;
+  for (int i = 0; i < k->opts.grid_rank; i++) I.nclusters *= (uint64_t)k->opts.grid[i];
+  while (I.next_cluster < I.nclusters) {
+    uint64_t lin = I.next_cluster++;
+    for (int i = k->opts.grid_rank - 1; i >= 0; i--) { I.block[i] = (int64_t)(lin % (uint64_t)k->opts.grid[i]); lin /= (uint64_t)k->opts.grid[i]; }
     run_cluster(&I);
-    int i = rank - 1;
-    while (i >= 0 && ++I.block[i] == k->opts.grid[i]) I.block[i--] = 0;
-    if (i < 0) break;
   }
 done:
   flush_prints(&I);   /* what was printed before a fault helps explain it */
+  interp_race_free(&I);
   free_all(&I);
   if (I.params) mem_free(k->alloc, I.params, sizeof(iparam) * (size_t)ndev * (k->params.n ? k->params.n : 1));
   d->jmp = saved;

@@ -1,13 +1,15 @@
 /*
-** interp_async.c -- the interpreter's model of Hopper's asynchronous
-** machinery: mbarrier phases, TMA copies in both directions (multicast
-** included) and wgmma groups.
+** interp_async.c -- the interpreter's model of the asynchronous machinery:
+** mbarrier phases, TMA copies in both directions (multicast included),
+** wgmma groups, and Blackwell's tcgen05 MMAs with their commits.
 **
 ** Asynchronous work completes as late as the program allows, so that a
 ** program reading too early sees stale data instead of getting lucky: a
 ** GMEM->SMEM copy lands when some warpgroup waits on its barrier, an
-** SMEM->GMEM copy reads its SMEM when its group is awaited, and a wgmma
-** reads its operands when it is awaited or its accumulator is read.
+** SMEM->GMEM copy reads its SMEM when its group is awaited, a wgmma reads
+** its operands when it is awaited or its accumulator is read, and a
+** tcgen05_mma runs when a warpgroup waits on the barrier of a commit that
+** follows it.
 ** Barriers count arrivals and bytes per phase; a warpgroup that waits on a
 ** phase that has already been followed by another completion is an error
 ** (the hardware's parity test would see the wrong phase), and so is an
@@ -45,6 +47,14 @@ static int group_of(const interp *I, int b, int64_t mask, bool all, int *out) {
   return n;
 }
 
+/* The other block of b's cluster pair (cluster axis 0, of size 2). */
+static int pair_of(const interp *I, int b) {
+  int group[8];
+  int n = group_of(I, b, 1, false, group);
+  for (int i = 0; i < n; i++) if (group[i] != b) return group[i];
+  mgpu_unreachable();
+}
+
 /* -- Barriers --------------------------------------------------------------------------- */
 
 /* The mbarrier a barrier ref names (its root's first plus the view's offset). */
@@ -65,15 +75,28 @@ void interp_barriers_init(interp *I) {
         x->tx = 0;
         x->completed = 0;
         x->last = NULL;
+        if (I->clocks) {
+          memset(x->clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
+          memset(x->done_clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
+        }
       }
     }
   }
 }
 
-static void settle(ibar *x) {
+/* An arrival of agent a: its clock moves on. */
+static void tick(interp *I, iagent *a) {
+  if (I->clocks) a->clock[a - I->agents]++;
+}
+
+static void settle(interp *I, ibar *x) {
   if (x->missing <= 0 && x->tx == 0) {
     x->completed++;
     x->missing += x->count;
+    if (I->clocks) {
+      memcpy(x->done_clock, x->clock, sizeof(uint32_t) * (size_t)I->nagents);
+      memset(x->clock, 0, sizeof(uint32_t) * (size_t)I->nagents);
+    }
   }
 }
 
@@ -81,7 +104,7 @@ static void settle(ibar *x) {
 ** (a TMA copy's expect_tx) first.  A phase that has all its
 ** arrivals but still waits for bytes cannot take another: on the GPU its
 ** pending count goes negative and the phases no longer mean anything. */
-static void arrive(interp *I, ibar *x, const ir_op *op, int blk, int64_t bytes) {
+static void arrive(interp *I, iagent *a, ibar *x, const ir_op *op, int blk, int64_t bytes) {
   if (x->missing <= 0)
     FAULT(I, op, "%s: a barrier of block %d that expects %d arrival%s per phase already has %s (the last from %s) while "
           "its phase still waits for %lld bytes: this arrival is one too many (raise num_arrivals, or wait before "
@@ -90,7 +113,9 @@ static void arrive(interp *I, ibar *x, const ir_op *op, int blk, int64_t bytes) 
   x->tx += bytes;
   x->missing--;
   x->last = op;
-  settle(x);
+  if (a && I->clocks)   /* the arrival carries the agent's clock (ticked: its events before it) */
+    for (int i = 0; i < I->nagents; i++) if (a->clock[i] > x->clock[i]) x->clock[i] = a->clock[i];
+  settle(I, x);
 }
 
 void interp_barrier_arrive(interp *I, iagent *a, const ir_op *op) {
@@ -100,7 +125,9 @@ void interp_barrier_arrive(interp *I, iagent *a, const ir_op *op) {
   int group[8], n = 1;
   group[0] = a->block;
   if (mask) n = group_of(I, a->block, mask, false, group);
-  for (int i = 0; i < n; i++) arrive(I, &I->blocks[group[i]].bars[idx], op, group[i], 0);
+  tick(I, a);
+  for (int i = 0; i < n; i++) arrive(I, a, &I->blocks[group[i]].bars[idx], op, group[i], 0);
+  interp_race_barrier(I, a->block, true);
 }
 
 /* -- Copies ---------------------------------------------------------------------------- */
@@ -125,13 +152,14 @@ static void run_load(interp *I, const iasync *c) {
     if (!in_part(t, pd, c->part_lo, c->part_hi, e)) continue;
     const unsigned char *src = interp_elem(I, c->op, &c->gmem, t->shape, e, c->block);
     unsigned char *dst = interp_elem(I, c->op, &c->smem, t->shape, e, c->block);
+    if (src) interp_race_access(I, c->op, c->block, interp_pslot(I, &c->gmem), src, NULL);
     if (src) memcpy(dst, src, (size_t)bytes);
     else memset(dst, 0, (size_t)bytes);   /* out of bounds: zeros */
     moved += bytes;
   }
-  ibar *x = &I->blocks[c->block].bars[c->bar];
+  ibar *x = &I->blocks[c->bar_block].bars[c->bar];
   x->tx -= moved;
-  settle(x);
+  settle(I, x);
 }
 
 /* Combine one element of an SMEM->GMEM copy into dst. */
@@ -168,7 +196,10 @@ static void run_store(interp *I, const iasync *c) {
   for (int64_t e = 0; e < n; e++) {
     const unsigned char *src = interp_elem(I, c->op, &c->smem, t->shape, e, c->block);
     unsigned char *dst = interp_elem(I, c->op, &c->gmem, t->shape, e, c->block);
-    if (dst) reduce_into(t->dtype, red, dst, src);   /* elements outside the array are not written */
+    if (!dst) continue;   /* elements outside the array are not written */
+    if (red == IR_RED_NONE) interp_race_access(I, c->op, c->block, interp_pslot(I, &c->gmem), dst, src);
+    else interp_race_sync(I, c->block, interp_pslot(I, &c->gmem), dst, true, true);   /* (a reduction is atomic per element) */
+    reduce_into(t->dtype, red, dst, src);
   }
 }
 
@@ -191,18 +222,22 @@ static iasync new_async(const interp *I, const iagent *a, const ir_op *op, int k
   c.kind = (uint8_t)kind;
   c.agent = (int)(a - I->agents);
   c.op = op;
-  c.block = a->block;
+  c.block = c.bar_block = a->block;
   c.part_dim = -1;
   return c;
 }
 
 static void run_wgmma(interp *I, const iasync *c);
+static void mma_mark(interp *I, const iasync *c, int delta);
+static void run_cancel(interp *I, const iasync *c);
+static void land_commits(interp *I, int blk, int bar);
 
-/* Which operations in flight a completion applies to (-1: any). */
+/* Which operations in flight a completion applies to (-1: any); block is
+** the block of the barrier they complete (that of the record otherwise). */
 typedef struct akey { int kind, agent, block, bar; int64_t group; } akey;
 
 static bool matches(const iasync *c, const akey *k) {
-  return c->kind == k->kind && (k->agent < 0 || c->agent == k->agent) && (k->block < 0 || c->block == k->block) &&
+  return c->kind == k->kind && (k->agent < 0 || c->agent == k->agent) && (k->block < 0 || c->bar_block == k->block) &&
          (k->bar < 0 || c->bar == k->bar) && (k->group < 0 || c->group == k->group);
 }
 
@@ -219,6 +254,7 @@ static void complete(interp *I, const akey *k, int64_t limit) {
     if (!matches(c, k)) { i++; continue; }
     if (c->kind == IA_LOAD) run_load(I, c);
     else if (c->kind == IA_STORE) run_store(I, c);
+    else if (c->kind == IA_CANCEL) run_cancel(I, c);
     else run_wgmma(I, c);
     drop_async(I, i);
     limit--;
@@ -242,6 +278,8 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
   c.gmem = *a->slots[o[0]].ref;
   c.smem = *a->slots[o[1]].ref;
   c.bar = idx;
+  int pdim = op->niat > 3 ? (int)at[3] - 1 : -1, rank0 = I->blocks[a->block].cidx[0];
+  if (pdim >= 0) c.gmem.off[c.gmem.dim[pdim]] += rank0 * t->shape[pdim];   /* the pair's second block: the second half */
   if (op->niat > 2 && at[2] == 2) {   /* oob = "promise_in_bounds": the program promised; check it */
     const iparam *p = interp_param(I, &c.gmem);
     for (int i = 0; i < c.gmem.rank; i++) {
@@ -260,6 +298,16 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
   }
   int group[8], n = 1, q = 0;
   group[0] = a->block;
+  if (pdim >= 0) {   /* partitioned over the cluster pair: this block's half, counted by the pair's first block */
+    c.bar_block = rank0 ? pair_of(I, a->block) : a->block;
+    if (!rank0) arrive(I, a, &I->blocks[a->block].bars[idx], op, a->block, 2 * bytes);
+    int64_t phase = I->blocks[c.bar_block].bars[idx].completed + 1;
+    for (int64_t e = 0; e < ir_numel(t); e++)
+      interp_smem_load_mark(I, op, a->block, interp_elem(I, op, &c.smem, t->shape, e, a->block), dt_bytes(t->dtype),
+                            c.bar_block, idx, phase);
+    push_async(I, &c);
+    return;
+  }
   if (at[0]) {
     n = group_of(I, a->block, at[0], true, group);
     for (int i = 0; i < n; i++) if (group[i] == a->block) q = i;
@@ -271,27 +319,27 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
     c.part_hi = t->shape[pd] / n * (q + 1);
   }
   ibar *own = &I->blocks[a->block].bars[idx];
-  arrive(I, own, op, a->block, bytes);   /* expect_tx with the whole tile, then the arrival */
+  arrive(I, a, own, op, a->block, bytes);   /* expect_tx with the whole tile, then the arrival */
   int64_t numel = ir_numel(t);
   int eb = dt_bytes(t->dtype);
   for (int i = 0; i < n; i++) {
-    c.block = group[i];
+    c.block = c.bar_block = group[i];
     /* the bytes are in flight until a reader has waited for the completion they land with */
     int64_t phase = I->blocks[c.block].bars[idx].completed + 1;
     for (int64_t e = 0; e < numel; e++) {
       if (!in_part(t, c.part_dim, c.part_lo, c.part_hi, e)) continue;
-      interp_smem_load_mark(I, op, c.block, interp_elem(I, op, &c.smem, t->shape, e, c.block), eb, idx, phase);
+      interp_smem_load_mark(I, op, c.block, interp_elem(I, op, &c.smem, t->shape, e, c.block), eb, c.block, idx, phase);
     }
     push_async(I, &c);
   }
 }
 
-/* Every element of SMEM ref r (of type t) is read through the async proxy by agent a at op. */
-static void async_reads(interp *I, const iagent *a, const ir_op *op, const iref *r, const ir_type *t) {
+/* Every element of SMEM ref r (of type t) in block blk is read through the async proxy by agent a at op. */
+static void async_reads(interp *I, const iagent *a, const ir_op *op, const iref *r, const ir_type *t, int blk) {
   int64_t n = ir_numel(t);
   int eb = dt_bytes(t->dtype);
   for (int64_t e = 0; e < n; e++)
-    interp_smem_access(I, a, op, a->block, interp_elem(I, op, r, t->shape, e, a->block), eb, ISH_ASYNC_READ);
+    interp_smem_access(I, a, op, blk, interp_elem(I, op, r, t->shape, e, blk), eb, ISH_ASYNC_READ);
 }
 
 void interp_tma_store(interp *I, iagent *a, const ir_op *op) {
@@ -300,7 +348,7 @@ void interp_tma_store(interp *I, iagent *a, const ir_op *op) {
   const int64_t *at = ir_ints(k, op);
   if (!predicate_off(a, o, at[2] != 0, 2)) {
     iasync c = new_async(I, a, op, IA_STORE);
-    async_reads(I, a, op, a->slots[o[0]].ref, ir_vtype(k, o[0]));
+    async_reads(I, a, op, a->slots[o[0]].ref, ir_vtype(k, o[0]), a->block);
     c.smem = *a->slots[o[0]].ref;
     c.gmem = *a->slots[o[1]].ref;
     c.group = a->group;
@@ -368,9 +416,11 @@ bool interp_barrier_wait(interp *I, iagent *a, const ir_op *op) {
   int idx = bar_index(I, r);
   ibar *x = &I->blocks[a->block].bars[idx];
   int64_t w = a->waits[idx];
-  if (x->completed <= w) {   /* copies in flight into this barrier land now */
-    akey k = { IA_LOAD, -1, a->block, idx, -1 };
+  if (x->completed <= w) {   /* copies and tensor-core commits in flight into this barrier land now */
+    akey k = { IA_LOAD, -1, a->block, idx, -1 }, kc = { IA_CANCEL, -1, a->block, idx, -1 };
     complete(I, &k, INT64_MAX);
+    complete(I, &kc, INT64_MAX);
+    land_commits(I, a->block, idx);
   }
   if (x->completed > w + 1)
     FAULT(I, op, "barrier_wait: this barrier completed twice (phases %lld and %lld) without a wait by warpgroup %d in "
@@ -378,6 +428,9 @@ bool interp_barrier_wait(interp *I, iagent *a, const ir_op *op) {
           "arrives on)", (long long)w, (long long)w + 1, a->wg);
   if (x->completed <= w) return false;
   a->waits[idx]++;
+  interp_race_barrier(I, a->block, false);
+  if (I->clocks)
+    for (int i = 0; i < I->nagents; i++) if (x->done_clock[i] > a->clock[i]) a->clock[i] = x->done_clock[i];
   return true;
 }
 
@@ -429,11 +482,32 @@ void interp_wgmma(interp *I, iagent *a, const ir_op *op) {
     memcpy(c.areg, ival_of(a, o[1]), n);
   } else {
     c.a = *a->slots[o[1]].ref;
-    async_reads(I, a, op, &c.a, at);
+    async_reads(I, a, op, &c.a, at, a->block);
   }
   c.b = *a->slots[o[2]].ref;
-  async_reads(I, a, op, &c.b, ir_vtype(k, o[2]));
+  async_reads(I, a, op, &c.b, ir_vtype(k, o[2]), a->block);
+  mma_mark(I, &c, 1);
   push_async(I, &c);
+}
+
+/* Count the wgmma c in (delta 1) or out (-1) of the readers of its SMEM operands' bytes. */
+static void mma_mark(interp *I, const iasync *c, int delta) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, c->op);
+  for (int which = c->areg ? 1 : 0; which < 2; which++) {
+    const iref *r = which ? &c->b : &c->a;
+    const ir_type *t = ir_vtype(k, o[1 + which]);
+    int64_t n = ir_numel(t);
+    int eb = dt_bytes(t->dtype);
+    for (int64_t e = 0; e < n; e++) {
+      const unsigned char *q = interp_elem(I, c->op, r, t->shape, e, c->block);
+      ishadow *sh = I->blocks[c->block].shadow + (q - I->blocks[c->block].smem);
+      for (int i = 0; i < eb; i++, sh++) {
+        sh->mma = (uint16_t)(sh->mma + delta);
+        if (delta > 0) sh->mop = (uint32_t)(c->op - k->ops.v) + 1;
+      }
+    }
+  }
 }
 
 /* An operand element as the tensor cores see it (f32 operands are tf32:
@@ -470,6 +544,7 @@ static void run_wgmma(interp *I, const iasync *c) {
       if (acct->dtype == MGPU_I32) d->i = (int32_t)(uint32_t)(uint64_t)(d->i + (int64_t)sum);   /* s32 wraps */
       else d->f = dt_round(acct->dtype, d->f + sum);
     }
+  mma_mark(I, c, -1);
 }
 
 void interp_wgmma_wait(interp *I, iagent *a, int64_t n) {
@@ -477,14 +552,199 @@ void interp_wgmma_wait(interp *I, iagent *a, int64_t n) {
   complete(I, &k, count_matching(I, &k) - n);
 }
 
+/* -- tcgen05 ------------------------------------------------------------------------------ */
+
+/* The blocks tcgen05 work c reaches: its own, and its pair's other. */
+static int tc_blocks(const iasync *c, int *blk) {
+  blk[0] = c->block;
+  blk[1] = c->peer;
+  return c->peer >= 0 ? 2 : 1;
+}
+
+void interp_tcgen05_mma(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, op);
+  const int64_t *at = ir_ints(k, op);
+  if (at[1] && I->blocks[a->block].cidx[0] != 0) return;   /* a pair's MMA is issued by its first block */
+  iasync c = new_async(I, a, op, IA_TCMMA);
+  c.d = *a->slots[o[0]].ref;
+  c.a = *a->slots[o[1]].ref;
+  c.b = *a->slots[o[2]].ref;
+  c.accumulate = at[0] == 2 ? ival_of(a, o[3])->i != 0 : at[0] == 1;
+  c.peer = at[1] ? pair_of(I, a->block) : -1;
+  c.seq = ++I->mma_seq;
+  const ir_type *dt = ir_vtype(k, o[0]), *t_a = ir_vtype(k, o[1]);
+  int blk[2], nb = tc_blocks(&c, blk);
+  uint32_t id = (uint32_t)(op - k->ops.v) + 1;
+  for (int q = 0; q < nb; q++) {
+    async_reads(I, a, op, &c.b, ir_vtype(k, o[2]), blk[q]);
+    if (t_a->space == MGPU_SPACE_SMEM) async_reads(I, a, op, &c.a, t_a, blk[q]);
+    else
+      for (int64_t e = 0; e < ir_numel(t_a); e++) {
+        itshadow *sh;
+        interp_tmem_elem(I, &c.a, t_a->shape, e, blk[q], &sh);
+        interp_tmem_read_check(I, a, op, sh, false);
+      }
+    for (int64_t e = 0; e < ir_numel(dt); e++) {
+      itshadow *sh;
+      interp_tmem_elem(I, &c.d, dt->shape, e, blk[q], &sh);
+      interp_tmem_write_check(I, a, op, sh, false);
+      sh->mma = id;
+      sh->mma_seq = c.seq;
+      sh->written = true;
+    }
+  }
+  push_async(I, &c);
+}
+
+/* An MMA lands: acc = a @ b (+ acc) in every block it reaches, B being the
+** blocks' B side by side for a pair; its TMEM cells are no longer pending.
+** The operands are gathered first (one address computation per element). */
+static void run_tcmma(interp *I, const iasync *c) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, c->op);
+  const ir_type *dt = ir_vtype(k, o[0]), *t_a = ir_vtype(k, o[1]), *t_b = ir_vtype(k, o[2]);
+  int64_t M = dt->shape[0], N = dt->shape[1], K = t_a->shape[1], Nb = t_b->shape[1];
+  int blk[2], nb = tc_blocks(c, blk);
+  size_t bytes = sizeof(double) * (size_t)(M * K + K * N);
+  double *A = mem_realloc(k->alloc, NULL, 0, bytes), *B;
+  if (!A) diag_throw(I->d, ERR_NOMEM, "");
+  B = A + M * K;
+  for (int q = 0; q < nb; q++)   /* B is the same for every block of a pair */
+    for (int64_t kk = 0; kk < K; kk++)
+      for (int64_t j = 0; j < Nb; j++)
+        B[kk * N + q * Nb + j] = mma_in(t_b->dtype, interp_elem(I, c->op, &c->b, t_b->shape, kk * Nb + j, blk[q]));
+  for (int q = 0; q < nb; q++) {
+    for (int64_t e = 0; e < M * K; e++)
+      A[e] = mma_in(t_a->dtype, t_a->space == MGPU_SPACE_TMEM ? interp_tmem_elem(I, &c->a, t_a->shape, e, blk[q], NULL)
+                                                               : interp_elem(I, c->op, &c->a, t_a->shape, e, blk[q]));
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) {
+        double sum = 0;
+        for (int64_t kk = 0; kk < K; kk++) sum += A[i * K + kk] * B[kk * N + j];
+        itshadow *sh;
+        unsigned char *d = interp_tmem_elem(I, &c->d, dt->shape, i * N + j, blk[q], &sh);
+        if (sh->mma_seq == c->seq) sh->mma = 0;
+        if (dt->dtype == MGPU_I32) {   /* s32 wraps */
+          int64_t old = c->accumulate ? dt_load_int(MGPU_I32, d) : 0;
+          dt_store_int(MGPU_I32, d, (int32_t)(uint32_t)(uint64_t)(old + (int64_t)sum));
+        } else {
+          dt_store(dt->dtype, d, dt_round(dt->dtype, (c->accumulate ? dt_load(dt->dtype, d) : 0) + sum));
+        }
+      }
+  }
+  mem_free(k->alloc, A, bytes);
+}
+
+void interp_tcgen05_commit(interp *I, iagent *a, const ir_op *op) {
+  bool pair = ir_ints(I->k, op)[0] != 0;
+  if (pair && I->blocks[a->block].cidx[0] != 0) return;   /* the pair's first block commits for both */
+  iasync c = new_async(I, a, op, IA_TCCOMMIT);
+  c.bar = bar_index(I, a->slots[ir_opds(I->k, op)[0]].ref);
+  c.peer = pair ? pair_of(I, a->block) : -1;
+  push_async(I, &c);
+}
+
+/* The commits in flight that arrive on barrier bar of block blk land, in
+** issue order, each after the MMAs its warpgroup issued before it. */
+static void land_commits(interp *I, int blk, int bar) {
+  for (;;) {
+    size_t i = 0;
+    while (i < I->async.n && !(I->async.v[i].kind == IA_TCCOMMIT && I->async.v[i].bar == bar &&
+                               (I->async.v[i].block == blk || I->async.v[i].peer == blk)))
+      i++;
+    if (i == I->async.n) return;
+    int agent = I->async.v[i].agent;
+    for (size_t j = 0; j < i;) {
+      if (I->async.v[j].kind != IA_TCMMA || I->async.v[j].agent != agent) { j++; continue; }
+      run_tcmma(I, &I->async.v[j]);
+      drop_async(I, j);
+      i--;
+    }
+    iasync c = I->async.v[i];
+    drop_async(I, i);
+    int b[2], n = tc_blocks(&c, b);
+    for (int q = 0; q < n; q++) arrive(I, NULL, &I->blocks[b[q]].bars[c.bar], c.op, b[q], 0);
+  }
+}
+
+/* -- Cluster launch control ----------------------------------------------------------------- */
+
+void interp_cluster_cancel(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, op);
+  const iref *res = a->slots[o[0]].ref;
+  int idx = bar_index(I, a->slots[o[1]].ref);
+  tick(I, a);
+  arrive(I, a, &I->blocks[a->block].bars[idx], op, a->block, a->wg == 0 ? 16 : 0);
+  if (a->wg != 0 || a->block % I->cblocks != 0) return;   /* the cluster's first block asks for all */
+  iasync c = new_async(I, a, op, IA_CANCEL);
+  c.smem = *res;
+  c.bar = idx;
+  if (I->next_cluster < I->nclusters) {   /* the first CTA id of the next cluster, as the launch numbers it */
+    uint64_t lin = I->next_cluster++;
+    int64_t id[3] = { 0, 0, 0 };
+    for (int i = k->opts.grid_rank - 1; i >= 0; i--) {
+      ir_grid_axis m = ir_grid_map(&k->opts, i);
+      id[m.hw] += (int64_t)(lin % (uint64_t)k->opts.grid[i]) * m.div;
+      lin /= (uint64_t)k->opts.grid[i];
+    }
+    c.answer[0] = 1;
+    for (int h = 0; h < 3; h++) c.answer[1 + h] = (uint32_t)(id[h] * (h < k->opts.cluster_rank ? k->opts.cluster[h] : 1));
+  }
+  const ir_type *t = ir_vtype(k, o[0]);
+  for (int b = a->block; b < a->block + I->cblocks; b++) {
+    c.block = c.bar_block = b;
+    int64_t phase = I->blocks[b].bars[idx].completed + 1;
+    for (int64_t e = 0; e < ir_numel(t); e++)
+      interp_smem_load_mark(I, op, b, interp_elem(I, op, res, t->shape, e, b), dt_bytes(t->dtype), b, idx, phase);
+    push_async(I, &c);
+  }
+}
+
+static void run_cancel(interp *I, const iasync *c) {
+  const ir_type *t = ir_vtype(I->k, ir_opds(I->k, c->op)[0]);
+  int eb = dt_bytes(t->dtype);
+  for (int64_t e = 0; e < ir_numel(t); e++)
+    memcpy(interp_elem(I, c->op, &c->smem, t->shape, e, c->block), (const unsigned char *)c->answer + e * eb, (size_t)eb);
+  ibar *x = &I->blocks[c->bar_block].bars[c->bar];
+  x->tx -= 16;
+  settle(I, x);
+}
+
+void interp_cancel_query(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  uint32_t rv = ir_opds(k, op)[0];
+  const iref *res = a->slots[rv].ref;
+  const ir_type *t = ir_vtype(k, rv);
+  uint32_t answer[4];
+  int eb = dt_bytes(t->dtype);
+  for (int64_t e = 0; e < ir_numel(t); e++) {
+    const unsigned char *q = interp_elem(I, op, res, t->shape, e, a->block);
+    interp_smem_access(I, a, op, a->block, q, eb, ISH_READ);
+    memcpy((unsigned char *)answer + e * eb, q, (size_t)eb);
+  }
+  int rank = k->opts.grid_rank;
+  for (int i = 0; i < rank; i++) {   /* as the PTX decodes it: CTA ids to cluster ids to grid indices */
+    ir_grid_axis m = ir_grid_map(&k->opts, i);
+    int64_t v = answer[1 + m.hw] / (uint32_t)(m.hw < k->opts.cluster_rank ? k->opts.cluster[m.hw] : 1) / m.div;
+    ival_of(a, op->res + (uint32_t)i)->i = m.mod ? v % m.mod : v;
+  }
+  ival_of(a, op->res + (uint32_t)rank)->i = answer[0] != 0;
+}
+
 void interp_agent_end(interp *I, iagent *a) {
   int me = (int)(a - I->agents);
   for (size_t i = 0; i < I->async.n;) {
     const iasync *c = &I->async.v[i];
-    if (c->agent != me || c->kind == IA_LOAD) { i++; continue; }
+    if (c->agent != me || c->kind == IA_LOAD || c->kind == IA_TCMMA || c->kind == IA_TCCOMMIT || c->kind == IA_CANCEL) {
+      i++;   /* they land when waited for */
+      continue;
+    }
     if (c->kind == IA_STORE)
       FAULT(I, c->op, "copy_smem_to_gmem was never awaited: call mgpu.wait_smem_to_gmem before the warpgroup ends "
             "(its SMEM must stay alive until the copy has read it)");
+    if (c->kind == IA_WGMMA) mma_mark(I, c, -1);
     drop_async(I, i);   /* a wgmma nobody reads */
   }
 }

@@ -34,6 +34,8 @@ typedef struct iframe {
   int64_t iv, hi, step;          /* loops */
 } iframe;
 
+typedef VEC(uint32_t) iclocks;
+
 typedef struct iagent {
   uint32_t pc;
   int wg;                        /* warpgroup index in the block */
@@ -47,6 +49,11 @@ typedef struct iagent {
   int64_t *waits;                /* per mbarrier of its block: completions this agent has waited for */
   int64_t group;                 /* SMEM->GMEM copies: the open (uncommitted) group */
   uint32_t epoch;                /* commit_smem calls so far (generic SMEM writes of an older epoch are committed) */
+  uint32_t tmem_ld_epoch;        /* wait_load_tmem calls so far (TMEM loads of an older epoch have read) */
+  uint32_t tmem_st_epoch;        /* commit_tmem calls so far (TMEM stores of an older epoch are visible) */
+  uint32_t *clock;               /* vector clock, per agent: the last event of each this agent has synchronised with (its own: arrivals made) */
+  iclocks ld_clock;              /* its own clock at each wait_load_tmem (by tmem_ld_epoch) */
+  iclocks st_clock;              /* its own clock at each commit_tmem (by tmem_st_epoch) */
   strbuf out;                    /* debug_print lines, written out in agent order when its cluster ends */
 } iagent;
 
@@ -65,44 +72,70 @@ typedef struct ibar {
   int64_t tx;                    /* bytes the current phase still expects */
   int64_t completed;             /* phases completed */
   const ir_op *last;             /* the current phase's latest arrival */
+  uint32_t *clock, *done_clock;  /* per agent: the vector clocks the current phase's arrivals carry, and the last completed phase's */
 } ibar;
 
 /* What the race checks know of one SMEM byte: its latest generic
-** (register) write not yet followed by a commit_smem of the writer, and the
-** latest TMA load into it with the barrier completion that lands it. */
+** (register) write not yet followed by a commit_smem of the writer, the
+** latest TMA load into it with the barrier completion that lands it, and
+** the wgmmas in flight that read it. */
 typedef struct ishadow {
   uint32_t gop;                  /* generic write: op index + 1, or 0 */
   uint32_t gepoch;               /* the writer's epoch at the write */
   uint16_t gagent;               /* the writing agent */
-  uint16_t lbar;                 /* TMA load: barrier index in the block */
+  uint16_t lbar;                 /* TMA load: barrier index in its block */
+  uint16_t lblk;                 /* TMA load: the block whose barrier lands it */
   uint32_t lop;                  /* TMA load: op index + 1, or 0 */
   uint32_t lphase;               /* the barrier completion (1-based) that lands it */
+  uint32_t mop;                  /* the latest wgmma reading it: op index + 1 */
+  uint16_t mma;                  /* wgmmas in flight that read it */
 } ishadow;
+
+/* What the race checks know of one 32-bit TMEM cell (interp_tmem.c): ops
+** as their index + 1, 0 = none. */
+typedef struct itshadow {
+  uint32_t mma;                  /* a tcgen05_mma in flight that writes it */
+  uint32_t mma_seq;              /* which issue of it (interp.mma_seq then): an earlier one landing leaves the mark */
+  uint32_t ld, ld_epoch;         /* the latest TMEM load of it, and its agent's tmem_ld_epoch then */
+  uint32_t st, st_epoch;         /* the latest TMEM store to it, and its agent's tmem_st_epoch then */
+  uint16_t ld_agent, st_agent;
+  bool written;                  /* an MMA or a store has written it since the cluster began */
+} itshadow;
 
 typedef struct iblock {
   unsigned char *smem;
   ishadow *shadow;               /* per SMEM byte */
+  unsigned char *tmem;           /* 128 rows of the kernel's TMEM columns (4 bytes each) */
+  itshadow *tshadow;             /* per TMEM cell */
   ibar *bars;
   int cidx[3];                   /* index in the cluster along each cluster axis */
 } iblock;
 
 /* An asynchronous operation in flight. */
-enum { IA_LOAD, IA_STORE, IA_WGMMA };
+enum { IA_LOAD, IA_STORE, IA_WGMMA, IA_TCMMA, IA_TCCOMMIT, IA_CANCEL };
 typedef struct iasync {
   uint8_t kind;
   int agent;                     /* the issuing agent */
   const ir_op *op;
   iref gmem, smem;               /* copies */
   int block;                     /* the block whose SMEM is written (loads) or read (stores) */
+  int bar_block;                 /* loads: the block whose barrier they complete (the pair's first for partitioned ones) */
   int bar;                       /* loads: barrier index in that block */
   int part_dim;                  /* loads: the dim the copy's part is cut along, or -1 for the whole tile */
   int64_t part_lo, part_hi;      /* its index range along that dim */
   int64_t group;                 /* stores and wgmma: the group */
   ival *acc;                     /* wgmma: element (0, 0) of the accumulator (slice) */
   int64_t acc_ld;                /* wgmma: its row stride (the whole accumulator's N) */
-  iref a, b;                     /* wgmma operands (a unused when areg) */
+  iref a, b;                     /* wgmma operands (a unused when areg); tcgen05_mma operands */
   ival *areg;                    /* wgmma: A from registers (a copy) */
+  iref d;                        /* tcgen05_mma: the TMEM accumulator */
+  bool accumulate;               /* tcgen05_mma: add to the accumulator (else overwrite it) */
+  int peer;                      /* tcgen05 work of a cluster pair: the other block (block: the first), else -1 */
+  uint32_t answer[4];            /* cluster cancel: the 16 bytes landing in smem (canceled?, first CTA id x, y, z) */
+  uint32_t seq;                  /* tcgen05_mma: its issue's number (interp.mma_seq) */
 } iasync;
+
+typedef struct irace irace;      /* interp_race.c */
 
 typedef struct interp {
   const ir_kernel *k;
@@ -123,16 +156,21 @@ typedef struct interp {
   uint32_t nmaps;
   int32_t *bar_of;               /* per value: first mbarrier of a barrier_alloc result */
   int nbars;                     /* mbarriers per block */
+  uint32_t *clocks;              /* the vector clocks of every agent and barrier (iagent.clock, ibar.clock); kernels with TMEM only, else NULL */
   VEC(iasync) async;             /* operations in flight, in issue order */
   ival *scratch;                 /* carried-value staging, max numel */
   int64_t scratch_n;
   int64_t data_total, ref_total; /* elements and refs per agent */
   int64_t steps;                 /* ops evaluated so far: the profiler's clock */
   int64_t clusters_done;         /* clusters run so far (profile trace indices) */
+  uint64_t next_cluster;         /* the grid's next cluster to start (row-major; cluster launch control cancels it) */
+  uint64_t nclusters;            /* clusters in the grid */
+  uint32_t mma_seq;              /* tcgen05_mma issues so far */
   int64_t work, work_limit;      /* interp_set_work_limit: done so far, the limit (0 = none) */
   int64_t timeout_ms;            /* interp_set_timeout: 0 = none */
   double deadline_ms;            /* time_ms() at which the run stops */
   uint32_t tick;                 /* ops since the clock was last read */
+  irace *race;                   /* races between blocks in GMEM (NULL: not checked) */
 } interp;
 
 /* A fault of the interpreted kernel at op's script line (printf-style message). */
@@ -151,13 +189,37 @@ static inline const iparam *interp_param(const interp *I, const iref *r) { retur
 ** generic ones mark the bytes, TMA loads mark them with their barrier phase. */
 enum { ISH_READ, ISH_ASYNC_READ, ISH_WRITE };
 void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, const unsigned char *q, int bytes, int how);
-void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned char *q, int bytes, int bar, int64_t phase);
+/* A write to SMEM that a wgmma in flight reads (sh: its shadow). */
+MGPU_NORET void interp_mma_overwrite(interp *I, const ir_op *op, const ishadow *sh);
+void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned char *q, int bytes, int bar_blk, int bar,
+                           int64_t phase);
 
 /* interp.c */
 /* Address of element e (row-major in a view of shape vshape) of ref r;
 ** SMEM refs use the SMEM of block `blk`.  NULL for GMEM elements outside
 ** their parameter; an SMEM index out of range is a fault at op. */
 unsigned char *interp_elem(const interp *I, const ir_op *op, const iref *r, const int64_t *vshape, int64_t e, int blk);
+
+/* Happens-before between agents, for the TMEM race checks: an agent's clock
+** ticks at each of its arrivals, which carry its vector clock to the
+** barrier; a wait takes in what the awaited phase's arrivals carried.
+** (Arrivals of copies and tensor-core commits carry none.)
+** interp_tmem_sync: the agent's clock when it called wait_load_tmem (load)
+** or commit_tmem for the epoch-th time, recorded for the checks. */
+void interp_tmem_sync(interp *I, iagent *a, bool load);
+
+/* interp_tmem.c */
+/* Every block's TMEM back to garbage, its race checks cleared (a cluster's start). */
+void interp_tmem_init(interp *I);
+/* Address of element e (row-major in a view of shape vshape) of TMEM ref r
+** in block blk, and (sh not NULL) its cell's race record. */
+unsigned char *interp_tmem_elem(const interp *I, const iref *r, const int64_t *vshape, int64_t e, int blk, itshadow **sh);
+/* Race checks on one cell read (load: by a TMEM load, else by an MMA) or
+** written (store: by a TMEM store, else by an MMA) at op by agent a. */
+void interp_tmem_read_check(interp *I, const iagent *a, const ir_op *op, const itshadow *sh, bool load);
+void interp_tmem_write_check(interp *I, const iagent *a, const ir_op *op, const itshadow *sh, bool store);
+/* tmem_load and tmem_store. */
+void interp_tmem_access(interp *I, iagent *a, const ir_op *op);
 
 /* interp_async.c */
 void interp_barriers_init(interp *I);
@@ -173,10 +235,31 @@ bool interp_gmem_stores_pending(const interp *I, int slot);
 void interp_gmem_read_check(interp *I, const iagent *a, const ir_op *op, int slot, int rank, const int64_t *lo,
                             const int64_t *hi);
 void interp_wgmma(interp *I, iagent *a, const ir_op *op);
+/* tcgen05_mma and tcgen05_commit: issued now, they land (the MMAs writing
+** TMEM, then the commit's arrival) when a warpgroup waits on the commit's
+** barrier. */
+void interp_tcgen05_mma(interp *I, iagent *a, const ir_op *op);
+void interp_tcgen05_commit(interp *I, iagent *a, const ir_op *op);
+/* cluster_cancel: the arrivals, and from the cluster's first block the
+** request, which takes the grid's next cluster (they start one at a time,
+** in row-major order) and lands when a warpgroup waits; cancel_query
+** decodes the answer. */
+void interp_cluster_cancel(interp *I, iagent *a, const ir_op *op);
+void interp_cancel_query(interp *I, iagent *a, const ir_op *op);
 /* Finish this agent's wgmma groups until at most n are in flight. */
 void interp_wgmma_wait(interp *I, iagent *a, int64_t n);
 /* An agent ends: its SMEM->GMEM copies must have been awaited. */
 void interp_agent_end(interp *I, iagent *a);
+
+/* interp_race.c: races between blocks in GMEM (blk: the block of the
+** running cluster; q: the element's address in parameter slot `slot`;
+** nb: the bytes a write is about to store there, NULL for a read). */
+void interp_race_init(interp *I);
+void interp_race_free(interp *I);
+void interp_race_cluster(interp *I);   /* a cluster starts */
+void interp_race_access(interp *I, const ir_op *op, int blk, int slot, const unsigned char *q, const unsigned char *nb);
+void interp_race_sync(interp *I, int blk, int slot, const unsigned char *q, bool acquire, bool release);
+void interp_race_barrier(interp *I, int blk, bool arrive);   /* an mbarrier arrival, or a completed wait */
 /* Drop whatever is still in flight when a cluster ends (copies nobody waited for). */
 void interp_async_clear(interp *I);
 /* Every agent waits: explain the deadlock. */

@@ -28,6 +28,7 @@ ir_kernel *ir_kernel_new(const mem_alloc *a, const mgpu_kernel_options *opts) {
   if (!k) return NULL;
   k->alloc = a;
   k->opts = *opts;
+  if (!k->opts.target) k->opts.target = MGPU_TARGET_SM90A;
   const char *nm = opts->name ? opts->name : "kernel";
   size_t n = strlen(nm) + 1;
   k->name = mem_realloc(a, NULL, 0, n);
@@ -166,9 +167,9 @@ bool ir_same_shape(const ir_type *a, const ir_type *b) {
 }
 
 const char *ir_type_str(const ir_type *t, char *buf, size_t n) {
-  static const char *spaces[] = { "", "gmem ", "smem ", "regs " };
+  static const char *spaces[] = { "", "gmem ", "smem ", "regs ", "", "tmem " };   /* ORDER mgpu_space (barriers: none) */
   size_t len = 0;
-  if (t->kind == MGPU_VALUE_REF) len = (size_t)snprintf(buf, n, "&%s", spaces[t->space & 3]);
+  if (t->kind == MGPU_VALUE_REF) len = (size_t)snprintf(buf, n, "&%s", t->space <= MGPU_SPACE_TMEM ? spaces[t->space] : "");
   else buf[0] = 0;
   if (len >= n) return buf;
   len += (size_t)snprintf(buf + len, n - len, "%s", dt_name(t->dtype));

@@ -72,10 +72,10 @@
   _(reshape_ref, VIEWRESHAPE, P) /* (SMEM ref) ints=shape -> its elements in row-major order under that shape (ir_ref.c) */ \
   _(smem_alloc, ALLOC, M)        /* () ints=dtype, shape...; text=transforms -> SMEM ref, alive until its region ends */ \
   /* barriers, asynchronous copies, wgmma (all issued by the warpgroup) */ \
-  _(barrier_alloc, BARALLOC, M)  /* () ints=num_barriers, num_arrivals, cluster axes mask -> barrier ref u64[n] */ \
+  _(barrier_alloc, BARALLOC, M)  /* () ints=num_barriers, num_arrivals, cluster axes mask[, orders tensor core] -> barrier ref u64[n] */ \
   _(barrier_arrive, BARRIER, M)  /* (one barrier): one arrival per warpgroup (cluster barriers: on every peer) */ \
   _(barrier_wait, BARRIER, M)    /* (one barrier): wait for the phase this warpgroup expects, then expect the next */ \
-  _(tma_load, TMALOAD, M)        /* (gmem ref, smem ref, barrier[, pred]) ints=multicast axes mask, has_pred */ \
+  _(tma_load, TMALOAD, M)        /* (gmem ref, smem ref, barrier[, pred]) ints=multicast axes mask, has_pred[, oob[, partition: 1 + dim]] */ \
   _(tma_store, TMASTORE, M)      /* (smem ref, gmem ref[, pred]) ints=commit_group, reduction op, has_pred */ \
   _(commit_smem, SYNC, M)        /* () generic SMEM writes become visible to TMA and wgmma (fence + barrier) */ \
   _(commit_group, SYNC, M)       /* () close the current group of SMEM->GMEM copies */ \
@@ -85,6 +85,16 @@
   _(wgmma_wait, SYNC, M)         /* ints=n: at most n wgmma groups in flight */ \
   _(set_max_registers, SYNC, M)  /* ints=n, increase (1) or decrease (0): setmaxnreg */ \
   _(atomic, ATOMIC, M)           /* (one-element GMEM ref, value[, new]) ints=op, sem, scope -> the old value; once per warpgroup */ \
+  /* Blackwell (sm_100a): tensor memory */ \
+  _(tmem_alloc, TMEMALLOC, M)    /* () ints=dtype, rows, cols, collective -> TMEM ref, alive until its region ends (pass_tmem places it) */ \
+  _(tmem_load, TMEMLOAD, M)      /* (TMEM ref) text=layout or none -> array (tcgen05.ld; TMEM may be overwritten only after tmem_wait_load) */ \
+  _(tmem_store, TMEMSTORE, M)    /* (TMEM ref, array): tcgen05.st, visible to other warpgroups and MMAs after tmem_commit */ \
+  _(tmem_wait_load, SYNC, M)     /* () this warpgroup's TMEM loads have read their columns (tcgen05.wait::ld) */ \
+  _(tmem_commit, SYNC, M)        /* () this warpgroup's TMEM stores are done (tcgen05.wait::st) */ \
+  _(tcgen05_mma, TCMMA, M)       /* (acc TMEM ref, a: SMEM or TMEM ref, b: SMEM ref[, accumulate pred]) ints=accumulate (0, 1, 2: the pred), collective: acc = a @ b (+ acc), asynchronously, issued by one thread */ \
+  _(tcgen05_commit, TCCOMMIT, M) /* (barrier) ints=collective: one arrival when this warpgroup's tcgen05_mmas so far are done (on the pair's barriers when collective) */ \
+  _(cluster_cancel, CANCEL, M)   /* (result SMEM ref of 16 bytes, barrier): every warpgroup arrives (warpgroup 0 expecting 16 bytes); the cluster's first block asks to cancel a cluster not yet started, whose answer lands in every block's result */ \
+  _(cancel_query, CANCELQ, M)    /* (result SMEM ref) -> i32 grid index per axis, pred: the canceled cluster's place in the grid, and whether one was */ \
   /* multiple devices */ \
   _(remote, REMOTE, P)           /* (GMEM ref, device i32, peer table i64[3+n]) -> the same ref on that device (symmetric arrays) */ \
   _(multimem_store, MMSTORE, M)  /* (GMEM ref, value, peer table) the value into the ref on every device (multimem.st) */ \
@@ -112,6 +122,7 @@ typedef enum ir_opclass {
   IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_BCASTDIM, IRC_RESHAPE, IRC_IOTA, IRC_LAYOUTCAST, IRC_REDUCE,
   IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_VIEWRESHAPE, IRC_ALLOC, IRC_CLUSTERIDX,
   IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC, IRC_PRINT, IRC_PROF, IRC_REMOTE, IRC_SEMWAIT, IRC_MMSTORE, IRC_MMLOAD,
+  IRC_TMEMALLOC, IRC_TMEMLOAD, IRC_TMEMSTORE, IRC_TCMMA, IRC_TCCOMMIT, IRC_CANCEL, IRC_CANCELQ,
   IRC_FOR, IRC_IF, IRC_WHILE, IRC_SCOPED, IRC_YIELD
 } ir_opclass;
 
@@ -149,6 +160,12 @@ enum { IR_SCOPE_CTA, IR_SCOPE_CLUSTER, IR_SCOPE_GPU, IR_SCOPE_SYS };
 extern const char *const ir_atom_names[IR_ATOM_XOR + 1];
 extern const char *const ir_sem_names[IR_SEM_ACQ_REL + 1];
 extern const char *const ir_scope_names[IR_SCOPE_SYS + 1];
+
+/* Tensor memory: 128 lanes of 512 32-bit columns per block; values narrower
+** than 32 bits are packed, 4 / bytes to a column. */
+#define IR_TMEM_ROWS 128
+#define IR_TMEM_COLS 512
+static inline int64_t ir_tmem_cols(int dtype, int64_t n) { return (n * dt_bytes(dtype) + 3) / 4; }
 
 /* View index kinds (ints of a view op, 3 per index: kind, start, size). */
 enum { IR_IDX_INT = 0, IR_IDX_DS = 1, IR_IDX_ALL = 2 };
@@ -218,6 +235,14 @@ static inline uint32_t ir_extent(const ir_kernel *k, uint32_t i) { return 1 + k-
 int32_t *ir_parents(const ir_kernel *k, uint8_t **region);
 
 int64_t ir_numel(const ir_type *t);
+/* The kernel's target as PTX names it ("sm_90a", "sm_100a"); ir_kernel_new makes 0 sm_90a. */
+static inline const char *ir_target_name(int target) { return target == MGPU_TARGET_SM100A ? "sm_100a" : "sm_90a"; }
+static inline bool ir_blackwell(const ir_kernel *k) { return k->opts.target == MGPU_TARGET_SM100A; }
+/* Whether barrier_alloc result `root` orders tensor-core work (tcgen05 fences around its arrivals and waits). */
+static inline bool ir_barrier_orders_tc(const ir_kernel *k, uint32_t root) {
+  const ir_op *op = &k->ops.v[k->vals.v[root].def];
+  return op->niat > 3 && ir_ints(k, op)[3];
+}
 /* Blocks in one thread-block cluster of kernels with these options (1 without clusters). */
 static inline int ir_cluster_blocks(const mgpu_kernel_options *o) {
   int n = 1;
@@ -287,6 +312,10 @@ void ir_root_shape(const ir_kernel *k, uint32_t root, int64_t *shape, int *rank)
 void ir_ref_walk(const ir_kernel *k, uint32_t v, ir_refview *rv);
 bool ir_reshape_check(const ir_kernel *k, uint32_t v, const int64_t *shape, int rank, char *why, size_t n);
 
+/* ir_build.c: the tcgen05.mma kind ("f16", "tf32", "f8f6f4", "i8") of
+** operand dtypes da x db into an accumulator of dtype dc, or NULL and why not. */
+const char *ir_mma_kind(int da, int db, int dc, const char **why);
+
 /* ir_print.c: the canonical text form (deterministic; the cache key). */
 void ir_print(const ir_kernel *k, strbuf *sb, bool with_locs);
 
@@ -317,6 +346,8 @@ typedef struct ir_builder {
   VEC(uint8_t) scope_open;   /* per scope id */
   VEC(uint32_t) scope_loc;   /* per scope id: location that opened it */
   VEC(uint32_t) bar_waits;   /* barrier_alloc results waited on: value << 2 | 1 inside single_warp, | 2 outside */
+  uint8_t cta_group;         /* tcgen05 ops so far: 1 (one block) or 2 (a cluster pair, collective), 0 = none yet */
+  uint32_t cta_group_loc;    /* string id of the location of the first */
   bool finished;
 } ir_builder;
 

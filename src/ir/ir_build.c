@@ -439,6 +439,21 @@ static mgpu_status view_type(ir_builder *b, const uint32_t *opds, uint32_t nopd,
     }
   }
   if (1 + ndyn != nopd) return diag_set(b->d, ERR_BAD_ATTR, LOC(b), "view", "more operands than dynamic starts");
+  if (rt->space == MGPU_SPACE_TMEM) {   /* columns of whole lanes: tcgen05 addresses a lane range per warp */
+    bool rows_whole = nidx < 1 || ints[0] == IR_IDX_ALL || (ints[0] == IR_IDX_DS && ints[1] == 0 && ints[2] == rt->shape[0]);
+    if (out->rank != 2 || !rows_whole)
+      return failf(b, "TMEM refs are sliced along columns only, keeping every row: use ref:at(mgpu.all, mgpu.ds(start, size))");
+    if (nidx > 1 && ints[3] == IR_IDX_DS) {
+      int64_t start = ints[4], size = ints[5], pack = 4 / dt_bytes(rt->dtype);
+      if (size > rt->shape[1] || (start != IR_DYNAMIC && start + size > rt->shape[1]))
+        return failf(b, "TMEM column slice ds(%lld, %lld) runs past the ref's %lld columns",
+                     start == IR_DYNAMIC ? 0LL : (long long)start, (long long)size, (long long)rt->shape[1]);
+      if (pack > 1 && ((start != IR_DYNAMIC && start % pack) || size % pack))
+        return failf(b, "TMEM of %s packs %lld values to a 32-bit column: a column slice must start and end at multiples "
+                     "of %lld, got ds(%lld, %lld)", dt_name(rt->dtype), (long long)pack, (long long)pack,
+                     start == IR_DYNAMIC ? 0LL : (long long)start, (long long)size);
+    }
+  }
   if (rt->space == MGPU_SPACE_REGS) {   /* an accumulator slice: whole 64-row blocks and 8-column groups */
     static const int64_t unit[2] = { 64, 8 };
     static const char *const name[2] = { "M (rows)", "N (columns)" };
@@ -459,7 +474,11 @@ static mgpu_status view_type(ir_builder *b, const uint32_t *opds, uint32_t nopd,
 /* -- Barriers, copies, wgmma ---------------------------------------------------------- */
 
 static mgpu_status barrier_type(ir_builder *b, const int64_t *ints, uint32_t nints, ir_type *out) {
-  if (nints != 3) return failf(b, "Barrier: expected (num_barriers, num_arrivals, cluster axes)");
+  if (nints != 3 && nints != 4) return failf(b, "Barrier: expected (num_barriers, num_arrivals, cluster axes[, orders tensor core])");
+  if (nints == 4 && ints[3] != 0 && ints[3] != 1) return failf(b, "Barrier: orders_tensor_core must be 0 or 1");
+  if (nints == 4 && ints[3] && !ir_blackwell(b->k))
+    return failf(b, "Barrier: orders_tensor_core is Blackwell-only (tcgen05 fences) but this kernel's target is %s",
+                 ir_target_name(b->k->opts.target));
   if (ints[0] < 1 || ints[0] > 32) return failf(b, "Barrier: num_barriers must be between 1 and 32, got %lld", (long long)ints[0]);
   if (ints[1] < 1 || ints[1] > 1024) return failf(b, "Barrier: num_arrivals must be between 1 and 1024, got %lld", (long long)ints[1]);
   if (ints[2] < 0 || ints[2] >= (1 << b->k->opts.cluster_rank))
@@ -498,6 +517,8 @@ static mgpu_status want_data_ref(ir_builder *b, const char *op, const uint32_t *
   if (s) return s;
   if (ir_vtype(b->k, opds[i])->space == MGPU_SPACE_BARRIER)
     return failf(b, "%s: the ref is a barrier, which holds no data (use mgpu.barrier_arrive / mgpu.barrier_wait)", op);
+  if (ir_vtype(b->k, opds[i])->space == MGPU_SPACE_TMEM)
+    return failf(b, "%s: the ref is in tensor memory: use mgpu.async_load_tmem / mgpu.async_store_tmem", op);
   return MGPU_OK;
 }
 
@@ -510,12 +531,32 @@ static mgpu_status want_pred(ir_builder *b, const char *op, const uint32_t *opds
 }
 
 /* tma_load (gmem, smem, barrier[, pred]) and tma_store (smem, gmem[, pred]). */
+static mgpu_status cta_group_check(ir_builder *b, const char *what, int group);
+
+/* A load partitioned over the cluster pair (ints[3] = 1 + dim): the GMEM
+** view is twice the SMEM ref along dim, each block of the pair loading its
+** half into its own SMEM, the pair's first block's barrier counting both. */
+static mgpu_status partition_check(ir_builder *b, const ir_type *g, const ir_type *m, const int64_t *ints) {
+  const char *op = "copy_gmem_to_smem";
+  char x[96], y[96];
+  int64_t dim = ints[3] - 1;
+  if (dim < 0 || dim >= m->rank) return failf(b, "%s: the partitioned dim %lld is not a dim of the SMEM ref", op, (long long)dim);
+  if (ints[0]) return failf(b, "%s: a copy partitioned over the cluster pair cannot also multicast", op);
+  bool ok = g->rank == m->rank;
+  for (int i = 0; i < m->rank && ok; i++) ok = g->shape[i] == m->shape[i] * (i == dim ? 2 : 1);
+  if (!ok)
+    return failf(b, "%s: partitioned along dim %lld, the GMEM view %s must be twice the SMEM ref %s along it (each block of "
+                 "the pair loads its half) and equal elsewhere", op, (long long)dim, TS(g, x), TS(m, y));
+  return cta_group_check(b, "copy_gmem_to_smem (leader_tracked)", 2);
+}
+
 static mgpu_status copy_check(ir_builder *b, bool load, const uint32_t *opds, uint32_t nopd, const int64_t *ints, uint32_t nints) {
   const char *op = load ? "copy_gmem_to_smem" : "copy_smem_to_gmem";
   uint32_t fixed = load ? 3 : 2;
   mgpu_status s;
-  if (nints != (load ? 2u : 3u) && !(load && nints == 3)) return failf(b, "%s: expected %d integer attributes", op, load ? 2 : 3);
-  if (load && nints == 3 && (ints[2] < 0 || ints[2] > 2)) return failf(b, "%s: unknown oob mode %lld", op, (long long)ints[2]);
+  if (nints != (load ? 2u : 3u) && !(load && (nints == 3 || nints == 4)))
+    return failf(b, "%s: expected %d integer attributes", op, load ? 2 : 3);
+  if (load && nints >= 3 && (ints[2] < 0 || ints[2] > 2)) return failf(b, "%s: unknown oob mode %lld", op, (long long)ints[2]);
   bool has_pred = ints[load ? 1 : 2] != 0;
   if ((s = want_count(b, op, nopd, fixed + has_pred, fixed + has_pred))) return s;
   int gi = load ? 0 : 1, si = load ? 1 : 0;
@@ -526,9 +567,10 @@ static mgpu_status copy_check(ir_builder *b, bool load, const uint32_t *opds, ui
   const ir_type *g = ir_vtype(b->k, opds[gi]), *m = ir_vtype(b->k, opds[si]);
   char x[96], y[96];
   if (g->dtype != m->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), op, dt_name(g->dtype), dt_name(m->dtype));
-  if (!ir_same_shape(g, m)) return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), op, TS(g, x), TS(m, y));
   if (load && (ints[0] < 0 || ints[0] >= (1 << b->k->opts.cluster_rank)))
     return failf(b, "%s: collective_axes must name cluster axes (the kernel's cluster has rank %d)", op, b->k->opts.cluster_rank);
+  if (load && nints == 4 && ints[3]) return partition_check(b, g, m, ints);
+  if (!ir_same_shape(g, m)) return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), op, TS(g, x), TS(m, y));
   if (!load) {
     if (ints[1] < 0 || ints[1] > IR_RED_XOR) return failf(b, "%s: unknown reduction_op %lld", op, (long long)ints[1]);
     bool fl = dt_isfloat(g->dtype);
@@ -543,7 +585,7 @@ static mgpu_status copy_check(ir_builder *b, bool load, const uint32_t *opds, ui
 static mgpu_status sync_check(ir_builder *b, int code, const int64_t *ints, uint32_t nints) {
   const char *op = ir_optab[code].name;
   switch (code) {
-  case IR_commit_smem: case IR_commit_group:
+  case IR_commit_smem: case IR_commit_group: case IR_tmem_wait_load: case IR_tmem_commit:
     if (nints) return failf(b, "%s takes no attributes", op);
     return MGPU_OK;
   case IR_wait_group:
@@ -686,6 +728,138 @@ static mgpu_status profile_check(ir_builder *b, const uint32_t *opds, uint32_t n
   return MGPU_OK;
 }
 
+/* tcgen05 work is per block (cta_group::1) or per cluster pair (::2) for the
+** whole kernel (ptxas refuses a mix); a pair is the two blocks along cluster
+** axis 0, which must have size 2. */
+static mgpu_status cta_group_check(ir_builder *b, const char *what, int group) {
+  const mgpu_kernel_options *o = &b->k->opts;
+  if (group == 2 && (o->cluster_rank < 1 || o->cluster[0] != 2))
+    return failf(b, "%s: collective (2-CTA) tensor-core work needs a cluster pair: the kernel's cluster must have size 2 "
+                 "along its first axis (cluster = { 2 }), not %s", what,
+                 o->cluster_rank ? "this one" : "none");
+  if (b->cta_group && b->cta_group != group)
+    return failf(b, "%s: a kernel's tcgen05 work is all collective (2-CTA) or all per block, but %s at %s is %s", what,
+                 b->cta_group == 2 ? "the collective TMEM or MMA" : "the per-block TMEM or MMA", ir_str(b->k, b->cta_group_loc),
+                 b->cta_group == 2 ? "collective" : "per block");
+  if (!b->cta_group) { b->cta_group = (uint8_t)group; b->cta_group_loc = b->loc; }
+  return MGPU_OK;
+}
+
+/* tmem_alloc ints = dtype, rows, cols, collective: 128 rows; 32-bit values,
+** or 16- and 8-bit ones packed; a kernel's TMEM (and tcgen05 ops) are all
+** collective (a cluster pair, cta_group::2) or none. */
+static mgpu_status tmem_type(ir_builder *b, const int64_t *ints, uint32_t nints, ir_type *out) {
+  if (nints != 4) return failf(b, "TMEM: expected (dtype, rows, columns, collective)");
+  int dt = (int)ints[0];
+  if (!dt_valid(dt) || dt == MGPU_PRED || dt_bytes(dt) > 4 || dt == MGPU_I16 || dt == MGPU_U16)
+    return failf(b, "TMEM: dtype %s is not supported (f32, i32, u32; f16, bf16 packed 2 to a column; f8e4m3, f8e5m2, i8, "
+                 "u8 packed 4)", dt_valid(dt) ? dt_name(dt) : "?");
+  if (ints[1] != IR_TMEM_ROWS)
+    return failf(b, "TMEM: the shape must have %d rows (the tensor memory's lanes; 64-row layouts are not supported yet), "
+                 "got %lld", IR_TMEM_ROWS, (long long)ints[1]);
+  int64_t pack = 4 / dt_bytes(dt);
+  if (ints[2] < 1 || ints[2] % pack)
+    return failf(b, "TMEM: %s packs %lld values to a 32-bit column, so the column count must be a positive multiple of "
+                 "%lld, got %lld", dt_name(dt), (long long)pack, (long long)pack, (long long)ints[2]);
+  if (ir_tmem_cols(dt, ints[2]) > IR_TMEM_COLS)
+    return failf(b, "TMEM: %lld columns of %s need %lld 32-bit columns, but a block has %d", (long long)ints[2], dt_name(dt),
+                 (long long)ir_tmem_cols(dt, ints[2]), IR_TMEM_COLS);
+  if (ints[3] != 0 && ints[3] != 1) return failf(b, "TMEM: collective must be 0 or 1");
+  mgpu_status s = cta_group_check(b, "TMEM", ints[3] ? 2 : 1);
+  if (s) return s;
+  memset(out, 0, sizeof *out);
+  out->kind = MGPU_VALUE_REF;
+  out->dtype = (uint8_t)dt;
+  out->space = MGPU_SPACE_TMEM;
+  out->rank = 2;
+  out->shape[0] = ints[1];
+  out->shape[1] = ints[2];
+  return MGPU_OK;
+}
+
+/* tmem_load (ref) / tmem_store (ref, array): a TMEM ref and an array of its shape and dtype. */
+static mgpu_status tmem_access_check(ir_builder *b, bool store, const uint32_t *opds, uint32_t nopd) {
+  const char *op = store ? "async_store_tmem" : "async_load_tmem";
+  mgpu_status s = want_count(b, op, nopd, store ? 2 : 1, store ? 2 : 1);
+  if (s || (s = want_space(b, op, opds, 0, MGPU_SPACE_TMEM, "a TMEM ref (mgpu.TMEM)"))) return s;
+  if (!store) return MGPU_OK;
+  if ((s = want_kind(b, op, opds, 1, MGPU_VALUE_ARRAY))) return s;
+  const ir_type *r = ir_vtype(b->k, opds[0]), *v = ir_vtype(b->k, opds[1]);
+  char x[96], y[96];
+  if (r->dtype != v->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), op, dt_name(r->dtype), dt_name(v->dtype));
+  if (!ir_same_shape(r, v)) return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), op, TS(r, x), TS(v, y));
+  return MGPU_OK;
+}
+
+/* The MMA kind of operand dtypes da x db into an accumulator of dtype dc
+** (kind::f16, ::tf32, ::f8f6f4, ::i8), or NULL + why; ptx_tcgen05.c asks too. */
+const char *ir_mma_kind(int da, int db, int dc, const char **why) {
+  *why = NULL;
+  if (is_i8(da) || is_i8(db) || dc == MGPU_I32) {
+    if (is_i8(da) && is_i8(db) && dc == MGPU_I32) return "i8";
+    *why = "8-bit integer operands (i8, u8) go with an i32 accumulator, and only they";
+    return NULL;
+  }
+  bool ok = (is_f8(da) && is_f8(db)) || (da == db && (da == MGPU_F16 || da == MGPU_BF16 || da == MGPU_F32));
+  if (!ok) {
+    *why = "operand dtypes must be bf16, f16, f32 (as tf32) or 8-bit integers alike, or f8e4m3 / f8e5m2 in any mix";
+    return NULL;
+  }
+  if (dc != MGPU_F32) {   /* f16 accumulators take unpacked TMEM columns, which mgpu.TMEM does not make */
+    *why = "floating-point operands accumulate into f32 (f16 accumulators are not supported yet)";
+    return NULL;
+  }
+  return is_f8(da) ? "f8f6f4" : da == MGPU_F32 ? "tf32" : "f16";
+}
+
+/* tcgen05_mma (acc, a, b[, accumulate]) ints = accumulate, collective: per
+** block acc (128, N) += a (128, K) @ b (K, N); collective (a cluster pair's
+** 2-CTA MMA) each block holds 128 rows of A and acc and half of B's N
+** columns: acc (128, N) += a (128, K) @ [b of block 0 | b of block 1]. */
+static mgpu_status tcmma_check(ir_builder *b, const uint32_t *opds, uint32_t nopd, const int64_t *ints, uint32_t nints) {
+  const char *op = "tcgen05_mma";
+  mgpu_status s;
+  char x[96], y[96], z[96];
+  if (nints != 2 || ints[0] < 0 || ints[0] > 2 || (ints[1] != 0 && ints[1] != 1))
+    return failf(b, "%s: expected (accumulate 0/1/2, collective 0/1)", op);
+  if ((s = want_count(b, op, nopd, ints[0] == 2 ? 4 : 3, ints[0] == 2 ? 4 : 3))) return s;
+  if ((s = want_space(b, op, opds, 0, MGPU_SPACE_TMEM, "a TMEM ref (the accumulator, mgpu.TMEM)"))) return s;
+  const ir_type *acc = ir_vtype(b->k, opds[0]), *a = ir_vtype(b->k, opds[1]), *bt = ir_vtype(b->k, opds[2]);
+  if (a->kind != MGPU_VALUE_REF || (a->space != MGPU_SPACE_SMEM && a->space != MGPU_SPACE_TMEM))
+    return diag_set(b->d, ERR_OPERAND_KIND, LOC(b), op, 2, "an SMEM or TMEM ref", TS(a, x));
+  if ((s = want_space(b, op, opds, 2, MGPU_SPACE_SMEM, "an SMEM ref"))) return s;
+  if (ints[0] == 2 && (s = want_pred(b, op, opds, 3))) return s;
+  bool pair = ints[1] != 0;
+  int64_t N = acc->shape[1], K = a->rank == 2 ? a->shape[1] : 0;
+  if (a->rank != 2 || bt->rank != 2 || a->shape[0] != acc->shape[0] || bt->shape[0] != K || bt->shape[1] * (pair ? 2 : 1) != N)
+    return failf(b, "%s: shapes do not chain: acc %s += a %s @ b %s (need (M, N) += (M, K) @ (K, N)%s)", op, TS(acc, x),
+                 TS(a, y), TS(bt, z), pair ? ", b holding N/2 columns in each block of the pair" : "");
+  const char *why;
+  const char *kind = ir_mma_kind(a->dtype, bt->dtype, acc->dtype, &why);
+  if (!kind) return failf(b, "%s: %s x %s into %s: %s", op, dt_name(a->dtype), dt_name(bt->dtype), dt_name(acc->dtype), why);
+  int64_t most = pair ? 256 : 512;   /* N per instruction: 16..256; one block's wider N in several */
+  if (N % 16 || N > most)
+    return failf(b, "%s: N = %lld is not an MMA shape for M = %d%s: N must be a multiple of 16 up to %lld%s", op, (long long)N,
+                 pair ? 256 : 128, pair ? " (a 2-CTA MMA)" : "", (long long)most,
+                 pair ? " (each block's B holds half)" : " (256 per instruction)");
+  int kin = 32 / dt_bytes(a->dtype);
+  if (K % kin)
+    return failf(b, "%s: K = %lld must be a multiple of %d for %s operands (each instruction takes 32 bytes of K)", op,
+                 (long long)K, kin, dt_name(a->dtype));
+  return cta_group_check(b, op, pair ? 2 : 1);
+}
+
+/* Operand i is the 16-byte SMEM ref a cluster-cancel answer lands in. */
+static mgpu_status want_cancel_result(ir_builder *b, const char *op, const uint32_t *opds, int i) {
+  mgpu_status s = want_space(b, op, opds, i, MGPU_SPACE_SMEM, "an SMEM ref of 16 bytes (mgpu.TryClusterCancelResult)");
+  if (s) return s;
+  const ir_type *t = ir_vtype(b->k, opds[i]);
+  char x[96];
+  if (ir_numel(t) * dt_bytes(t->dtype) != 16)
+    return failf(b, "%s: the result must be 16 bytes of SMEM (mgpu.TryClusterCancelResult(n):at(i)), not %s", op, TS(t, x));
+  return MGPU_OK;
+}
+
 /* wgmma (acc, a, b): acc (M, N) += a (M, K) @ b (K, N). */
 static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
   const char *op = "wgmma";
@@ -729,6 +903,44 @@ static mgpu_status wgmma_check(ir_builder *b, const uint32_t *opds) {
 
 /* -- The op entry point --------------------------------------------------------------- */
 
+/* The names users call the Blackwell ops by. */
+static const char *tmem_op_name(int code) {
+  switch (code) {
+  case IR_tmem_alloc: return "TMEM";
+  case IR_tmem_load: return "async_load_tmem";
+  case IR_tmem_store: return "async_store_tmem";
+  case IR_tmem_wait_load: return "wait_load_tmem";
+  case IR_tcgen05_mma: return "tcgen05_mma";
+  case IR_tcgen05_commit: return "tcgen05_commit_arrive";
+  case IR_cluster_cancel: return "try_cluster_cancel";
+  case IR_cancel_query: return "query_cluster_cancel";
+  default: return "commit_tmem";
+  }
+}
+
+/* Ops of one architecture: wgmma is Hopper's (sm_90a code does not run on
+** Blackwell), tcgen05 and its tensor memory Blackwell's. */
+static mgpu_status target_check(ir_builder *b, int code) {
+  bool hopper = b->k->opts.target == MGPU_TARGET_SM90A;
+  const char *what;
+  switch (code) {
+  case IR_wgmma: what = "wgmma"; break;
+  case IR_wgmma_wait: what = "wgmma_wait"; break;
+  case IR_acc_alloc: what = "ACC (a wgmma accumulator)"; break;
+  case IR_tmem_alloc: case IR_tmem_load: case IR_tmem_store: case IR_tmem_wait_load: case IR_tmem_commit:
+  case IR_tcgen05_mma: case IR_tcgen05_commit: case IR_cluster_cancel: case IR_cancel_query:
+    if (!hopper) return MGPU_OK;
+    return failf(b, "%s is Blackwell-only (sm_100a tensor memory, tcgen05 and cluster launch control) but this kernel's target is sm_90a: compile for sm_100a "
+                 "(mgpu.configure{ target = \"sm_100a\" }, MGPU_TARGET or --target); on Hopper use mgpu.ACC or mgpu.SMEM",
+                 tmem_op_name(code));
+  default: return MGPU_OK;
+  }
+  if (hopper) return MGPU_OK;
+  return failf(b, "%s is Hopper-only (sm_90a) but this kernel's target is %s: on Blackwell use mgpu.tcgen05_mma into an "
+               "mgpu.TMEM accumulator (or compile for sm_90a: mgpu.configure{ target = \"sm_90a\" }, MGPU_TARGET, --target)",
+               what, ir_target_name(b->k->opts.target));
+}
+
 /* Inside a single_warp region only the warpgroup's first warp runs: refuse
 ** what needs all four warps -- register arrays (spread over the
 ** warpgroup), wgmma, setmaxnreg, and what the lowering synchronises with
@@ -763,8 +975,9 @@ static mgpu_status single_warp_check(ir_builder *b, int code, const uint32_t *op
   case IR_wgmma: case IR_wgmma_wait: case IR_acc_alloc: case IR_set_max_registers:
     why = "a warpgroup instruction"; break;
   case IR_commit_smem: case IR_wait_group: case IR_barrier_arrive: case IR_atomic: case IR_sem_wait:
+  case IR_tmem_wait_load: case IR_tmem_commit: case IR_cluster_cancel:
     why = "a warpgroup barrier in its lowering"; break;
-  case IR_smem_alloc: case IR_barrier_alloc: case IR_profile:
+  case IR_smem_alloc: case IR_barrier_alloc: case IR_profile: case IR_tmem_alloc:
     why = "an allocation for the whole warpgroup"; break;
   case IR_store:
     if (ir_vtype(b->k, opds[0])->space == MGPU_SPACE_SMEM) why = "a warpgroup barrier in its lowering (SMEM stores)";
@@ -791,6 +1004,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   if (code < 0) return diag_set(b->d, ERR_UNKNOWN_OP, LOC(b), name);
   if (code == IR_yield) return do_yield(b, opds, nopd, res, maxres, nres);
 
+  if ((s = target_check(b, code))) return s;
   const ir_opinfo *info = &ir_optab[code];
   ir_type rt[IR_MAXRES];
   uint32_t nrt = 1;
@@ -984,6 +1198,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;
     const ir_type *t = ir_vtype(k, opds[0]);
     bool seen[IR_MAXRANK] = { false };
+    if (t->space == MGPU_SPACE_TMEM) return failf(b, "transpose_ref: TMEM refs cannot be transposed (rows are lanes)");
     if (nints != t->rank) return failf(b, "%s: the permutation has %u axes but the ref has rank %d", name, nints, t->rank);
     rt[0] = *t;
     for (uint32_t i = 0; i < nints; i++) {
@@ -1062,6 +1277,51 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   case IRC_ACCALLOC:
     if ((s = want_count(b, name, nopd, 0, 0))) return s;
     if ((s = acc_type(b, ints, nints, &rt[0]))) return s;
+    break;
+  case IRC_TMEMALLOC:
+    if ((s = want_count(b, name, nopd, 0, 0))) return s;
+    if ((s = tmem_type(b, ints, nints, &rt[0]))) return s;
+    break;
+  case IRC_TMEMLOAD:
+    if ((s = tmem_access_check(b, false, opds, nopd))) return s;
+    rt[0] = *ir_vtype(k, opds[0]);
+    rt[0].kind = MGPU_VALUE_ARRAY;
+    rt[0].space = MGPU_SPACE_NONE;
+    if (text && *text && (s = check_layout(b, "async_load_tmem", text, &rt[0]))) return s;
+    break;
+  case IRC_TMEMSTORE:
+    if ((s = tmem_access_check(b, true, opds, nopd))) return s;
+    nrt = 0;
+    break;
+  case IRC_TCMMA:
+    if ((s = tcmma_check(b, opds, nopd, ints, nints))) return s;
+    nrt = 0;
+    break;
+  case IRC_CANCEL:
+    if ((s = want_count(b, "try_cluster_cancel", nopd, 2, 2))) return s;
+    if ((s = want_cancel_result(b, "try_cluster_cancel", opds, 0))) return s;
+    if ((s = want_barrier(b, "try_cluster_cancel", opds, 1))) return s;
+    nrt = 0;
+    break;
+  case IRC_CANCELQ:
+    if ((s = want_count(b, "query_cluster_cancel", nopd, 1, 1))) return s;
+    if ((s = want_cancel_result(b, "query_cluster_cancel", opds, 0))) return s;
+    nrt = (uint32_t)k->opts.grid_rank + 1;
+    for (uint32_t r = 0; r < nrt; r++) {
+      memset(&rt[r], 0, sizeof rt[r]);
+      rt[r].kind = MGPU_VALUE_SCALAR;
+      rt[r].dtype = r + 1 < nrt ? MGPU_I32 : MGPU_PRED;
+    }
+    break;
+  case IRC_TCCOMMIT:
+    if ((s = want_count(b, "tcgen05_commit_arrive", nopd, 1, 1))) return s;
+    if ((s = want_barrier(b, "tcgen05_commit_arrive", opds, 0))) return s;
+    if (nints != 1 || (ints[0] != 0 && ints[0] != 1)) return failf(b, "tcgen05_commit_arrive: expected (collective 0/1)");
+    if (!ir_barrier_orders_tc(k, ir_ref_base(k, opds[0])))
+      return failf(b, "tcgen05_commit_arrive: the barrier must be made with orders_tensor_core = true (its waiters go on to "
+                   "read what the tensor core wrote)");
+    if ((s = cta_group_check(b, "tcgen05_commit_arrive", ints[0] ? 2 : 1))) return s;
+    nrt = 0;
     break;
   case IRC_WGMMA:
     if ((s = want_count(b, name, nopd, 3, 3))) return s;

@@ -154,7 +154,8 @@ void ir_print(const ir_kernel *k, strbuf *sb, bool with_locs) {
   for (int i = 0; i < o->grid_rank; i++) sb_printf(sb, i ? ", %d" : "%d", o->grid[i]);
   sb_printf(sb, ") threads=%d approx_math=%d", o->num_threads, o->approx_math ? 1 : 0);
   /* every other option that changes the PTX, when set: the kernel cache keys on this text */
-  _Static_assert(sizeof(mgpu_kernel_options) == 88, "a new kernel option: print it here");
+  _Static_assert(sizeof(mgpu_kernel_options) == 96, "a new kernel option: print it here");
+  if (o->target != MGPU_TARGET_SM90A) sb_printf(sb, " target=%s", ir_target_name(o->target));
   if (o->cluster_rank) {
     sb_puts(sb, " cluster=(");
     for (int i = 0; i < o->cluster_rank; i++) sb_printf(sb, i ? ", %d" : "%d", o->cluster[i]);

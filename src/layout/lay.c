@@ -144,6 +144,26 @@ void lay_wgmma_transposed(lay_layout *l) {
   mgpu_assert(ok);
 }
 
+/* Pallas' TCGEN05 layout: WGMMA's fragments over 128 rows, warp w holding
+** rows 32w..32w+31 (tcgen05.ld/st 16x256b). */
+void lay_tcgen05(lay_layout *l) {
+  static const int tr[4] = { 2, 2, 2, 1 };
+  static const int tiles[4][LAY_MAXRANK] = { { 128, 8 }, { 32, 8 }, { 8, 8 }, { 2 } };
+  static const int warp[1] = { -7 }, lane[2] = { -3, -2 };
+  bool ok = lay_tiled(l, 4, tr, tiles, 1, warp, 2, lane, -1, NULL, 0);
+  mgpu_assert(ok);
+}
+
+/* Pallas' TMEM_NATIVE layout: thread t holds row t of 128, in vectors of
+** vec (tcgen05.ld/st 32x32b). */
+void lay_tmem_native(lay_layout *l, int vec) {
+  static const int tr[2] = { 2, 2 };
+  int tiles[2][LAY_MAXRANK] = { { 128, vec }, { 32, vec } };
+  static const int warp[1] = { -4 }, lane[1] = { -2 };
+  bool ok = lay_tiled(l, 2, tr, (const int (*)[LAY_MAXRANK])tiles, 1, warp, 1, lane, -1, NULL, 0);
+  mgpu_assert(ok);
+}
+
 bool lay_equal(const lay_layout *a, const lay_layout *b) {
   if (a->kind != b->kind) return false;
   if (a->kind == LAY_STRIDED) return a->vec == b->vec;
@@ -463,12 +483,16 @@ bool lay_parse(const char *text, lay_layout *l, char *why, size_t n) {
   else if (eat(&r, "strided(")) {
     if (!num(&r, &v) || v < 1 || v > 16 || (v & (v - 1)) || !eat(&r, ")")) return failw(why, n, "strided(vec): vec is 1, 2, 4, 8 or 16");
     lay_strided(l, (int)v);
-  } else if (eat(&r, "wgmma_8bit")) lay_wgmma_8bit(l);
+  } else if (eat(&r, "tcgen05_native(")) {
+    if (!num(&r, &v) || v < 1 || v > 16 || (v & (v - 1)) || !eat(&r, ")")) return failw(why, n, "tcgen05_native(vec): vec is 1, 2, 4, 8 or 16");
+    lay_tmem_native(l, (int)v);
+  } else if (eat(&r, "tcgen05")) lay_tcgen05(l);
+  else if (eat(&r, "wgmma_8bit")) lay_wgmma_8bit(l);
   else if (eat(&r, "wgmma_transposed")) lay_wgmma_transposed(l);
   else if (eat(&r, "wgmma")) lay_wgmma(l);
   else if (eat(&r, "tiled")) { if (!parse_tiled(&r, l, why, n)) return false; }
   else if (eat(&r, "levels")) { if (!parse_levels(&r, l, why, n)) return false; }
-  else return failw(why, n, "unknown layout (expected splat, strided(v), wgmma, tiled(...) or levels...)");
+  else return failw(why, n, "unknown layout (expected splat, strided(v), wgmma, tcgen05, tcgen05_native(v), tiled(...) or levels...)");
   while (eat(&r, ".reduce")) {
     int axes[LAY_MAXRANK];
     int k = int_list(&r, axes, LAY_MAXRANK);

@@ -73,8 +73,10 @@ bool lay_tiled(lay_layout *l, int ntiles, const int *tile_rank, const int (*tile
 void lay_wgmma(lay_layout *l);
 void lay_wgmma_8bit(lay_layout *l);   /* the 8-bit wgmma A fragment (vectors of 4) */
 void lay_wgmma_transposed(lay_layout *l);   /* WGMMA with each lane pair's 2x2 blocks transposed */
+void lay_tcgen05(lay_layout *l);       /* WGMMA's fragments over 128 rows, 32 per warp (TMEM loads, 16x256b) */
+void lay_tmem_native(lay_layout *l, int vec);   /* row t of 128 in thread t, vectors of vec (TMEM loads, 32x32b) */
 /* Text form: "splat", "strided(8)", "wgmma", "wgmma_8bit", "wgmma_transposed", "wgmma.reduce(1)",
-** "tiled(...)...". */
+** "tcgen05", "tcgen05_native(2)", "tiled(...)...". */
 bool lay_parse(const char *text, lay_layout *l, char *why, size_t n);
 /* Canonical text (round-trips through lay_parse). */
 void lay_print(const lay_layout *l, strbuf *sb);
@@ -87,6 +89,16 @@ void lay_index(const lay_fit *f, int warp, int lane, int64_t reg, int e, int64_t
 /* Does thread (warp, lane) hold a copy that counts (not a replica)?  For
 ** stores: only one thread writes each element. */
 bool lay_owner(const lay_fit *f, int warp, int lane);
+
+/* lay_name.c: the layout as the Lua API writes it (WG_SPLAT, WG_STRIDED(v),
+** WGMMA, TILED{...}, X:reduce(1)): the named layouts, the rows layouts
+** inference picks by default and `texts` (lay_parse's "tiled(...)" form,
+** e.g. a kernel's layout_cast texts), or one of those reduced. */
+void lay_name(const lay_layout *l, const char *const *texts, int ntexts, strbuf *sb);
+/* "tiled((4,128),(4));warp(-3);lane(-2,rep4);vec(-1)" as "TILED{ tiling = {{4, 128}, {4}}, ... }". */
+bool lay_tiled_api_text(const char *text, strbuf *sb);
+/* The rows layout: rows over the 4 warps, 32 lanes x vec columns. */
+void lay_rows_text(int vec, char *buf, size_t n);
 
 /* The layout of the array reduced over logical dims `axes` (0-based, of
 ** an array of logical rank `rank`).  Dims split over warps or lanes become

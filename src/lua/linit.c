@@ -11,6 +11,7 @@
 
 static int load_embedded(lua_State *L) {
   const lmgpu_module *m = lua_touserdata(L, lua_upvalueindex(1));
+  if (!m->chunkname) { lua_pushlstring(L, m->source, m->len); return 1; }   /* a text module */
   if (luaL_loadbufferx(L, m->source, m->len, m->chunkname, "t") != LUA_OK) return lua_error(L);
   lua_pushvalue(L, 1);   /* module name */
   lua_call(L, 1, 1);

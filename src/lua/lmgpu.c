@@ -180,7 +180,7 @@ static int l_device(lua_State *L) {
   handle *u = geth(L, 1, T_CTX);
   mgpu_device_info d;
   CHECK(L, u->ctx, mgpu_device_query(u->ctx, &d));
-  lua_createtable(L, 0, 12);
+  lua_createtable(L, 0, 13);
   lua_pushstring(L, mode_names[d.mode]); lua_setfield(L, -2, "mode");
   lua_pushinteger(L, d.sm_count); lua_setfield(L, -2, "sm_count");
   lua_pushinteger(L, d.cc_major); lua_setfield(L, -2, "cc_major");
@@ -193,6 +193,7 @@ static int l_device(lua_State *L) {
   lua_pushstring(L, d.name); lua_setfield(L, -2, "name");
   lua_pushstring(L, d.reason); lua_setfield(L, -2, "reason");
   lua_pushinteger(L, d.device); lua_setfield(L, -2, "device");
+  lua_pushinteger(L, d.target); lua_setfield(L, -2, "target");
   return 1;
 }
 
@@ -515,6 +516,7 @@ static int l_builder(lua_State *L) {
   o.num_threads = opt_intfield(L, 2, "num_threads", 1);
   o.lowering_semantics = opt_intfield(L, 2, "lowering_semantics", 0);
   o.reduction_scratch_bytes = opt_intfield(L, 2, "reduction_scratch_bytes", 0);
+  o.target = opt_intfield(L, 2, "target", 0);
   lua_getfield(L, 2, "unsafe_no_auto_barriers");
   o.unsafe_no_auto_barriers = lua_toboolean(L, -1);
   lua_getfield(L, 2, "approx_math");

@@ -145,7 +145,46 @@ mgpu_status mgpu_script_run_string(mgpu_script *s, const char *code, const char 
   return st;
 }
 
-/* kernel(name, specs...) -> core kernel handle, in Lua. */
+/* Pushes the table of mgpu specs for args[0..n) (arrays from mgpu.array's spec,
+** scalars from mgpu.scalar) at the top of L's stack. */
+static void push_specs(lua_State *L, const char *name, const mgpu_value_info *args, int n) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "mgpu");
+  lua_call(L, 1, 1);
+  int mgpu = lua_gettop(L);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "mgpu.array");
+  lua_call(L, 1, 1);
+  int array = lua_gettop(L);
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    const mgpu_value_info *v = &args[i];
+    const char *dt = mgpu_dtype_name(v->dtype);
+    if (!dt) luaL_error(L, "mgpu_script_kernel: '%s': argument %d has an unknown dtype %d", name, i + 1, v->dtype);
+    if (v->kind == MGPU_VALUE_SCALAR) {
+      lua_getfield(L, mgpu, "scalar");
+      lua_pushinteger(L, 0);
+      lua_pushstring(L, dt);
+      lua_call(L, 2, 1);
+    } else if (v->kind == MGPU_VALUE_REF || v->kind == MGPU_VALUE_ARRAY) {
+      if (v->rank < 0 || v->rank > 8) luaL_error(L, "mgpu_script_kernel: '%s': argument %d has rank %d", name, i + 1, v->rank);
+      lua_getfield(L, array, "spec");
+      lua_createtable(L, v->rank, 0);
+      for (int d = 0; d < v->rank; d++) { lua_pushinteger(L, v->shape[d]); lua_rawseti(L, -2, d + 1); }
+      lua_pushstring(L, dt);
+      lua_call(L, 2, 1);
+    } else {
+      luaL_error(L, "mgpu_script_kernel: '%s': argument %d has an unknown kind %d", name, i + 1, v->kind);
+    }
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_replace(L, mgpu);
+  lua_settop(L, mgpu);
+}
+
+/* kernel(name, specs...) -> core kernel handle, in Lua.  The name holds an
+** mgpu kernel, or a function that returns one for the arguments (a library
+** that builds a kernel per shape). */
 static int find_kernel(lua_State *L) {
   const char *name = lua_tostring(L, 1);
   const mgpu_value_info *args = lua_touserdata(L, 2);
@@ -164,47 +203,38 @@ static int find_kernel(lua_State *L) {
     lua_remove(L, -2);
     p = dot ? dot + 1 : p + len;
   }
-  lua_getglobal(L, "require");
-  lua_pushliteral(L, "mgpu");
-  lua_call(L, 1, 1);
-  int mgpu = lua_gettop(L);
+  int value = lua_gettop(L);
+  push_specs(L, name, args, n);
+  int specs = lua_gettop(L);
   lua_getglobal(L, "require");
   lua_pushliteral(L, "mgpu.kernel");
   lua_call(L, 1, 1);
   lua_getfield(L, -1, "is_kernel");
-  lua_pushvalue(L, mgpu - 1);
+  int is_kernel = lua_gettop(L);
+  lua_pushvalue(L, is_kernel);
+  lua_pushvalue(L, value);
   lua_call(L, 1, 1);
-  if (!lua_toboolean(L, -1)) return luaL_error(L, "mgpu_script_kernel: '%s' is not an mgpu kernel (%s)", name, luaL_typename(L, mgpu - 1));
-  lua_pop(L, 2);
-  /* kernel:trace_for{ specs } */
-  lua_getfield(L, mgpu - 1, "trace_for");
-  lua_pushvalue(L, mgpu - 1);
-  lua_createtable(L, n, 0);
-  for (int i = 0; i < n; i++) {
-    const mgpu_value_info *v = &args[i];
-    const char *dt = mgpu_dtype_name(v->dtype);
-    if (!dt) return luaL_error(L, "mgpu_script_kernel: argument %d has an unknown dtype %d", i + 1, v->dtype);
-    if (v->kind == MGPU_VALUE_SCALAR) {
-      lua_getfield(L, mgpu, "scalar");
-      lua_pushinteger(L, 0);
-      lua_pushstring(L, dt);
-      lua_call(L, 2, 1);
-    } else if (v->kind == MGPU_VALUE_REF || v->kind == MGPU_VALUE_ARRAY) {
-      if (v->rank < 0 || v->rank > 8) return luaL_error(L, "mgpu_script_kernel: argument %d has rank %d", i + 1, v->rank);
-      lua_getglobal(L, "require");
-      lua_pushliteral(L, "mgpu.array");
-      lua_call(L, 1, 1);
-      lua_getfield(L, -1, "spec");
-      lua_remove(L, -2);
-      lua_createtable(L, v->rank, 0);
-      for (int d = 0; d < v->rank; d++) { lua_pushinteger(L, v->shape[d]); lua_rawseti(L, -2, d + 1); }
-      lua_pushstring(L, dt);
-      lua_call(L, 2, 1);
-    } else {
-      return luaL_error(L, "mgpu_script_kernel: argument %d has an unknown kind %d", i + 1, v->kind);
-    }
-    lua_rawseti(L, -2, i + 1);
+  int kernel = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (!kernel && lua_isfunction(L, value)) {   /* a factory: kernel = f(specs...) */
+    lua_pushvalue(L, value);
+    for (int i = 1; i <= n; i++) lua_rawgeti(L, specs, i);
+    lua_call(L, n, 1);
+    lua_pushvalue(L, is_kernel);
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 1);
+    if (!lua_toboolean(L, -1))
+      return luaL_error(L, "mgpu_script_kernel: the function '%s' returned %s, not an mgpu kernel", name, luaL_typename(L, -2));
+    lua_pop(L, 1);
+    lua_replace(L, value);
+  } else if (!kernel) {
+    return luaL_error(L, "mgpu_script_kernel: '%s' is neither an mgpu kernel nor a function that returns one (%s)", name,
+                      luaL_typename(L, value));
   }
+  /* kernel:trace_for{ specs } */
+  lua_getfield(L, value, "trace_for");
+  lua_pushvalue(L, value);
+  lua_pushvalue(L, specs);
   lua_call(L, 2, 1);
   if (!lmgpu_tokernel(L, -1)) return luaL_error(L, "mgpu_script_kernel: tracing '%s' returned no kernel", name);
   return 1;

@@ -71,35 +71,25 @@ static void tie_values(ctx *x, uint32_t a, uint32_t b, int32_t loop, uint32_t ca
 
 static bool is_array(const ir_kernel *k, uint32_t v) { return v && ir_vtype(k, v)->kind == MGPU_VALUE_ARRAY; }
 
-static void layout_text(const lay_layout *l, char *buf, size_t n) {
+void pass_layout_name(const ir_kernel *k, const lay_layout *l, char *buf, size_t n) {
+  enum { MAXTEXT = 64 };
+  const char *texts[MAXTEXT];
+  int nt = 0;
+  for (uint32_t i = 0; i < k->ops.n && nt < MAXTEXT; i++) {   /* the layouts the script wrote */
+    const ir_op *op = &k->ops.v[i];
+    int c = ir_optab[op->code].cls;
+    if (op->text && (c == IRC_LAYOUTCAST || c == IRC_LOAD || c == IRC_MMLOAD || c == IRC_IOTA)) texts[nt++] = ir_str(k, op->text);
+  }
   strbuf sb;
   mem_alloc a;
   mem_alloc_default(&a);
   sb_init(&sb, &a);
-  lay_print(l, &sb);
+  lay_name(l, texts, nt, &sb);
   snprintf(buf, n, "%s", sb_str(&sb));
   sb_free(&sb);
 }
 
-/* A layout by its name in the Lua API (mgpu.Layout.*), else its text. */
-static void layout_name(const lay_layout *l, char *buf, size_t n) {
-  lay_layout wg, red;
-  lay_wgmma(&wg);
-  if (l->kind == LAY_SPLAT) { snprintf(buf, n, "WG_SPLAT"); return; }
-  if (l->kind == LAY_STRIDED) { snprintf(buf, n, "WG_STRIDED(%d)", l->vec); return; }
-  if (lay_equal(l, &wg)) { snprintf(buf, n, "WGMMA"); return; }
-  lay_wgmma_8bit(&red);
-  if (lay_equal(l, &red)) { snprintf(buf, n, "WGMMA_8BIT"); return; }
-  lay_wgmma_transposed(&red);
-  if (lay_equal(l, &red)) { snprintf(buf, n, "WGMMA_TRANSPOSED"); return; }
-  for (int axis = 0; axis < 2; axis++) {
-    lay_reduce(&wg, 2, &axis, 1, &red);
-    if (red.kind != LAY_NONE && lay_equal(l, &red)) { snprintf(buf, n, "WGMMA:reduce(%d)", axis); return; }
-  }
-  char t[280];
-  layout_text(l, t, sizeof t);
-  snprintf(buf, n, "TILED %s", t);
-}
+static void layout_name(const ctx *x, const lay_layout *l, char *buf, size_t n) { pass_layout_name(x->k, l, buf, n); }
 
 static const char *asked_at(const ir_kernel *k, int32_t w) { return w >= 0 ? ir_loc(k, &k->ops.v[w]) : "a default"; }
 
@@ -161,8 +151,8 @@ static void carry_conflict(ctx *x, uint32_t a, const lay_layout *la_, int32_t wa
       int32_t w1 = wa, w2 = wb;
       if (sb < sa) { int tmp = sa; sa = sb; sb = tmp; l1 = lb_; l2 = la_; w1 = wb; w2 = wa; }
       char n1[300], n2[300], name[80] = "";
-      layout_name(l1, n1, sizeof n1);
-      layout_name(l2, n2, sizeof n2);
+      layout_name(x, l1, n1, sizeof n1);
+      layout_name(x, l2, n2, sizeof n2);
       const char *names = ir_str(k, lp->text);   /* "acc,m": the body's parameter names */
       for (uint32_t j = 0; *names; j++) {
         const char *end = strchr(names, ',');
@@ -197,8 +187,8 @@ MGPU_NORET static void conflict(ctx *x, uint32_t v, uint32_t av, const lay_layou
   const ir_kernel *k = x->k;
   char la[300], lb[300], msg[1200];
   carry_conflict(x, av, a, wa, v, b, wb);
-  layout_name(a, la, sizeof la);
-  layout_name(b, lb, sizeof lb);
+  layout_name(x, a, la, sizeof la);
+  layout_name(x, b, lb, sizeof lb);
   snprintf(msg, sizeof msg,
            "layout inference failed: %%%u (defined at %s) must have layout %s (asked for at %s) and layout %s (asked for at %s)%s",
            v, *ir_value_loc(k, v) ? ir_value_loc(k, v) : "a parameter", la, wa >= 0 ? ir_loc(k, &k->ops.v[wa]) : "a default",
@@ -210,7 +200,7 @@ MGPU_NORET static void conflict(ctx *x, uint32_t v, uint32_t av, const lay_layou
 MGPU_NORET static void unfit(ctx *x, uint32_t v, const lay_layout *l, int32_t why, const char *reason) {
   const ir_kernel *k = x->k;
   char la[300], ts[96], msg[900];
-  layout_text(l, la, sizeof la);
+  layout_name(x, l, la, sizeof la);
   snprintf(msg, sizeof msg, "layout inference failed: layout %s (asked for at %s) does not fit %%%u, a %s: %s", la,
            why >= 0 ? ir_loc(k, &k->ops.v[why]) : "a default", v, ir_type_str(ir_vtype(k, v), ts, sizeof ts), reason);
   diag_throw(x->d, ERR_VERIFY, ir_value_loc(k, v), msg);
@@ -256,6 +246,50 @@ static bool parse_text(ctx *x, const ir_op *op, lay_layout *l) {
   return true;
 }
 
+/* A strided operand broadcast along new leading axes keeps its layout when
+** every thread holds the same columns in each new row: the operand's size
+** is a multiple of the warpgroup's 128 vectors. */
+static bool strided_lead(const ctx *x, const ir_op *op, const lay_layout *src, const int *axes, int n) {
+  const ir_type *st = ir_vtype(x->k, ir_opds(x->k, op)[0]);
+  for (int i = 0; i < n; i++) if (axes[i] != i) return false;
+  const int64_t *map = ir_ints(x->k, op) + 1 + ir_vtype(x->k, op->res)->rank;
+  for (int i = 0; i < st->rank; i++) if (map[i] != n + i) return false;
+  return src->kind == LAY_STRIDED && ir_numel(st) % (128 * src->vec) == 0;
+}
+
+/* A layout for broadcast op's result that reduces (over the broadcast
+** axes) to src: a named layout or a rows layout, fitting the result; for a
+** strided src broadcast along leading axes (strided_lead), the same one. */
+static bool broadcast_layout(const ctx *x, const ir_op *op, const lay_layout *src, const int *axes, int n, lay_layout *out) {
+  if (strided_lead(x, op, src, axes, n)) { *out = *src; return true; }
+  const ir_type *t = ir_vtype(x->k, op->res);
+  lay_layout cand[8];
+  int nc = 0;
+  lay_wgmma(&cand[nc++]);
+  lay_wgmma_transposed(&cand[nc++]);
+  lay_wgmma_8bit(&cand[nc++]);
+  for (int v = 1; v <= 16; v *= 2) {
+    char text[96];
+    lay_rows_text(v, text, sizeof text);
+    if (lay_parse(text, &cand[nc], NULL, 0)) nc++;
+  }
+  for (int i = 0; i < nc; i++) {
+    lay_layout red;
+    lay_fit f;
+    lay_reduce(&cand[i], t->rank, axes, n, &red);
+    if (lay_equal(&red, src) && lay_fit_shape(&cand[i], t->shape, t->rank, &f, NULL, 0)) { *out = cand[i]; return true; }
+  }
+  return false;
+}
+
+/* The layout TMEM loads give array v when none is asked for: TCGEN05 for
+** 32-bit values, a row per thread for packed ones (a 32-bit column each). */
+static void tmem_default(const ir_kernel *k, uint32_t v, lay_layout *l) {
+  int bytes = dt_bytes(ir_vtype(k, v)->dtype);
+  if (bytes == 4) lay_tcgen05(l);
+  else lay_tmem_native(l, 4 / bytes);
+}
+
 /* One round over the relations between classes; true if anything changed. */
 static bool propagate(ctx *x) {
   const ir_kernel *k = x->k;
@@ -273,21 +307,24 @@ static bool propagate(ctx *x) {
         lay_reduce(src, ir_vtype(k, o[0])->rank, axes, (int)op->niat, &red);
         if (red.kind == LAY_NONE) {
           char la[300], msg[700];
-          layout_text(src, la, sizeof la);
+          layout_name(x, src, la, sizeof la);
           snprintf(msg, sizeof msg, "%s: the operand's layout %s cannot be reduced over these axes (a strided layout "
-                   "reduces only completely); give the operand a tiled layout with layout_cast", ir_optab[op->code].name, la);
+                   "reduces only completely); give the operand a tiled layout such as WGMMA with layout_cast",
+                   ir_optab[op->code].name, la);
           diag_throw(x->d, ERR_VERIFY, ir_loc(k, op), msg);
         }
         changed |= assign(x, op->res, &red, (int32_t)i);
       }
-    } else if (cls_ == IRC_BCASTDIM && is_array(k, o[0]) && !x->lane) {
-      const lay_layout *dst = known(x, op->res);
-      if (dst) {
-        int axes[IR_MAXRANK];
-        int n = bcast_axes(k, op, axes);
-        lay_layout red;
-        lay_reduce(dst, ir_vtype(k, op->res)->rank, axes, n, &red);
-        changed |= assign(x, o[0], &red, (int32_t)i);
+    } else if (cls_ == IRC_BCASTDIM && is_array(k, o[0])) {
+      const lay_layout *dst = known(x, op->res), *src = known(x, o[0]);
+      int axes[IR_MAXRANK];
+      int n = bcast_axes(k, op, axes);
+      lay_layout l;
+      if (dst && !x->lane) {   /* the operand: the result's layout reduced (none: checked at the end) */
+        lay_reduce(dst, ir_vtype(k, op->res)->rank, axes, n, &l);
+        if (l.kind != LAY_NONE) changed |= assign(x, o[0], &l, (int32_t)i);
+      } else if (!dst && src && src->kind != LAY_SPLAT && broadcast_layout(x, op, src, axes, n, &l)) {
+        changed |= assign(x, op->res, &l, (int32_t)i);   /* a layout that reduces to the operand's */
       }
     } else if (cls_ == IRC_RESHAPE) {
       const lay_layout *a = known(x, o[0]), *b = known(x, op->res);
@@ -303,8 +340,9 @@ static bool propagate(ctx *x) {
 
 /* Default for an open class: the strided layout whose vectors move 16
 ** bytes of the narrowest member dtype (fewer for arrays too small to fill
-** the warpgroup), or, for an array reduced along its last axis only, warps
-** over rows and lanes x vectors over columns. */
+** the warpgroup), or, for an array reduced over some but not all of its
+** axes, the rows layout (warps over rows, lanes x vectors over columns),
+** which reduces over either of its last two. */
 static void defaults(ctx *x) {
   const ir_kernel *k = x->k;
   uint32_t n = k->vals.n;
@@ -321,11 +359,11 @@ static void defaults(ctx *x) {
     uint32_t r = find(x->parent, v);
     if (w > want[r]) want[r] = (uint8_t)w;
   }
-  for (uint32_t i = 0; i < k->ops.n; i++) {   /* operands reduced along their last axis */
+  for (uint32_t i = 0; i < k->ops.n; i++) {   /* operands reduced over some of their axes (a strided layout cannot) */
     const ir_op *op = &k->ops.v[i];
     if (ir_optab[op->code].cls != IRC_REDUCE) continue;
     const ir_type *t = ir_vtype(k, ir_opds(k, op)[0]);
-    if (op->niat == 1 && ir_ints(k, op)[0] == t->rank - 1 && t->rank >= 2) rowop[find(x->parent, ir_opds(k, op)[0])] = (int32_t)i;
+    if (t->rank >= 2 && (int)op->niat < t->rank) rowop[find(x->parent, ir_opds(k, op)[0])] = (int32_t)i;
   }
   for (uint32_t v = 1; v < n; v++) {
     uint32_t r = find(x->parent, v);
@@ -339,7 +377,7 @@ static void defaults(ctx *x) {
       bool ok = false;
       for (; vec >= 1 && !ok; vec /= 2) {
         char text[128];
-        snprintf(text, sizeof text, "tiled((4,%d),(%d));warp(-3);lane(-2);vec(-1)", 32 * vec, vec);
+        lay_rows_text(vec, text, sizeof text);
         ok = lay_parse(text, &l, NULL, 0) && lay_fit_shape(&l, t->shape, t->rank, &f, NULL, 0);
       }
       if (ok) { assign(x, v, &l, -1); while (propagate(x)) {} continue; }
@@ -424,6 +462,13 @@ mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
       break;
     }
   }
+  /* TMEM loads: the layout asked for, else TCGEN05 (32-bit) or rows per thread (packed values) */
+  for (uint32_t i = 0; i < k->ops.n; i++) {
+    const ir_op *op = &k->ops.v[i];
+    lay_layout l;
+    if (op->code == IR_tmem_load && !parse_text(&x, op, &l)) tmem_default(k, op->res, &l);
+    if (op->code == IR_tmem_load) assign(&x, op->res, &l, (int32_t)i);
+  }
   /* wgmma fragments: accumulator reads and writes, register A operands */
   lay_layout wg, wg8;
   lay_wgmma(&wg);
@@ -446,6 +491,14 @@ mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
         assign(&x, op->res, &l, (int32_t)i);
     }
     while (propagate(&x)) {}
+    for (uint32_t i = 0; i < k->ops.n; i++) {   /* arrays stored to TMEM with no layout yet: the load default */
+      const ir_op *op = &k->ops.v[i];
+      lay_layout l;
+      if (op->code != IR_tmem_store || known(&x, ir_opds(k, op)[1])) continue;
+      tmem_default(k, ir_opds(k, op)[1], &l);
+      assign(&x, ir_opds(k, op)[1], &l, (int32_t)i);
+      while (propagate(&x)) {}
+    }
     defaults(&x);
     while (propagate(&x)) {}
   } else {
@@ -456,6 +509,23 @@ mgpu_status pass_layout(const ir_kernel *k, kinfo *ki, diag *d) {
     }
     forward(&x);
     defaults(&x);
+  }
+  /* every broadcast's operand is its result's layout reduced (what lowering needs) */
+  for (uint32_t i = 0; i < k->ops.n; i++) {
+    const ir_op *op = &k->ops.v[i];
+    if (ir_optab[op->code].cls != IRC_BCASTDIM || !is_array(k, ir_opds(k, op)[0])) continue;
+    const lay_layout *src = known(&x, ir_opds(k, op)[0]), *dst = known(&x, op->res);
+    int axes[IR_MAXRANK], nax = bcast_axes(k, op, axes);
+    lay_layout red;
+    lay_reduce(dst, ir_vtype(k, op->res)->rank, axes, nax, &red);
+    if (src->kind == LAY_SPLAT || lay_equal(&red, src) || (lay_equal(src, dst) && strided_lead(&x, op, src, axes, nax))) continue;
+    char ls[300], ld[300], msg[900];
+    layout_name(&x, src, ls, sizeof ls);
+    layout_name(&x, dst, ld, sizeof ld);
+    snprintf(msg, sizeof msg, "broadcast_in_dim: the operand's layout %s does not broadcast to the result's layout %s "
+             "(asked for at %s); give the operand the result's layout reduced over the new axes (as WGMMA:reduce(1) "
+             "broadcasts to WGMMA), with layout_cast", ls, ld, asked_at(k, x.c[find(x.parent, op->res)].why));
+    diag_throw(d, ERR_VERIFY, ir_loc(k, op), msg);
   }
   /* every array has a layout that fits it */
   for (uint32_t v = 1; v < n; v++) {

@@ -1,11 +1,15 @@
 /*
-** pass_smem.c -- the SMEM plan of a kernel: every allocation on a
-** 1024-byte boundary, the total checked against the device limit before any
-** PTX exists.  The cross-warp reduction scratch comes first (one slice per
-** warpgroup), then the allocations: a stack, each smem_alloc living until
-** the region that holds it ends (scratch_shapes: the whole kernel;
-** run_scoped: its scope), so disjoint scopes share bytes.  mbarriers
-** (8 bytes each) follow, allocated for the whole kernel.
+** pass_smem.c -- the SMEM and TMEM plans of a kernel, checked against the
+** device's limits before any PTX exists.  SMEM: every allocation on a
+** 1024-byte boundary.  The cross-warp reduction scratch comes first (one
+** slice per warpgroup), then the allocations: a stack, each smem_alloc
+** living until the region that holds it ends (scratch_shapes: the whole
+** kernel; run_scoped: its scope), so disjoint scopes share bytes.  mbarriers
+** (8 bytes each) follow, allocated for the whole kernel, then the word
+** tcgen05.alloc writes the TMEM address into.  TMEM (pass_tmem): the same
+** stack of tmem_alloc results in 32-bit columns, each on a 32-column
+** boundary; the kernel allocates the peak (a power of two, 32 to 512
+** columns) once at entry.
 */
 #include <stdio.h>
 #include <string.h>
@@ -42,8 +46,10 @@ static int64_t red_scratch(const ir_kernel *k, const kinfo *ki, const ir_op *op)
 /* The stack of live allocations while walking the kernel. */
 typedef struct plan {
   const ir_kernel *k;
-  kinfo *ki;
-  int64_t base;                  /* first byte after the reduction scratch */
+  int code;                      /* the allocating op: smem_alloc or tmem_alloc */
+  int64_t align;                 /* every allocation starts at a multiple of it */
+  int64_t *off;                  /* per value: where its allocation starts */
+  int64_t base;                  /* first unit after the reduction scratch (SMEM) */
   int64_t sp, peak;
   uint32_t live[256];            /* alloc ops on the stack */
   int nlive;
@@ -52,8 +58,10 @@ typedef struct plan {
   bool too_many;
 } plan;
 
+/* SMEM bytes, or TMEM columns, of an allocation. */
 static int64_t alloc_size(const ir_kernel *k, const ir_op *op) {
   const ir_type *t = ir_vtype(k, op->res);
+  if (op->code == IR_tmem_alloc) return ir_tmem_cols(t->dtype, t->shape[1]);
   return ir_numel(t) * dt_bytes(t->dtype);
 }
 
@@ -64,9 +72,9 @@ static void walk(plan *p, uint32_t i, uint32_t end) {
   int n0 = p->nlive;
   while (i < end) {
     const ir_op *op = &k->ops.v[i];
-    if (op->code == IR_smem_alloc) {
-      int64_t off = (p->sp + SMEM_ALIGN - 1) / SMEM_ALIGN * SMEM_ALIGN;
-      p->ki->smem_off[op->res] = p->base + off;
+    if (op->code == p->code) {
+      int64_t off = (p->sp + p->align - 1) / p->align * p->align;
+      p->off[op->res] = p->base + off;
       p->sp = off + alloc_size(k, op);
       if (p->nlive < (int)(sizeof p->live / sizeof p->live[0])) p->live[p->nlive++] = i;
       else p->too_many = true;
@@ -76,7 +84,7 @@ static void walk(plan *p, uint32_t i, uint32_t end) {
         memcpy(p->at_peak, p->live, sizeof(uint32_t) * (size_t)p->nlive);
       }
     }
-    if (op->code == IR_reshape_ref) p->ki->smem_off[op->res] = p->ki->smem_off[ir_ref_alloc(k, op->res)];
+    if (op->code == IR_reshape_ref && p->code == IR_smem_alloc) p->off[op->res] = p->off[ir_ref_alloc(k, op->res)];
     if (ir_optab[op->code].flags & IRF_R) {
       walk(p, i + 1, i + 1 + op->body[0]);
       if (op->body[1]) walk(p, i + 1 + op->body[0], i + 1 + op->body[0] + op->body[1]);
@@ -110,7 +118,9 @@ mgpu_status pass_smem(const ir_kernel *k, kinfo *ki, int64_t limit, diag *d) {
   plan p;
   memset(&p, 0, sizeof p);
   p.k = k;
-  p.ki = ki;
+  p.code = IR_smem_alloc;
+  p.align = SMEM_ALIGN;
+  p.off = ki->smem_off;
   p.base = red ? ((red * wgs + SMEM_ALIGN - 1) / SMEM_ALIGN) * SMEM_ALIGN : 0;
   walk(&p, 0, k->ops.n);
   /* mbarriers after the data: 8 bytes each, for the whole kernel */
@@ -121,6 +131,7 @@ mgpu_status pass_smem(const ir_kernel *k, kinfo *ki, int64_t limit, diag *d) {
     ki->smem_off[op->res] = total;
     total += 8 * ir_ints(k, op)[0];
   }
+  if (ki->tmem_cols) { ki->tmem_slot = total; total += 8; }
   total = (total + SMEM_ALIGN - 1) / SMEM_ALIGN * SMEM_ALIGN;
   ki->smem_bytes = total;
   if (total <= limit) return MGPU_OK;
@@ -146,6 +157,49 @@ mgpu_status pass_smem(const ir_kernel *k, kinfo *ki, int64_t limit, diag *d) {
   /* reported at the allocation that went over */
   const char *loc = p.npeak ? ir_loc(k, &k->ops.v[p.at_peak[p.npeak - 1]]) : red_op >= 0 ? ir_loc(k, &k->ops.v[red_op]) : "";
   mgpu_status s = diag_set(d, ERR_VERIFY, loc, msg ? msg : "SMEM over the limit");
+  if (msg) mem_free(k->alloc, msg, len + 1);
+  else sb_free(&sb);
+  return s;
+}
+
+/* -- TMEM ------------------------------------------------------------------------------------- */
+
+#define TMEM_ALIGN 32   /* columns: tcgen05.alloc's granularity */
+
+mgpu_status pass_tmem(const ir_kernel *k, kinfo *ki, diag *d) {
+  plan p;
+  memset(&p, 0, sizeof p);
+  p.k = k;
+  p.code = IR_tmem_alloc;
+  p.align = TMEM_ALIGN;
+  p.off = ki->tmem_off;
+  walk(&p, 0, k->ops.n);
+  ki->tmem_cols = 0;
+  ki->cta_group = 0;
+  for (uint32_t i = 0; i < k->ops.n; i++)
+    if (k->ops.v[i].code == IR_tmem_alloc) ki->cta_group = ir_ints(k, &k->ops.v[i])[3] ? 2 : 1;
+  if (!p.peak) return MGPU_OK;
+  if (p.peak <= IR_TMEM_COLS) {
+    int32_t cols = TMEM_ALIGN;
+    while (cols < p.peak) cols *= 2;
+    ki->tmem_cols = cols;
+    return MGPU_OK;
+  }
+  strbuf sb;
+  sb_init(&sb, k->alloc);
+  sb_printf(&sb, "kernel '%s' needs %lld columns of TMEM but a block has %d; live at the peak (each on a %d-column boundary):",
+            k->name, (long long)p.peak, IR_TMEM_COLS, TMEM_ALIGN);
+  for (int j = 0; j < p.npeak; j++) {
+    const ir_op *op = &k->ops.v[p.at_peak[j]];
+    char ty[96];
+    ir_type shown = *ir_vtype(k, op->res);
+    shown.kind = MGPU_VALUE_ARRAY;
+    sb_printf(&sb, "\n  %s: TMEM %s: %lld columns", ir_loc(k, op), ir_type_str(&shown, ty, sizeof ty), (long long)alloc_size(k, op));
+  }
+  if (p.too_many) sb_puts(&sb, "\n  (and more)");
+  size_t len;
+  char *msg = sb_take(&sb, &len);
+  mgpu_status s = diag_set(d, ERR_VERIFY, p.npeak ? ir_loc(k, &k->ops.v[p.at_peak[p.npeak - 1]]) : "", msg ? msg : "TMEM over the limit");
   if (msg) mem_free(k->alloc, msg, len + 1);
   else sb_free(&sb);
   return s;

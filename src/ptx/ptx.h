@@ -1,5 +1,5 @@
 /*
-** ptx.h -- lowering a kernel to PTX text for sm_90a.
+** ptx.h -- lowering a kernel to PTX text for its target (sm_90a or sm_100a).
 **
 ** Each warpgroup-level op is unrolled into per-thread instructions over the
 ** registers the thread owns (see pass_layout.c for the strided layout).
@@ -65,12 +65,14 @@ typedef struct pe {
   preg warp;                     /* warp index inside the warpgroup, 0..3 (b32) */
   preg lane32;                   /* lane inside the warp (b32) */
   preg smem;                     /* u32 shared-window address of the dynamic SMEM */
+  preg tmem;                     /* u32 TMEM address of the kernel's allocation (TMEM kernels) */
   uint32_t nlabel;
   const ir_op *op;               /* op being lowered, for error locations */
   bool smem_reads;               /* SMEM was read since the last warpgroup barrier (auto barriers) */
   bool single_warp;              /* inside a single_warp region (no warpgroup barriers there) */
   bool wg_fence;                 /* accumulator registers written since the last wgmma.fence */
-  int ptx_isa;                   /* PTX ISA version the kernel needs beyond 8.0 (84: mixed s8/u8 wgmma), else 0 */
+  preg wg_acc;                   /* the accumulator of the last wgmma (0: none yet) */
+  int ptx_isa;                   /* PTX ISA version an op needs (81: multimem, 84: mixed s8/u8 wgmma), else 0 */
   bool maxreg;                   /* setmaxnreg is used (the entry needs .minnctapersm 1) */
   preg *phase;                   /* per barrier_alloc result: b32 of expected parities */
   preg *acc;                     /* per acc_alloc result: first accumulator register */
@@ -228,6 +230,8 @@ void ptx_sync_op(pe *e, const ir_op *op);
 preg pe_barrier_addr(pe *e, uint32_t v);
 /* Predicate: this thread is the warpgroup's leader (lane 0 of its first warp). */
 preg pe_leader(pe *e);
+/* Every thread of the block, or of the cluster when there is one, meets here. */
+void pe_block_sync(pe *e);
 
 /* ptx_tma.c: TMA copies and their tensor maps */
 void ptx_tma(pe *e, const ir_op *op);
@@ -241,10 +245,56 @@ void ptx_profile(pe *e, const ir_op *op);
 void ptx_print_decls(const pe *e, strbuf *out);
 void ptx_print_locals(const pe *e, strbuf *out);
 
+/* ptx_mma.c: SMEM operands of wgmma and tcgen05.mma */
+typedef struct pe_mma_operand {
+  const char *op;                /* the op, for errors ("wgmma", "tcgen05_mma") */
+  const char *name;              /* "A" or "B" */
+  uint32_t v;
+  const pref *r;
+  xf_map m;
+  int bytes;
+  bool kmajor;
+  bool is_b;                     /* B is (K, N): the MN dim is the second */
+  int64_t lbo, sbo;
+  int64_t *start;                /* per instruction: unswizzled byte offset in the allocation */
+} pe_mma_operand;
+/* Descriptor parameters of an SMEM operand for instruction blocks of `rows`
+** MN-rows starting at mn0 = 0, rows, ... and k-steps of kin elements (start
+** holds MN/rows x K/kin entries), each checked against the operand's layout. */
+void pe_mma_plan(pe *e, pe_mma_operand *o, int64_t MN, int64_t K, int64_t rows, int kin);
+/* A descriptor: the low word in a register, the high word a constant
+** (hi_bits or-ed in: Blackwell's version bit). */
+typedef struct pe_mma_desc { preg lo; uint32_t hi; } pe_mma_desc;
+pe_mma_desc pe_mma_descriptor(pe *e, const pe_mma_operand *o, uint32_t hi_bits);
+/* The u64 descriptor of one instruction: d's low word plus start bytes. */
+preg pe_mma_desc_at(pe *e, pe_mma_desc d, int64_t start);
+
 /* ptx_wgmma.c: accumulators and wgmma */
 void ptx_acc_alloc(pe *e, const ir_op *op);
 void ptx_acc_load(pe *e, const ir_op *op);
 void ptx_acc_store(pe *e, const ir_op *op);
 void ptx_wgmma(pe *e, const ir_op *op);
+/* d = the low bytes of x[0..3] (x[0] lowest), as 8-bit MMA fragments hold them. */
+void pe_pack4(pe *e, preg d, const preg *x);
+
+/* ptx_tmem.c: Blackwell tensor memory */
+/* Kernel entry: the block's first warp allocates the kernel's TMEM (before
+** the block synchronises); ptx_tmem_base then reads its address. */
+void ptx_tmem_prologue(pe *e);
+void ptx_tmem_base(pe *e);
+/* Before the kernel returns: every thread is done, the first warp frees TMEM. */
+void ptx_tmem_epilogue(pe *e);
+/* u32 register: the TMEM address (lane 0) of the first column of TMEM ref v. */
+preg pe_tmem_addr(pe *e, uint32_t refv);
+/* tmem_load and tmem_store. */
+void ptx_tmem_access(pe *e, const ir_op *op);
+
+/* ptx_cancel.c: cluster launch control (try_cluster_cancel, query_cluster_cancel) */
+void ptx_cluster_cancel(pe *e, const ir_op *op);
+void ptx_cancel_query(pe *e, const ir_op *op);
+
+/* ptx_tcgen05.c: tcgen05.mma and tcgen05.commit */
+void ptx_tcgen05_mma(pe *e, const ir_op *op);
+void ptx_tcgen05_commit(pe *e, const ir_op *op);
 
 #endif

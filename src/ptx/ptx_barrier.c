@@ -14,8 +14,8 @@
 ** arriving warpgroup's finished work (awaited wgmma and register reads of
 ** a slot) before the copies the waiting block issues next, which is what a
 ** pipeline's consumed barrier says.  A cluster-scope release
-** (mbarrier.arrive.release.cluster) made every K step of a multicast
-** matmul wait about 1.8 us (bench/RESULTS.md, run 21).
+** (mbarrier.arrive.release.cluster) waits for the whole cluster's memory
+** traffic, which stalls every K step of a multicast matmul.
 */
 #include <stdio.h>
 #include <string.h>
@@ -46,6 +46,11 @@ static void cluster_sync(pe *e) {
   pe_ins(e, "barrier.cluster.wait.acquire.aligned", 0);
 }
 
+void pe_block_sync(pe *e) {
+  if (ir_cluster_blocks(&e->k->opts) > 1) cluster_sync(e);
+  else pe_ins(e, "bar.sync", 1, I(0));
+}
+
 void ptx_barrier_prologue(pe *e) {
   const ir_kernel *k = e->k;
   static const char *const cid[3] = { "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z" };
@@ -59,7 +64,10 @@ void ptx_barrier_prologue(pe *e) {
   }
   bool any = false;
   for (uint32_t i = 0; i < k->ops.n; i++) any |= k->ops.v[i].code == IR_barrier_alloc;
-  if (!any) return;
+  if (!any) {
+    if (e->ki->tmem_cols) pe_block_sync(e);   /* the TMEM address is written */
+    return;
+  }
   preg first = pe_reg(e, PR_P), tid = pe_reg(e, PR_R);
   pe_ins(e, "mov.u32", 2, R(tid), S("%tid.x"));
   pe_ins(e, "setp.eq.u32", 3, R(first), R(tid), I(0));
@@ -74,8 +82,7 @@ void ptx_barrier_prologue(pe *e) {
     pe_ins(e, "mov.b32", 2, R(e->phase[op->res]), I(0));
   }
   pe_ins(e, "fence.mbarrier_init.release.cluster", 0);
-  if (ir_cluster_blocks(&k->opts) > 1) cluster_sync(e);
-  else pe_ins(e, "bar.sync", 1, I(0));
+  pe_block_sync(e);
 }
 
 void ptx_barrier_epilogue(pe *e) {
@@ -111,6 +118,7 @@ static void arrive(pe *e, const ir_op *op) {
   const ir_kernel *k = e->k;
   uint32_t v = ir_opds(k, op)[0];
   int64_t mask = barrier_mask(k, e->refs[v].root);
+  if (ir_barrier_orders_tc(k, e->refs[v].root)) pe_ins(e, "tcgen05.fence::before_thread_sync", 0);
   if (!k->opts.unsafe_no_auto_barriers) { pe_wg_barrier(e); e->smem_reads = false; }
   preg addr = pe_barrier_addr(e, v), lead = pe_leader(e);
   if (!mask) {
@@ -150,6 +158,7 @@ static void wait(pe *e, const ir_op *op) {
   pe_pins(e, done, true, "bra.uni", 1, LBL(again));
   pe_ins(e, "shl.b32", 3, R(bit), I(1), R(idx));
   pe_ins(e, "xor.b32", 3, R(ph), R(ph), R(bit));
+  if (ir_barrier_orders_tc(k, r->root)) pe_ins(e, "tcgen05.fence::after_thread_sync", 0);
 }
 
 void ptx_barrier_op(pe *e, const ir_op *op) {
@@ -176,6 +185,11 @@ void ptx_sync_op(pe *e, const ir_op *op) {
     break;
   case IR_wgmma_wait:
     pe_ins(e, "wgmma.wait_group.sync.aligned", 1, I(at[0]));
+    break;
+  case IR_tmem_wait_load: case IR_tmem_commit:   /* this thread's, then every warp's of the warpgroup */
+    pe_ins(e, op->code == IR_tmem_commit ? "tcgen05.wait::st.sync.aligned" : "tcgen05.wait::ld.sync.aligned", 0);
+    pe_wg_barrier(e);
+    e->smem_reads = false;
     break;
   case IR_set_max_registers:
     snprintf(opc, sizeof opc, "setmaxnreg.%s.sync.aligned.u32", at[1] ? "inc" : "dec");

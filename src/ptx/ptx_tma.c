@@ -17,7 +17,9 @@
 ** One leader thread per warpgroup issues the copy.  A multicast copy is
 ** split along its outermost dim among the blocks of the group; each block
 ** loads its part into every block's SMEM, and every block's barrier expects
-** the whole tile.
+** the whole tile.  A copy partitioned over a cluster pair (Blackwell's
+** 2-CTA MMAs) loads each block's half of the GMEM view into its own SMEM
+** and completes on the pair's first block's barrier, which expects both.
 */
 #include <stdio.h>
 #include <string.h>
@@ -370,8 +372,21 @@ void ptx_tma(pe *e, const ir_op *op) {
   p.gr = pt->rank;
   int64_t st = 1;
   for (int d = pt->rank - 1; d >= 0; d--) { p.N[d] = pt->shape[d]; p.S[d] = st; st *= pt->shape[d]; }
-  int oob = load && op->niat > 2 ? (int)at[2] : 0;
-  if (oob && !at[0]) {   /* undefined or promise_in_bounds, no multicast: the plain bulk copy where it fits */
+  int oob = load && op->niat > 2 ? (int)at[2] : 0, pdim = load && op->niat > 3 ? (int)at[3] - 1 : -1;
+  pref half;
+  if (pdim >= 0) {   /* partitioned over the cluster pair: the pair's second block loads the second half */
+    half = *p.g;
+    int gd = half.dim[pdim];
+    int64_t n = p.vt->shape[pdim];
+    preg off = pe_reg(e, PR_RD);
+    pe_ins(e, "cvt.u64.u32", 2, R(off), R(e->cid[0]));
+    pe_ins(e, "mul.lo.s64", 3, R(off), R(off), I(n));
+    if (half.doff[gd]) pe_ins(e, "add.s64", 3, R(off), R(off), R(half.doff[gd]));
+    half.ddiv[gd] = half.doff[gd] ? pass_gcd(half.ddiv[gd], n) : n;
+    half.doff[gd] = off;
+    p.g = &half;
+  }
+  if (oob && !at[0] && pdim < 0) {   /* undefined or promise_in_bounds, no multicast: the plain bulk copy where it fits */
     preg pred = pe_leader(e);
     if (at[1]) pe_ins(e, "and.pred", 3, R(pred), R(pred), R(e->vreg[o[3]]));
     if (bulk_load(e, &p, oob, pred)) return;
@@ -401,7 +416,9 @@ void ptx_tma(pe *e, const ir_op *op) {
     group = multicast(e, at[0], &place, &ctamask);
     int split = -1;
     for (int i = 0; i < p.n && split < 0; i++) if (p.d[i].box > 1) split = i;
-    if (split < 0 || split == p.n - 1 || p.d[split].box % group)
+    /* the innermost dim splits only when it is the tile's one dim (each part a contiguous run) */
+    bool rows = split < p.n - 1 || (split == p.n - 1 && !swizzle);
+    if (split < 0 || !rows || p.d[split].box % group)
       pe_failf(e, "%s: the tile's outermost dimension (box %lld) does not divide among the %d blocks multicasting it "
             "(each block loads a part of it; its rows must stay whole)", p.what, split < 0 ? 1LL : (long long)p.d[split].box, group);
     int64_t part = bytes / group, palign = swizzle ? 1024 : 128;
@@ -440,6 +457,17 @@ void ptx_tma(pe *e, const ir_op *op) {
     tmc.s[lt + 1] = ',';
     tmc.s[lt + 2] = ' ';
     strcat(tmc.s, "]");
+  }
+  if (pdim >= 0) {   /* the pair's first block's barrier counts both halves */
+    preg bar = pe_barrier_addr(e, o[2]), first = pe_reg(e, PR_P), rank = pe_reg(e, PR_R), lb = pe_reg(e, PR_R);
+    pe_ins(e, "setp.eq.u32", 3, R(first), R(e->cid[0]), I(0));
+    pe_ins(e, "and.pred", 3, R(first), R(first), R(pred));
+    pe_pins(e, first, false, "mbarrier.arrive.expect_tx.shared::cta.b64", 3, S("_"), ADDR(bar, 0), I(2 * bytes));
+    pe_ins(e, "and.b32", 3, R(rank), R(e->crank), I(~1));
+    pe_ins(e, "mapa.shared::cluster.u32", 3, R(lb), R(bar), R(rank));
+    snprintf(opc, sizeof opc, "cp.async.bulk.tensor.%dd.cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes", p.n);
+    pe_pins(e, pred, false, opc, 3, ADDR(saddr, origin), tmc, ADDR(lb, 0));
+    return;
   }
   if (load) {
     preg bar = pe_barrier_addr(e, o[2]);

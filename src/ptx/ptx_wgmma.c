@@ -7,17 +7,20 @@
 ** a wgmma is in flight; reading it waits for every group, then copies them
 ** into an array in the WGMMA layout.
 **
-** SMEM operands are described by 64-bit matrix descriptors.  Each operand's
-** layout is checked element by element against what the descriptor makes
-** the tensor cores read: K-major operands in atoms of 8 rows x swizzle
-** bytes with the 8-row groups SBO apart; MN-major ones in atoms of 8 K-rows
-** x swizzle bytes of M or N, atoms LBO apart along M/N and SBO apart along
-** K.  Each instruction covers 64 rows of A and k = 32 bytes of K.
+** SMEM operands are described by matrix descriptors (ptx_mma.c).  Each
+** instruction covers 64 rows of A and k = 32 bytes of K.
 */
 #include <stdio.h>
 #include <string.h>
 
 #include "ptx.h"
+
+void pe_pack4(pe *e, preg d, const preg *x) {
+  preg lo = pe_reg(e, PR_R), hi = pe_reg(e, PR_R);
+  pe_ins(e, "prmt.b32", 4, R(lo), R(x[0]), R(x[1]), I(0x40));
+  pe_ins(e, "prmt.b32", 4, R(hi), R(x[2]), R(x[3]), I(0x40));
+  pe_ins(e, "prmt.b32", 4, R(d), R(lo), R(hi), I(0x5410));
+}
 
 /* -- Accumulators -------------------------------------------------------------------- */
 
@@ -92,19 +95,28 @@ static void acc_move(pe *e, uint32_t accv, uint32_t v, bool to_acc) {
 
 /* How many wgmma groups may still be in flight when the accumulator of ref
 ** accv is read by op i: those issued after its last wgmma, in the same
-** region, into other accumulators (so S can be read while P V runs); 0
-** when anything between could hide a group or a wait (a nested region, a
-** region's start, an explicit wait). */
+** region, into other accumulators (so S can be read while P V runs); -1
+** when an explicit wgmma_wait between already completed that wgmma (it left
+** at most as many groups pending as were issued after it); 0 when anything
+** between could hide a group (a nested region, a region's start). */
 static int acc_pending(const pe *e, uint32_t i, uint32_t accv) {
   const ir_kernel *k = e->k;
   uint32_t root = e->refs[accv].root;
-  int n = 0;
+  int n = 0, nw = 0, after[8];            /* groups issued after each explicit wait met, up to the read */
+  int64_t left[8];                        /* ... and the groups that wait left pending */
   while (i-- > 0) {
     const ir_op *op = &k->ops.v[i];
     if (op->code == IR_wgmma) {
-      if (e->refs[ir_opds(k, op)[0]].root == root) return n < 7 ? n : 7;
+      if (e->refs[ir_opds(k, op)[0]].root == root) {
+        for (int w = 0; w < nw; w++) if (n - after[w] >= left[w]) return -1;
+        return n < 7 ? n : 7;
+      }
       n++;
-    } else if (op->body[0] || op->body[1] || op->code == IR_yield || op->code == IR_wgmma_wait) {
+    } else if (op->code == IR_wgmma_wait) {
+      if (nw == 8) return 0;
+      after[nw] = n;
+      left[nw++] = ir_ints(k, op)[0];
+    } else if (op->body[0] || op->body[1] || op->code == IR_yield) {
       return 0;
     }
   }
@@ -113,7 +125,8 @@ static int acc_pending(const pe *e, uint32_t i, uint32_t accv) {
 
 void ptx_acc_load(pe *e, const ir_op *op) {
   uint32_t accv = ir_opds(e->k, op)[0];
-  pe_ins(e, "wgmma.wait_group.sync.aligned", 1, I(acc_pending(e, (uint32_t)(op - e->k->ops.v), accv)));
+  int pending = acc_pending(e, (uint32_t)(op - e->k->ops.v), accv);
+  if (pending >= 0) pe_ins(e, "wgmma.wait_group.sync.aligned", 1, I(pending));
   acc_move(e, accv, op->res, false);
 }
 
@@ -122,109 +135,6 @@ void ptx_acc_store(pe *e, const ir_op *op) {
   pe_ins(e, "wgmma.wait_group.sync.aligned", 1, I(0));
   acc_move(e, o[0], o[1], true);
   e->wg_fence = true;
-}
-
-/* -- SMEM operands ----------------------------------------------------------------------- */
-
-typedef struct operand {
-  const char *name;              /* "A" or "B" */
-  uint32_t v;
-  const pref *r;
-  xf_map m;
-  int bytes;
-  bool kmajor;
-  bool is_b;                     /* B is (K, N): the MN dim is the second */
-  int64_t lbo, sbo;
-  int64_t *start;                /* per instruction: unswizzled byte offset in the allocation */
-} operand;
-
-/* Root index of operand element (mn, k). */
-static void root_of(const operand *o, int64_t mn, int64_t k, int64_t *ridx) {
-  for (int d = 0; d < o->m.rank; d++) ridx[d] = o->r->soff[d];
-  ridx[o->r->dim[o->is_b ? 1 : 0]] += mn;
-  ridx[o->r->dim[o->is_b ? 0 : 1]] += k;
-}
-
-static int64_t lin(const operand *o, int64_t mn, int64_t k) {
-  int64_t ridx[XF_MAXRANK];
-  root_of(o, mn, k, ridx);
-  return xf_linear(&o->m, ridx);
-}
-
-/* Descriptor parameters of an SMEM operand for instruction blocks of `rows`
-** MN-rows starting at mn0 = 0, rows, ... and k-steps of kin elements, each
-** checked against the operand's layout. */
-static void plan_operand(pe *e, operand *o, int64_t MN, int64_t K, int64_t rows, int kin) {
-  int S = o->m.swizzle;
-  int64_t d_k = lin(o, 0, 1) - lin(o, 0, 0), d_mn = lin(o, 1, 0) - lin(o, 0, 0);
-  o->kmajor = d_k == o->bytes;
-  if (!o->kmajor && d_mn != o->bytes)
-    pe_failf(e, "wgmma: operand %s has neither K nor %s contiguous in SMEM", o->name, o->is_b ? "N" : "M");
-  if (!S)
-    pe_failf(e, "wgmma: operand %s needs swizzled SMEM: transforms { tiling{8, %d}, swizzle(128) } (or 64/32 bytes: "
-          "tiling{8, swizzle / %d})", o->name, 128 / o->bytes, o->bytes);
-  if (!o->kmajor && o->bytes != 2)
-    pe_failf(e, "wgmma: %s operands must be K-major (%s): operand %s is %s-major; only 16-bit operands may be",
-          o->bytes == 1 ? "8-bit" : "tf32", o->is_b ? "B transposed: an (N, K) SMEM ref seen through transpose_ref(b, {1, 0})"
-          : "A stored (M, K)", o->name, o->is_b ? "N" : "M");
-  int64_t atom = S / o->bytes;   /* elements of one swizzle atom row */
-  if (o->kmajor) {
-    o->lbo = 0;
-    o->sbo = rows > 8 ? lin(o, 8, 0) - lin(o, 0, 0) : 8 * S;
-  } else {
-    o->lbo = MN > atom ? lin(o, atom, 0) - lin(o, 0, 0) : 8 * S;
-    o->sbo = lin(o, 0, 8) - lin(o, 0, 0);
-  }
-  int nb = (int)(MN / rows), ns = (int)(K / kin);
-  for (int b = 0; b < nb; b++)
-    for (int s = 0; s < ns; s++) {
-      int64_t mn0 = b * rows, k0 = (int64_t)s * kin, st = lin(o, mn0, k0);
-      o->start[b * ns + s] = st;
-      if (st % 16) pe_failf(e, "wgmma: operand %s is not 16-byte aligned at row %lld, column %lld", o->name, (long long)mn0, (long long)k0);
-      for (int64_t mn = 0; mn < rows; mn++)
-        for (int64_t k = 0; k < kin; k++) {
-          int64_t model;
-          if (o->kmajor) model = st + (mn / 8) * o->sbo + (mn % 8) * S + k * o->bytes;
-          else model = st + ((mn * o->bytes) / S) * o->lbo + (k / 8) * o->sbo + (k % 8) * S + (mn * o->bytes) % S;
-          int64_t ridx[XF_MAXRANK];
-          root_of(o, mn0 + mn, k0 + k, ridx);
-          if (xf_offset(&o->m, ridx) != xf_swizzle(S, model))
-            pe_failf(e, "wgmma: operand %s's SMEM layout is not one wgmma can read (element (%lld, %lld) of %s); tile it "
-                  "{8, %lld} with a %d-byte swizzle, as TMA writes it", o->name, (long long)(o->is_b ? k0 + k : mn0 + mn),
-                  (long long)(o->is_b ? mn0 + mn : k0 + k), o->name, (long long)atom, S);
-        }
-    }
-  if (o->lbo % 16 || o->sbo % 16 || o->lbo < 0 || o->sbo < 0 || o->lbo >= (1 << 18) || o->sbo >= (1 << 18))
-    pe_failf(e, "wgmma: operand %s's tiles are too far apart for a descriptor (strides %lld and %lld bytes)", o->name,
-          (long long)o->lbo, (long long)o->sbo);
-}
-
-/* A descriptor as two parts: the low word (address field and leading
-** byte offset) in a u32 register, and the high word (stride byte offset and
-** swizzle mode), a constant.  Instructions add start >> 4 to the low word
-** alone: the address field is 14 bits of an address under 256 KB, so the sum
-** never carries out of it, and 32-bit arithmetic keeps ptxas from spending
-** 64-bit adds and moves per wgmma (bench/RESULTS.md run 81). */
-typedef struct { preg lo; uint32_t hi; } desc;
-
-static desc descriptor(pe *e, const operand *o) {
-  preg addr = pe_smem_origin(e, o->r, &o->m, 1024, "wgmma");
-  desc d = { pe_reg(e, PR_R), 0 };
-  int code = o->m.swizzle == 128 ? 1 : o->m.swizzle == 64 ? 2 : 3;
-  uint32_t lbo = (uint32_t)(o->lbo >> 4) << 16;
-  d.hi = (uint32_t)(o->sbo >> 4) | ((uint32_t)code << 30);
-  pe_ins(e, "bfe.u32", 4, R(d.lo), R(addr), I(4), I(14));   /* (addr >> 4) & 0x3fff */
-  if (lbo) pe_ins(e, "or.b32", 3, R(d.lo), R(d.lo), U(lbo));
-  return d;
-}
-
-/* The u64 descriptor of one instruction: d's low word plus start bytes. */
-static preg descriptor_at(pe *e, desc d, int64_t start) {
-  preg lo = pe_reg(e, PR_R), hi = pe_reg(e, PR_R), r = pe_reg(e, PR_RD);
-  pe_ins(e, "add.u32", 3, R(lo), R(d.lo), I(start >> 4));
-  pe_ins(e, "mov.b32", 2, R(hi), U(d.hi));
-  pe_ins(e, "mov.b64", 2, R(r), RV((preg[]){ lo, hi }, 2));
-  return r;
 }
 
 static const char *mma_type(int dt) {
@@ -247,23 +157,23 @@ void ptx_wgmma(pe *e, const ir_op *op) {
   bool areg = at->kind == MGPU_VALUE_ARRAY;
   int bytes = dt_bytes(bt->dtype), kin = 32 / bytes;
   int nb = (int)(M / 64), ns = (int)(K / kin);
-  operand A, B;
+  pe_mma_operand A, B;
   memset(&A, 0, sizeof A);
   memset(&B, 0, sizeof B);
   int64_t starts[2048];
   if (nb * ns + ns > 2048) pe_failf(e, "wgmma: K = %lld is too long for one wgmma; split it into several calls", (long long)K);
-  B.name = "B"; B.v = o[2]; B.r = &e->refs[o[2]]; B.bytes = bytes; B.is_b = true; B.start = starts + nb * ns;
+  B.op = "wgmma"; B.name = "B"; B.v = o[2]; B.r = &e->refs[o[2]]; B.bytes = bytes; B.is_b = true; B.start = starts + nb * ns;
   pe_smem_map(e, B.r->root, &B.m);
-  plan_operand(e, &B, N, K, N, kin);
+  pe_mma_plan(e, &B, N, K, N, kin);
   if (!areg) {
-    A.name = "A"; A.v = o[1]; A.r = &e->refs[o[1]]; A.bytes = dt_bytes(at->dtype); A.start = starts;
+    A.op = "wgmma"; A.name = "A"; A.v = o[1]; A.r = &e->refs[o[1]]; A.bytes = dt_bytes(at->dtype); A.start = starts;
     pe_smem_map(e, A.r->root, &A.m);
-    plan_operand(e, &A, M, K, 64, kin);
+    pe_mma_plan(e, &A, M, K, 64, kin);
     if (A.m.swizzle != B.m.swizzle)
       pe_failf(e, "wgmma: A and B must use the same swizzle (A has %d bytes, B %d)", A.m.swizzle, B.m.swizzle);
   }
-  desc db = descriptor(e, &B), da = { 0, 0 };
-  if (!areg) da = descriptor(e, &A);
+  pe_mma_desc db = pe_mma_descriptor(e, &B, 0), da = { 0, 0 };
+  if (!areg) da = pe_mma_descriptor(e, &A, 0);
   lay_fit af;
   if (areg) pe_fit(e, o[1], &af);
   preg scale = pe_reg(e, PR_P);
@@ -280,19 +190,21 @@ void ptx_wgmma(pe *e, const ir_op *op) {
           preg d = apack + (uint32_t)(4 * (b * ns + s) + q);
           int64_t row = 64 * b + 8 * (q % 2), col = (int64_t)kin * s + (kin / 2) * (q / 2);
           if (bytes == 1) {   /* WGMMA_8BIT: 4 consecutive columns, low bytes of b32 registers */
-            preg x[4], lo = pe_reg(e, PR_R), hi = pe_reg(e, PR_R);
+            preg x[4];
             for (int j = 0; j < 4; j++) x[j] = ar + slot(e, &af, row, col + j);
-            pe_ins(e, "prmt.b32", 4, R(lo), R(x[0]), R(x[1]), I(0x40));
-            pe_ins(e, "prmt.b32", 4, R(hi), R(x[2]), R(x[3]), I(0x40));
-            pe_ins(e, "prmt.b32", 4, R(d), R(lo), R(hi), I(0x5410));
+            pe_pack4(e, d, x);
             continue;
           }
           preg pair[2] = { ar + slot(e, &af, row, col), ar + slot(e, &af, row, col + 1) };
           pe_ins(e, "mov.b32", 2, R(d), RV(pair, 2));
         }
   }
-  if (e->wg_fence || areg) pe_ins(e, "wgmma.fence.sync.aligned", 0);
+  /* a group into another accumulator than the last one's gets its own fence too: ptxas otherwise
+  ** injects warpgroup.arrive/wait (C7519/C7517) when the two are issued back to back in a loop */
+  preg acc0 = e->acc[e->refs[o[0]].root];
+  if (e->wg_fence || areg || (e->wg_acc && e->wg_acc != acc0)) pe_ins(e, "wgmma.fence.sync.aligned", 0);
   e->wg_fence = false;
+  e->wg_acc = acc0;
 
   bool half = acct->dtype == MGPU_F16, sixteen = bytes == 2, integer = acct->dtype == MGPU_I32;
   if (integer && at->dtype != bt->dtype && e->ptx_isa < 84) e->ptx_isa = 84;   /* s8 x u8: PTX ISA 8.4 (CUDA 12.4 drivers) */
@@ -301,7 +213,7 @@ void ptx_wgmma(pe *e, const ir_op *op) {
   preg acc = acc_first(e, o[0], &ld);
   for (int b = 0; b < nb; b++)
     for (int s = 0; s < ns; s++) {
-      preg dbi = descriptor_at(e, db, B.start[s]), dai = areg ? 0 : descriptor_at(e, da, A.start[b * ns + s]);
+      preg dbi = pe_mma_desc_at(e, db, B.start[s]), dai = areg ? 0 : pe_mma_desc_at(e, da, A.start[b * ns + s]);
       sb_printf(&e->body, "\twgmma.mma_async.sync.aligned.m64n%lldk%d.%s.%s.%s {", (long long)N, kin,
                 half ? "f16" : integer ? "s32" : "f32", mma_type(at->dtype), mma_type(bt->dtype));
       for (int i = 0; i < per; i++) sb_printf(&e->body, "%s%s", i ? ", " : "", R(acc + (uint32_t)(b * ld + i)).s);

@@ -1,0 +1,205 @@
+--[[
+The configuration and schedule of examples/matmul.lua (it loads this file
+with dofile): the tuning options and their defaults, the block's geometry,
+the persistent grid and stream-K's plan for a problem size, and the tile
+width chosen by shape.  Nothing here emits kernel code except dealing
+stream-K's K steps to a block (stream_k_items), which is the plan in traced
+form.
+
+Options (cfg fields; `mgpu examples/matmul.lua M N K dtype key=value ...`):
+  tile_m tile_n tile_k  the tile of one compute warpgroup, K step (64 256 64; where tile_n is not
+                        given, the shape picks it: tile_n_for)
+  depth                 SMEM slots of the pipeline (4)
+  snake                 planar-snake band width of the tile order (8)
+  wg_dim = M | N        the two compute warpgroups split the block's tile along M or N (M)
+  cluster = 1 | 2       blocks per cluster (2; 1 with sched=dynamic or side blocks)
+  cdim = M | N | wg     a cluster's blocks are neighbours along M (sharing B), N (sharing A), or
+                        wg_dim (wg)
+  mcast = 1 | 0         multicast the operand a cluster shares, or let each block load it (1)
+  delay = 0 | 1         wgmma groups kept in flight across K steps (1)
+  mma                   the N of each wgmma instruction, dividing tile_n (256: one per K step)
+  epi                   the epilogue's column chunk, through two small SMEM slots (64; 0: the whole
+                        tile through one slot)
+  sched = static | dynamic  tiles dealt round robin, or claimed at run time from a GMEM counter
+  sms                   at most this many blocks (default: the device's SMs)
+  balance = 1 | 0       take only as many clusters as the rounds of tiles need (1)
+  sk = auto | 1 | 0     stream-K: split the K steps of a last round that does not fill the blocks
+                        over all of them (auto: where the steps saved outweigh the exchange)
+  mwarps = 4 | 1        the memory warpgroup's warps that run the load loop
+  nobar = 0 | 1         1: no automatic warpgroup barriers (wgmma_wait, commit_smem and
+                        wait_smem_to_gmem order the SMEM traffic themselves)
+  profile = DIR         the in-kernel profiler's trace, written to DIR
+  dtype                 bf16 (default) or f16 in and out, f32 accumulation
+  epilogue              a function of the f32 tile applied before the cast (act= on the command line)
+Hooks for kernels built on this one (examples/collective_matmul.lua): scratch, side_blocks,
+side(ext), tile_of(index, ext), before_tile(mi, ni, wg, ext).
+]]
+local mgpu = require "mgpu"
+
+local P = {}
+
+--- The default configuration (Pallas' TuningConfig fields): clusters of two
+--- sharing B by multicast, four slots with the epilogue in 64-column chunks,
+--- and one wgmma group kept in flight (delay=1): faster than one slot less,
+--- no cluster and the whole-tile epilogue over the benchmark shapes, because
+--- the multicast cuts the L2 traffic by an eighth and the card, at its power
+--- limit, clocks higher.
+--- sched=dynamic and side blocks claim or take tiles per block, so there the
+--- cluster defaults to 1.
+P.defaults = { tile_m = 64, tile_n = 256, tile_k = 64, depth = 4, snake = 8, wg_dim = "M", cluster = 2, cdim = "wg",
+               delay = 1, balance = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, mwarps = 4, sk = "auto",
+               sms = false, dtype = "bf16" }   -- (sms = false: the device's SMs)
+
+--- cfg with the defaults filled in (clusters of one by default with sched=dynamic or side blocks).
+function P.filled(cfg)
+  local c = {}
+  for k, v in pairs(P.defaults) do c[k] = v end
+  for k, v in pairs(cfg or {}) do c[k] = v end
+  if (cfg or {}).cluster == nil and (c.sched == "dynamic" or c.side_blocks) then c.cluster = 1 end
+  return c
+end
+
+--- The geometry of a filled configuration: the block's tile (cta_m x cta_n, tk deep), the
+--- cluster's extent along M and N (cm, cn), the bound on the persistent grid (sms blocks) and
+--- whether stream-K may run (sk); errors name the option that does not fit.
+function P.geometry(c)
+  assert(c.wg_dim == "M" or c.wg_dim == "N", "wg_dim must be M or N")
+  assert(c.cluster == 1 or c.cluster == 2, "cluster must be 1 or 2")
+  assert(c.cdim == "wg" or c.cdim == "M" or c.cdim == "N", "cdim must be M, N or wg")
+  assert(c.sched == "static" or c.sched == "dynamic", "sched must be static or dynamic")
+  local cdim = c.cdim == "wg" and c.wg_dim or c.cdim
+  local g = { cta_m = c.wg_dim == "M" and 2 * c.tile_m or c.tile_m,   -- two warpgroups' tiles
+              cta_n = c.wg_dim == "N" and 2 * c.tile_n or c.tile_n, tk = c.tile_k,
+              cm = (c.cluster == 2 and cdim == "M") and 2 or 1,       -- a cluster's two blocks are
+              cn = (c.cluster == 2 and cdim == "N") and 2 or 1 }      -- neighbours along cdim
+  g.sms = c.sms or mgpu.device().sm_count
+  assert(type(g.sms) == "number" and g.sms == math.floor(g.sms) and g.sms >= c.cluster,
+         "sms must be a whole number, at least the cluster size")
+  assert(c.sk == 0 or c.sk == 1 or c.sk == "auto", "sk must be 0, 1 or auto")
+  assert(c.balance == 0 or c.balance == 1, "balance must be 0 or 1")
+  local sk_allowed = c.sched == "static" and (c.side_blocks or 0) == 0 and not c.tile_of
+  assert(c.sk ~= 1 or sk_allowed, "sk=1 needs sched=static and no side blocks or tile_of")
+  g.sk = c.sk == 1 or (c.sk == "auto" and sk_allowed)   -- (auto: the shape decides, in plan)
+  return g
+end
+
+--- The widths the kernel's loops use, checked: mma_n (each wgmma's N), epi (the epilogue's
+--- column chunk: the whole tile, or epi > 0 through two slots per warpgroup, which leaves SMEM
+--- for a deeper pipeline), nslot (epilogue slots per warpgroup) and side (side blocks).
+function P.widths(c)
+  local tn = c.tile_n
+  local w = { mma_n = math.min(c.mma, tn), epi = (c.epi == 0 or c.epi >= tn) and tn or c.epi, side = c.side_blocks or 0 }
+  assert(tn % w.mma_n == 0 and w.mma_n % 8 == 0, "mma must divide tile_n and be a multiple of 8")
+  assert(c.sched == "static" or c.cluster == 1, "sched=dynamic claims tiles per block: use cluster=1")
+  assert(w.side == 0 or (c.sched == "static" and c.cluster == 1), "side blocks need sched=static and cluster=1")
+  assert(tn % w.epi == 0 and w.epi % 8 == 0, "epi must divide tile_n and be a multiple of 8")
+  w.nslot = w.epi < tn and 2 or 1
+  return w
+end
+
+--- M, N, K of the operands a (M x K) and b (K x N), or an error naming the sizes.
+function P.dims(a, b)
+  local M, K, N = a.shape[1], a.shape[2], b.shape[2]
+  if b.shape[1] ~= K then error(string.format("matmul: A is %dx%d but B is %dx%d", M, K, b.shape[1], N), 0) end
+  if N % 64 ~= 0 then
+    error(string.format("matmul: N = %d must be a multiple of 64 (the output's column tiles)", N), 0)
+  end
+  return M, N, K
+end
+
+--- The schedule of an M x N x K problem under configuration c and its geometry g: its tile counts,
+--- the persistent grid P (in clusters, at most one block per SM), and whether stream-K splits the
+--- last round (q whole rounds, r tiles left, U of their K steps dealt as block ranges).  Without
+--- stream-K, balance=1 (the default) takes no more clusters than the rounds need, so that every
+--- cluster runs the same number of tiles: at 4096³ 64 clusters of 2 run 4 tiles each, where 66
+--- would leave 8 with 3.  The rounds are as many, and the idle SMs draw no power, so the busy ones
+--- may run at a higher clock.
+function P.plan(c, g, M, N, K)
+  local t = { m_iters = mgpu.cdiv(M, g.cta_m), n_iters = mgpu.cdiv(N, g.cta_n), k_iters = mgpu.cdiv(K, g.tk) }
+  t.pm, t.pn = mgpu.cdiv(t.m_iters, g.cm), mgpu.cdiv(t.n_iters, g.cn)
+  local tiles = t.pm * t.pn
+  -- whole tiles need no more clusters than there are tiles; stream-K may deal a short round's K
+  -- steps over every SM
+  local dp = math.max(1, math.floor(math.min(g.sms, t.m_iters * t.n_iters) / c.cluster))
+  t.P = g.sk and math.max(1, math.floor(g.sms / c.cluster)) or dp
+  t.q, t.r = math.floor(tiles / t.P), tiles % t.P
+  t.U = t.r * t.k_iters
+  t.stream_k = g.sk and t.r > 0
+  -- stream-K saves k_iters - U / P steps on the critical path, and costs the exchange of partial
+  -- f32 tiles: about 6 steps to leave a partial and 6 per partial taken (measured with the
+  -- in-kernel profiler)
+  local per_block = t.U / t.P
+  local exchange = 6 + 6 * t.k_iters / math.max(per_block, 1)
+  if t.stream_k and c.sk == "auto" then
+    -- taken with a margin of 1.5, so it runs at 8192³ and not at 4096³, 4096x8192x4096 or
+    -- 2304x6144x1500 (measured there)
+    t.stream_k = t.k_iters - per_block > 1.5 * exchange
+  end
+  if not t.stream_k then t.P = c.balance == 1 and mgpu.cdiv(tiles, mgpu.cdiv(tiles, dp)) or dp end
+  -- the K steps on a block's critical path, in steps of this tile
+  t.steps = t.stream_k and t.q * t.k_iters + per_block + exchange or mgpu.cdiv(tiles, t.P) * t.k_iters
+  return t
+end
+
+--- Stream-K's K steps: those of the last round's tiles, when they do not fill it, split evenly
+--- over all the blocks (in cluster units).  sk_start(p) is block p's first step (traced).
+function P.sk_start(t, p) return (p * t.U) / t.P end
+
+--- The items of block bidx under stream-K (traced), for its loop: the count, and item(i) ->
+--- the tile's linear index, its K steps [k0, k1), whether its sum is partial and the tile's
+--- first step.  A block's share spans at most two tiles: the higher one's first steps, whose
+--- partial sum it leaves in the workspace with a semaphore signal, and the lower one's last
+--- steps, whose owner it is: it adds the partials of the blocks before it (which left them
+--- first) and stores the tile.  Then come its q whole tiles.
+function P.stream_k_items(t, bidx)
+  assert(t.P * t.U < 2 ^ 31, "matmul: sk=1 with too many K steps for 32-bit step indices")
+  local k_iters = t.k_iters
+  local s0, e0 = P.sk_start(t, bidx), P.sk_start(t, bidx + 1)
+  local th, tl = (e0 - 1) / k_iters, s0 / k_iters   -- (th is used only when e0 > s0)
+  local nseg = mgpu.select(mgpu.lt(s0, e0), th - tl + 1, 0)
+  return nseg + t.q, function(i)
+    local in_sk = mgpu.lt(i, nseg)
+    local tt = mgpu.select(mgpu.eq(i, 0), th, tl)
+    local tstart = tt * k_iters
+    local k0 = mgpu.select(in_sk, mgpu.max(s0, tstart) - tstart, 0)
+    local k1 = mgpu.select(in_sk, mgpu.min(e0, tstart + k_iters) - tstart, k_iters)
+    local lin = mgpu.select(in_sk, t.q * t.P + tt, bidx + (i - nseg) * t.P)
+    return lin, k0, k1, tstart
+  end
+end
+
+--- The tile width (tile_n) for an M x N x K problem under cfg.  Where cfg leaves it open and the
+--- warpgroups split the tile along M, the width of 256, 192 and 128 whose schedule has the shortest
+--- critical path, counted in columns times K steps, with the narrower tiles' lower efficiency
+--- weighed in (x1.05 and x1.15): where the rounds of 256-wide tiles fill the SMs badly, narrower
+--- ones win (192 at 3072³ and 2304x6144x1504, 128 at 1024x1024x4096 and 1024x2048x8192).  Only widths
+--- that the wgmma and epilogue widths divide.  A problem narrower than the block's tile takes narrower
+--- tiles (a TMA box may not exceed the array).
+local tile_widths = { { 256, 1 }, { 192, 1.05 }, { 128, 1.15 } }
+function P.tile_n_for(M, N, K, cfg)
+  local c = P.filled(cfg)
+  local tn = c.tile_n
+  if not (cfg or {}).tile_n and c.wg_dim == "M" and N >= 256 then
+    local best
+    for _, w in ipairs(tile_widths) do
+      c.tile_n = w[1]
+      local mma, epi = math.min(c.mma, w[1]), c.epi
+      if w[1] % mma == 0 and (epi == 0 or epi >= w[1] or w[1] % epi == 0) then
+        local cost = w[1] * w[2] * P.plan(c, P.geometry(c), M, N, K).steps
+        if not best or cost < best then best, tn = cost, w[1] end
+      end
+    end
+  end
+  while tn > 64 and N < tn * (c.wg_dim == "N" and 2 or 1) do tn = math.floor(tn / 2) end
+  return tn
+end
+
+--- A copy of cfg for an M x N x K problem, its tile width chosen (tile_n_for).
+function P.for_shape(M, N, K, cfg)
+  local c = {}
+  for k, v in pairs(cfg or {}) do c[k] = v end
+  c.tile_n = P.tile_n_for(M, N, K, cfg)
+  return c
+end
+
+return P
