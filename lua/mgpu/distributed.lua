@@ -112,7 +112,7 @@ local function device_arg(d, what, arg)
   return d
 end
 
-local spaces = { smem = "SMEM", regs = "registers (an accumulator)", barrier = "barrier memory" }
+local spaces = { smem = "SMEM", regs = "registers (an accumulator)", barrier = "barrier memory", tmem = "TMEM" }
 
 --- ref:on_device(d): the same view of a symmetric array's copy on device d.
 function trace.ref_methods.on_device(ref, d)

@@ -345,14 +345,14 @@ function M.op(b, name, operands, ints, number, text)
 end
 
 local kinds = { [0] = "scalar", "array", "ref" }
-local spaces = { [0] = "none", "gmem", "smem", "regs", "barrier" }
+local spaces = { [0] = "none", "gmem", "smem", "regs", "barrier", "tmem" }   -- ORDER mgpu_space
 function M.value(b, id)
   local h = live(b, "builder")
   local vi = ffi.new("mgpu_value_info")
   check(lib.mgpu_builder_value(h, id, vi), b.ctx)
   local shape = {}
   for i = 1, vi.rank do shape[i] = tonumber(vi.shape[i - 1]) end
-  return kinds[vi.kind], ffi.string(lib.mgpu_dtype_name(vi.dtype)), shape, spaces[vi.space]
+  return kinds[vi.kind], ffi.string(lib.mgpu_dtype_name(vi.dtype)), shape, spaces[vi.space] or "none"
 end
 
 function M.finish(b)

@@ -575,12 +575,12 @@ static int l_value(lua_State *L) {
   mgpu_value_info vi;
   CHECK(L, u->ctx, mgpu_builder_value(u->h, (int32_t)luaL_checkinteger(L, 2), &vi));
   static const char *const kinds[] = { "scalar", "array", "ref" };
-  static const char *const spaces[] = { "none", "gmem", "smem", "regs", "barrier" };
+  static const char *const spaces[] = { "none", "gmem", "smem", "regs", "barrier", "tmem" };   /* ORDER mgpu_space */
   lua_pushstring(L, kinds[vi.kind]);
   lua_pushstring(L, mgpu_dtype_name(vi.dtype));
   lua_createtable(L, vi.rank, 0);
   for (int i = 0; i < vi.rank; i++) { lua_pushinteger(L, vi.shape[i]); lua_rawseti(L, -2, i + 1); }
-  lua_pushstring(L, spaces[vi.space]);
+  lua_pushstring(L, (size_t)vi.space < sizeof spaces / sizeof spaces[0] ? spaces[vi.space] : "none");
   return 4;
 }
 
