@@ -6,9 +6,12 @@
 ** the bytes its buffer reports, which are read back when they lie inside
 ** that array.  Refused tensors keep their deleter unrun; accepted ones run
 ** it exactly once, when the buffer goes.  Exports of buffers with fuzzed
-** shapes are imported back the same way.
+** shapes are imported back the same way.  Sequences of frees, imports and
+** releases on a few exports check that a second free, an import after the
+** deleter ran and a free of an imported tensor are refused with a message.
 */
 #include <dlpack/dlpack.h>
+#include <stdbool.h>
 
 #include "fuzz.h"
 
@@ -115,6 +118,57 @@ static void export_one(fz_reader *r, mgpu_ctx *ctx) {
   mgpu_buffer_release(back);
 }
 
+/* Step status s of a free or import on a tensor: refused exactly when
+** `refused` is set, with a message holding `why`. */
+static void expect_step(mgpu_ctx *ctx, mgpu_status s, const char *refused) {
+  fz_check_status(ctx, s);
+  if ((s != MGPU_OK) != (refused != NULL)) abort();
+  if (refused && (s != MGPU_ERR_ARG || !strstr(mgpu_errmsg(ctx), refused))) abort();
+}
+
+static void sequence_one(fz_reader *r, mgpu_ctx *ctx) {
+  enum { SLOTS = 4, FLOATS = 16 };
+  mgpu_buffer *buf = NULL;
+  if (mgpu_buffer_alloc(ctx, FLOATS * 4, &buf)) return;
+  double vals[FLOATS];
+  for (int i = 0; i < FLOATS; i++) vals[i] = i + 0.5;
+  fz_check_status(ctx, mgpu_buffer_set_f64(buf, MGPU_F32, 0, FLOATS, vals));
+  int64_t shape[1] = { FLOATS };
+  void *t[SLOTS];
+  mgpu_buffer *imp[SLOTS] = { NULL };
+  bool gone[SLOTS] = { false };   /* the deleter ran */
+  for (int i = 0; i < SLOTS; i++)
+    if (mgpu_dlpack_export(buf, MGPU_F32, shape, 1, &t[i])) abort();
+  mgpu_buffer_release(buf);
+  for (int n = fz_byte(r) % 32; n > 0; n--) {
+    uint8_t op = fz_byte(r);
+    int i = (op >> 2) % SLOTS;
+    const char *refused = gone[i] ? "freed already" : imp[i] ? "" : NULL;
+    mgpu_value_info vi;
+    mgpu_buffer *b = NULL;
+    switch (op & 3) {
+    case 0:
+      expect_step(ctx, mgpu_dlpack_free(ctx, t[i]), refused && !*refused ? "an import holds" : refused);
+      if (!refused) gone[i] = true;
+      break;
+    case 1:
+      expect_step(ctx, mgpu_dlpack_import(ctx, t[i], &b, &vi), refused && !*refused ? "imported already" : refused);
+      if (refused) break;
+      double got[FLOATS];
+      fz_check_status(ctx, mgpu_buffer_get_f64(b, MGPU_F32, 0, FLOATS, got));
+      if (vi.rank != 1 || vi.shape[0] != FLOATS || memcmp(got, vals, sizeof got)) abort();
+      imp[i] = b;
+      break;
+    default:   /* releasing an import runs the export's deleter */
+      if (imp[i]) mgpu_buffer_release(imp[i]), imp[i] = NULL, gone[i] = true;
+    }
+  }
+  for (int i = 0; i < SLOTS; i++) {
+    if (imp[i]) mgpu_buffer_release(imp[i]);
+    else if (!gone[i] && mgpu_dlpack_free(ctx, t[i])) abort();
+  }
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
@@ -129,7 +183,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size) {
   static unsigned char data[DATA_BYTES];
   for (size_t i = 0; i < DATA_BYTES; i++) data[i] = (unsigned char)(i * 7 + 1);
   for (int i = 0; i < 16 && r.n; i++) {
-    if (fz_byte(&r) & 1) export_one(&r, ctx);
+    uint8_t op = fz_byte(&r);
+    if (op & 1) export_one(&r, ctx);
+    else if (op % 4 == 2) sequence_one(&r, ctx);
     else import_one(&r, ctx, data);
   }
   mgpu_ctx_release(ctx);

@@ -150,9 +150,7 @@ static void launch(fz_reader *r, prog *p, mgpu_kernel *k) {
   for (int i = 0; i < n; i++) {
     mgpu_param_info pi;
     fz_check_status(p->ctx, mgpu_kernel_param(k, i, &pi));
-    args[i].buffer = NULL;
-    args[i].scalar = FZ_PICK(r, numbers);
-    args[i].address = 0;
+    args[i] = (mgpu_arg){ .scalar = FZ_PICK(r, numbers) };
     if (pi.role == MGPU_PARAM_SCALAR) continue;
     uint64_t bytes = (uint64_t)mgpu_dtype_size(pi.value.dtype);
     for (int d = 0; d < pi.value.rank; d++) bytes *= (uint64_t)pi.value.shape[d];

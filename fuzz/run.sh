@@ -6,12 +6,12 @@
 # FUZZ_SEED fixes libFuzzer's seed (CI uses 1, so that a CI run replays the
 # mutations a longer run with that seed has already been through); unset, each
 # run draws a fresh one and explores further.
-#   [FUZZ_SEED=N] sh fuzz/run.sh [SECONDS] [TARGET...]   (targets: ir lua dlpack)
+#   [FUZZ_SEED=N] sh fuzz/run.sh [SECONDS] [TARGET...]   (targets: ir lua dlpack cache)
 set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-ir lua dlpack}
+targets=${*:-ir lua dlpack cache}
 CC=clang cmake -S . -B build-fuzz -DMGPU_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 for t in $targets; do cmake --build build-fuzz -j2 --target fuzz_$t >/dev/null; done
 mkdir -p build-fuzz/artifacts

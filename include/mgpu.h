@@ -13,8 +13,14 @@
 ** from it verbatim.
 **
 ** Threads: a context and everything created from it may be used by one
-** thread at a time; a second thread entering a context that is in use gets
-** MGPU_ERR_THREAD.  Separate contexts may be used concurrently.
+** thread at a time (any thread, taking turns); a second thread entering a
+** context that is in use gets MGPU_ERR_THREAD.  The retain and release
+** calls do not check: they must not overlap other calls on the same
+** context.  Separate contexts may be used concurrently, DLPack exchanges
+** between them included, and so may the calls that take no context
+** (versions, dtypes, mgpu_interrupt, mgpu_kernel_cache_dir, worlds).
+** mgpu_errmsg(ctx) is the context's last error; mgpu_errmsg(NULL) this
+** thread's last failed mgpu_ctx_create.
 */
 #ifndef MGPU_H
 #define MGPU_H
@@ -176,8 +182,10 @@ typedef enum mgpu_text_kind {
 } mgpu_text_kind;
 
 /* One launch argument: a buffer for an array parameter, a number for a
-** scalar parameter (integers must be exact).  Instead of a buffer (NULL), an
-** array parameter may take the address of memory another framework owns
+** scalar parameter: `scalar` (an integer parameter's must be an integer in
+** its range), or for an integer parameter `integer` when has_integer is set
+** (all 64 bits exact; u64 as its bit pattern).  Instead of a buffer (NULL),
+** an array parameter may take the address of memory another framework owns
 ** (device memory on a GPU, host memory when interpreting), as
 ** mgpu_buffer_wrap would take it, for this launch alone: the caller vouches
 ** that it holds the parameter's bytes; it must be 16-byte aligned. */
@@ -185,6 +193,8 @@ typedef struct mgpu_arg {
   mgpu_buffer *buffer;
   double scalar;
   uint64_t address;
+  int64_t integer;
+  int32_t has_integer;
 } mgpu_arg;
 
 typedef struct mgpu_launch_args {
@@ -254,6 +264,12 @@ mgpu_status mgpu_synchronize(mgpu_ctx *ctx);
 ** for all work and hands the pool's idle memory back to the device (as for
 ** other libraries in the process); a no-op without a GPU or a pool. */
 mgpu_status mgpu_empty_cache(mgpu_ctx *ctx);
+/* The directory of the on-disk kernel cache, chosen from MGPU_CACHE,
+** MGPU_CACHE_DIR, XDG_CACHE_HOME, HOME and MGPU_CACHE_MAX_MB (a setting that
+** does not parse is said once on stderr), or NULL when the cache is off.
+** Libraries that keep results beside the kernels (the Lua autotuner) ask
+** here, so that they and the kernel cache agree. */
+const char *mgpu_kernel_cache_dir(void);
 /* GPU faults.  A kernel that faults (illegal address, trap, ...) makes the
 ** CUDA context unusable: the call that sees it returns MGPU_ERR_LOST naming
 ** the kernel, and every later call that needs the GPU returns MGPU_ERR_LOST
@@ -297,6 +313,13 @@ mgpu_status mgpu_buffer_copy(mgpu_buffer *dst, uint64_t dst_offset, mgpu_buffer 
 mgpu_status mgpu_buffer_fill(mgpu_buffer *buf, const mgpu_fill *fill);
 mgpu_status mgpu_buffer_get_f64(mgpu_buffer *buf, int32_t dtype, uint64_t first, uint64_t count, double *out);
 mgpu_status mgpu_buffer_set_f64(mgpu_buffer *buf, int32_t dtype, uint64_t first, uint64_t count, const double *in);
+/* Elements of an integer dtype (or pred) as exact 64-bit integers: a double
+** holds integers exactly only up to 2^53.  u64 elements travel as their bit
+** pattern (from 2^63 up they read as negative).  A value set that does not
+** fit the dtype is an error naming its element and value, and nothing is
+** written. */
+mgpu_status mgpu_buffer_get_i64(mgpu_buffer *buf, int32_t dtype, uint64_t first, uint64_t count, int64_t *out);
+mgpu_status mgpu_buffer_set_i64(mgpu_buffer *buf, int32_t dtype, uint64_t first, uint64_t count, const int64_t *in);
 void mgpu_buffer_retain(mgpu_buffer *buf);     /* another reference; release each one */
 
 /* DLPack (dlpack.h, DLManagedTensor): share memory with other frameworks
@@ -410,6 +433,11 @@ mgpu_status mgpu_dist_barrier(mgpu_ctx *ctx);
 /* A zeroed buffer of the symmetric heap (collective).  Symmetric memory is
 ** returned to the heap only when the job ends: frees would be collective. */
 mgpu_status mgpu_symmetric_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out);
+/* The same, with what the array is for messages ("f32[4] at a.lua:7", may be
+** NULL).  Simulated devices check at every collective call that each has
+** made the same symmetric arrays (sizes, in order), naming them by it: on
+** GPUs a device's extra or missing array moves the others' places. */
+mgpu_status mgpu_symmetric_alloc_named(mgpu_ctx *ctx, uint64_t nbytes, const char *name, mgpu_buffer **out);
 /* Which symmetric allocation of its context buf is (0, 1, ...), or -1. */
 int32_t mgpu_buffer_symmetric(const mgpu_buffer *buf);
 /* The peer table kernels take (one buffer per context, owned by it). */
@@ -446,6 +474,6 @@ mgpu_status mgpu_script_kernel(mgpu_script *s, const char *name, const mgpu_valu
 #endif
 
 /* The ABI version this header describes; mgpu_abi_version() must match. */
-#define MGPU_ABI_VERSION 7
+#define MGPU_ABI_VERSION 8
 
 #endif

@@ -1,5 +1,6 @@
 -- Device arrays and host reference arrays.
 local mgpu = require "mgpu"
+local util = dofile("spec/support/util.lua")
 
 describe("arrays", function()
   it("are created from tables, constants, iota and random fills", function()
@@ -32,17 +33,61 @@ describe("arrays", function()
   it("copy, convert and reshape", function()
     local a = mgpu.from_table({ 1.25, -2.5, 1e6 }, "f32")
     assert.are.same({ 1.25, -2.5, 1e6 }, a:copy():to_table())
-    assert.are.same({ 1, -2, 1e6 }, a:copy("i32"):to_table())
+    assert.are.same({ 1, -2, 1e6 }, mgpu.from_table({ 1, -2, 1e6 }, "f32"):copy("i32"):to_table())
+    assert.matches("arrays_spec.lua:%d+: copy: element 1 is 1.25, not an integer %(i32 holds integers from",
+                   util.err_of(a.copy, a, "i32"))   -- (once truncated to 1)
     assert.are.same({ 1.25, -2.5, 65504 * 0 + 999424 }, a:copy("bf16"):to_table())
     assert.are.same({ 3, 1 }, a:reshape({ 3, 1 }).shape)
   end)
 
   it("read u64 values from 2^63 up back as floats, smaller ones as integers", function()
-    local small, big = mgpu.full(2, 5, "u64"):to_table(), mgpu.full(2, 1 / 0, "u64"):to_table()
+    local small = mgpu.full(2, 5, "u64"):to_table()
     if math.type then assert.are.equal("integer", math.type(small[1])) end   -- Lua 5.4 (LuaJIT has no integers)
     assert.are.equal(5, small[1])
-    assert.are.equal(2.0 ^ 64, big[1])                 -- inf saturates to 2^64-1, nearest double 2^64
-    assert.are.equal(2.0 ^ 63, mgpu.full(1, 2 ^ 63, "u64"):get(1))
+    assert.are.equal(2.0 ^ 63, tonumber(mgpu.full(1, 2 ^ 63, "u64"):get(1)))   -- (LuaJIT: a uint64_t)
+  end)
+
+  it("refuse values an integer dtype cannot hold, naming the element and the value", function()
+    local cases = {   -- they once saturated or truncated silently
+      { function() return mgpu.full(2, 1 / 0, "u64") end, "full: value inf is out of range %(u64 holds integers from 0 to 2%^64 %- 1%)" },
+      { function() return mgpu.full(2, 1e10, "i32") end, "full: value 10000000000 is out of range %(i32" },
+      { function() return mgpu.from_table({ 1, 2.7 }, "i32") end, "from_table: element t%[2%] is 2%.7, not an integer %(i32" },
+      { function() return mgpu.from_table({ { 0 / 0 } }, "i8") end, "from_table: element t%[1%]%[1%] is nan, not an integer" },
+      { function() return mgpu.from_table({ 1e300 }, "i64") end, "from_table: element t%[1%] is 1e%+300, out of range %(i64" },
+      { function() return mgpu.from_table({ -1 }, "u32") end, "from_table: element t%[1%] is %-1, out of range %(u32 holds integers from 0 to 4294967295%)" },
+      { function() return mgpu.iota(3, "i32", 0.5) end, "iota: start 0%.5 is not an integer" },
+      { function() return mgpu.random.uniform(4, "u8", 1, -1, 3) end, "random%.uniform: low bound %-1 is out of range %(u8" },
+    }
+    for _, c in ipairs(cases) do assert.matches("arrays_spec.lua:%d+: " .. c[2], util.err_of(c[1])) end
+    -- floats narrow instead (documented): f32 overflows to inf, f8e4m3 saturates at 448
+    assert.are.equal(math.huge, mgpu.full(1, 1e300, "f32"):get(1))
+    assert.are.equal(448, mgpu.full(1, 1000, "f8e4m3"):get(1))
+    assert.are.equal(-57344, mgpu.full(1, -1e9, "f8e5m2"):get(1))
+  end)
+
+  -- An exact 64-bit integer hi * 2^32 + lo: a Lua 5.4 integer, an int64_t cdata under LuaJIT.
+  local function I(hi, lo)
+    if rawget(_G, "jit") then return require("ffi").new("int64_t", hi) * 4294967296 + lo end
+    return hi * 4294967296 + lo
+  end
+
+  it("carry 64-bit integers exactly through from_table, to_table, get and kernel scalars", function()
+    local vals = { I(2097152, 1), I(2147483647, 4294967295), I(-2147483648, 0), I(-2097153, 4294967295), 7 }
+    local a = mgpu.from_table(vals, "i64")     -- 2^53 + 1, math.maxinteger, math.mininteger, -(2^53 + 1), 7
+    local back = a:to_table()
+    for i = 1, #vals do
+      assert.is_true(back[i] == vals[i], "element " .. i .. ": " .. tostring(back[i]) .. " ~= " .. tostring(vals[i]))
+      if math.type then assert.are.equal("integer", math.type(back[i])) end
+    end
+    assert.is_true(a:get(1) == vals[1] and a:get(2) == vals[2], tostring(a:get(1)))
+    local u = mgpu.from_table({ vals[1], vals[2], 2 ^ 63, 2 ^ 64 - 2 ^ 11 }, "u64"):to_table()
+    assert.is_true(u[1] == vals[1] and u[2] == vals[2], tostring(u[1]))
+    assert.are.equal(2 ^ 63, u[3]); assert.are.equal(2 ^ 64 - 2 ^ 11, u[4])   -- from 2^63 up: floats
+    local k = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 1 }, "i64"), body = function(s, o) o:at(0):store(s) end }
+    for i = 1, 4 do
+      local got = k(mgpu.scalar(vals[i], "i64")):get(1)
+      assert.is_true(got == vals[i], "scalar " .. i .. ": " .. tostring(got) .. " ~= " .. tostring(vals[i]))
+    end
   end)
 
   it("report bad arguments at the caller's line", function()
@@ -94,7 +139,7 @@ describe("DLPack", function()
     local b = mgpu.from_dlpack(t)
     ok, err = pcall(mgpu.from_dlpack, t)                 -- would run the deleter twice
     assert.is_false(ok)
-    assert.matches("arrays_spec.lua:%d+: mgpu_dlpack_import: the tensor is imported already", err)
+    assert.matches("arrays_spec.lua:%d+: from_dlpack: the tensor is imported already", err)
     assert.are.same({ 0, 1, 2, 3 }, b:to_table())
     b = nil
     collectgarbage(); collectgarbage()                   -- releases the import: its deleter runs once

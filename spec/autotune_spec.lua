@@ -89,6 +89,53 @@ describe("mgpu.autotune", function()
     os.execute("rm -rf " .. dir)
   end)
 
+  it("gives configs an identity a later run recognizes, and keeps no winner for configs without one", function()
+    local dir = tmpdir()
+    local function tune(cs, times, key)
+      local timed, notes = 0, {}
+      local _, cfg = mgpu.autotune{ kernel_factory = function() return factory({ s = 1 }) end, configs = cs, key = key,
+                                    args = { x }, cache_dir = dir, log = function(l) notes[#notes + 1] = l end,
+                                    timer = function(_, _, c) timed = timed + 1; return times[c.id] end }
+      return cfg, timed, notes
+    end
+    -- configs that differ only in a function: once they had one text, and the kept winner's text named config 1
+    local f1, f2 = function() end, function() end
+    local fns = { { id = 1, act = f1 }, { id = 2, act = f2 } }
+    local cfg, timed, notes = tune(fns, { 2, 1 }, "fn")
+    assert.are.equal(fns[2], cfg); assert.equal(2, timed)
+    assert.matches("autotune fn: config 1 holds a function at %.act, which a later run cannot recognize: the winner is " ..
+                   "not kept", notes[1])
+    cfg, timed = tune(fns, { 2, 1 }, "fn")           -- tuned again (it once took config 1 as the kept winner)
+    assert.are.equal(fns[2], cfg); assert.equal(2, timed)
+    -- configs that differ only past the depth the text once reached
+    local function deep(v) local t = v; for _ = 1, 10 do t = { t } end; return t end
+    local deeps = { { id = 1, d = deep(1) }, { id = 2, d = deep(2) } }
+    cfg, timed = tune(deeps, { 2, 1 }, "deep")
+    assert.are.equal(deeps[2], cfg); assert.equal(2, timed)
+    cfg, timed = tune(deeps, { 1, 2 }, "deep")       -- the kept winner, recognized: config 2, nothing timed
+    assert.are.equal(deeps[2], cfg); assert.equal(0, timed)
+    os.execute("rm -rf " .. dir)
+  end)
+
+  it("takes only finite, positive timer results", function()
+    local bad = { -math.huge, -1, 0 / 0, 0, math.huge, "1.5" }   -- -inf once won, and "1.5" read as a number
+    local cs = {}
+    for i = 1, #bad + 1 do cs[i] = { id = i } end
+    local notes = {}
+    local _, cfg, ms = mgpu.autotune{ kernel_factory = function() return factory({ s = 1 }) end, configs = cs, key = "t",
+                                      args = { x }, cache_dir = false, log = function(l) notes[#notes + 1] = l end,
+                                      timer = function(_, _, c) return bad[c.id] or 5 end }
+    assert.are.equal(cs[#cs], cfg); assert.equal(5, ms)
+    assert.equal(#bad, #notes)
+    assert.matches("^autotune t: skipping {id=1}: the timer returned %-inf; it must return a finite, positive number " ..
+                   "of milliseconds$", notes[1])
+    assert.matches("the timer returned %-1;", notes[2])
+    assert.matches("the timer returned nan;", notes[3])
+    assert.matches("the timer returned 0;", notes[4])
+    assert.matches("the timer returned inf;", notes[5])
+    assert.matches("the timer returned a string %(\"1%.5\"%);", notes[6])
+  end)
+
   local script = [[
 local mgpu = require "mgpu"
 local times = { %s }
@@ -117,6 +164,19 @@ print("chose " .. cfg.s)
     run("MGPU_CACHE=off MGPU_CACHE_DIR=" .. off, "1, 2")
     assert.is_nil(io.open(off .. "/autotune.txt"))
     os.execute("rm -rf " .. dir .. " " .. off)
+  end)
+
+  it("agrees with the kernel cache on MGPU_CACHE_MAX_MB: 0 in any spelling keeps nothing, a bad value is said once", function()
+    local dir = tmpdir()
+    for _, zero in ipairs({ "0", "00", "000" }) do   -- "00" turned the kernel cache off while the winners were still kept
+      run("MGPU_CACHE_MAX_MB=" .. zero .. " MGPU_CACHE_DIR=" .. dir, "1, 2")
+      assert.is_nil(io.open(dir .. "/autotune.txt"), "MGPU_CACHE_MAX_MB=" .. zero)
+    end
+    local out = run("MGPU_CACHE_MAX_MB=1e3 MGPU_CACHE_DIR=" .. dir, "2, 1")
+    local _, said = out:gsub("MGPU_CACHE_MAX_MB must be a whole number of megabytes %(0 turns the kernel cache off%), got '1e3'; using 512", "")
+    assert.equal(1, said, out)
+    assert.is_truthy(io.open(dir .. "/autotune.txt"), out)   -- the default bound: the cache is on
+    os.execute("rm -rf " .. dir)
   end)
 
   it("interpreted without a timer takes the first config that works and says so", function()

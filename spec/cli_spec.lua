@@ -193,4 +193,26 @@ k(mgpu.zeros(4)); k(mgpu.full(4, 1)); print(mgpu.interpreting())
     assert.are.equal(1, code)
     assert.matches("unknown option '%-%-frobnicate'", out)
   end)
+
+  it("names --emit-ptx when its directory is empty or cannot be made", function()
+    local p = script("print(1)")
+    local out, code = run("--emit-ptx '' " .. p)   -- once 'cannot create : File name too long'
+    assert.are.equal(1, code)
+    assert.matches("^mgpu: %-%-emit%-ptx needs a directory name, got an empty one\n", out)
+    out, code = run("--emit-ptx " .. p .. "/sub " .. p)   -- under a file
+    assert.are.equal(1, code)
+    assert.matches("^mgpu: %-%-emit%-ptx: cannot create the directory '.-/sub': Not a directory", out)
+  end)
+
+  it("shows the source line of a script whose path Lua shortens", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    local path = dir .. "/" .. ("d"):rep(120) .. ".lua"   -- longer than Lua's chunk names (60)
+    os.execute("mkdir -p " .. dir)
+    local f = assert(io.open(path, "w")); f:write("local x = 1\nerror('boom here')\n"); f:close()
+    local out, code = run("-- " .. path)
+    assert.are.equal(1, code)
+    assert.matches("mgpu: %.%.%.d+%.lua:2: boom here\n +2 | error%('boom here'%)", out)   -- the echo was lost
+    os.execute("rm -rf " .. dir)
+  end)
 end)

@@ -11,7 +11,7 @@ local function run_on(n, body, extra)
                                                extra or "", p, tmp))
   local f = assert(io.open(tmp)); local out = f:read("*a"); f:close()
   os.remove(tmp)
-  if type(ok) == "number" then code = ok ~= 0 and 1 or 0 end   -- Lua 5.1
+  if type(ok) == "number" then code = ok ~= 0 and (ok >= 256 and ok / 256 or 1) or 0 end   -- Lua 5.1: the wait status
   return out, code or (ok and 0 or 1), p
 end
 
@@ -159,6 +159,75 @@ k()
     assert.are_not.equal(0, code)
     assert.matches("device 1: .-:2: device 1 gives up", out)
     assert.matches("device 0: .-:6: .-device 0 launches kernel 'kernel', but device 1 has ended its script", out)
+  end)
+
+  -- a kernel reading the next device's copy of its symmetric argument
+  local peek = [[
+local mgpu = require "mgpu"
+local me = mgpu.process_index()
+local k = mgpu.kernel{ out_shape = mgpu.shape({4}, "f32"), grid = {1},
+  body = function(x, o) o:store(x:on_device(mgpu.rem(mgpu.device_id() + 1, 2)):load()) end }
+]]
+
+  it("checks that every device makes the same symmetric arrays in the same order", function()
+    -- once the simulator read the right array where a GPU, whose symmetric arrays are collective, reads another
+    local extra = peek .. [[
+if me == 1 then mgpu.symmetric({64}, "f32") end
+local x = mgpu.symmetric({4}, "f32")
+k(x)
+]]
+    local out, code, p = run_on(2, extra)
+    assert.are_not.equal(0, code)
+    local at = p:gsub("%p", "%%%0")
+    assert.matches("device 0: " .. at .. ":7: devices made different symmetric arrays: device 0's symmetric array 1 is " ..
+                   "f32%[4%] %(16 bytes%) at " .. at .. ":6 but device 1's is f32%[64%] %(256 bytes%) at " .. at .. ":5; " ..
+                   "every device must make the same symmetric arrays in the same order", out)
+    assert.matches("device 1: " .. at .. ":7: devices made different symmetric arrays", out)
+    local alone = peek .. [[
+local x = mgpu.symmetric({4}, "f32")
+if me == 0 then mgpu.symmetric({8}, "i32") end
+k(x)
+]]
+    out, code = run_on(2, alone)
+    assert.are_not.equal(0, code)
+    assert.matches("device 0's symmetric array 2 is i32%[8%] %(32 bytes%) at [^\n]-:6 but device 1 made only 1", out)
+  end)
+
+  it("prints each device's output in whole lines", function()
+    local out, code = run_on(8, [[
+local mgpu = require "mgpu"
+local me = mgpu.process_index()
+for i = 1, 300 do
+  print(me, i, ("x"):rep(40))
+  io.write(me, "\t", i, "\t")
+  io.write("w\n")
+end
+]])
+    assert.are.equal(0, code, out)
+    local lines = 0
+    for line in out:gmatch("[^\n]+") do
+      if not line:match("simulated devices") then
+        lines = lines + 1
+        assert.is_truthy(line:match("^%d\t%d+\t" .. ("x"):rep(40) .. "$") or line:match("^%d\t%d+\tw$"), "torn: " .. line)
+      end
+    end
+    assert.are.equal(8 * 600, lines)
+  end)
+
+  it("names a device that calls os.exit, which ends that device only", function()
+    local out, code, p = run_on(2, [[
+local mgpu = require "mgpu"
+if mgpu.process_index() == 1 then
+  pcall(os.exit, 3)   -- not even a pcall keeps the device going
+  print("device 1 went on")
+end
+print("device " .. mgpu.process_index() .. " done")
+]])
+    assert.are.equal(3, code, out)
+    assert.matches("device 1: " .. p:gsub("%p", "%%%0") .. ":3: os.exit%(3%) ends device 1's script", out)
+    assert.matches("device 0 done", out)
+    assert.is_falsy(out:match("device 1 went on"), out)
+    assert.is_falsy(out:match("device 1 done"), out)
   end)
 
   it("refuses semaphores outside kernels and bad semaphore arguments", function()

@@ -125,3 +125,46 @@ describe("tensor map (TMA) limits", function()
     at_line("copy_gmem_to_smem: the tile %(8%) is larger than dimension 0 of the GMEM array %(4%)$", err_of(k, a))
   end)
 end)
+
+describe("trace size", function()
+  -- a body tracing n + 1 ops (program_id, then n adds)
+  local function adds(n)
+    return mgpu.kernel{ name = "adds", grid = { 1 }, out_shape = out1, body = function(o)
+      local x = mgpu.program_id(0)
+      for _ = 1, n do x = x + x end
+      o:at(0):store(x)
+    end }
+  end
+  local util = dofile("spec/support/util.lua")
+
+  it("stops a body past the limit at the op's line, and mgpu.configure{ max_trace_ops } moves it", function()
+    assert.are.equal(100000, require("mgpu.context").max_trace_ops())   -- the default (MGPU_MAX_TRACE_OPS unset)
+    mgpu.configure{ max_trace_ops = 50 }
+    at_line("kernel 'adds': its body traced more than 50 ops, the limit %(mgpu.configure{ max_trace_ops = n } or " ..
+            "MGPU_MAX_TRACE_OPS raise it%)", err_of(adds(60)))
+    assert.are.same({ 0 }, adds(40)():to_table())
+    mgpu.configure{ max_trace_ops = 100 }
+    assert.are.same({ 0 }, adds(60)():to_table())
+    mgpu.configure{ max_trace_ops = false }   -- back to the default
+    for _, bad in ipairs({ 0, -3, 2.5, "many", math.huge }) do
+      assert.matches("limits_spec.lua:%d+: mgpu.configure: max_trace_ops must be a whole number of ops, at least 1",
+                     err_of(mgpu.configure, { max_trace_ops = bad }))
+    end
+  end)
+
+  it("reads MGPU_MAX_TRACE_OPS", function()
+    local p = util.script([[
+local mgpu = require "mgpu"
+local k = mgpu.kernel{ grid = { 1 }, out_shape = mgpu.shape({ 1 }, "i32"), body = function(o)
+  local x = mgpu.program_id(0)
+  for _ = 1, 30 do x = x + x end
+end }
+k()
+]])
+    local out = util.output("MGPU_INTERPRET=1 MGPU_MAX_TRACE_OPS=20 " .. util.bin .. " " .. p)
+    assert.matches(":4: kernel 'kernel': its body traced more than 20 ops", out)
+    out = util.output("MGPU_INTERPRET=1 MGPU_MAX_TRACE_OPS=lots " .. util.bin .. " " .. p)
+    assert.matches(":6: MGPU_MAX_TRACE_OPS must be a whole number of ops, at least 1, got 'lots'", out)
+    os.remove(p)
+  end)
+end)

@@ -493,6 +493,15 @@ describe("planar_snake", function()
     local i, j = mgpu.planar_snake(5, { 3, 4 }, 1, 2)
     assert.are.same({ 2, 1 }, { i, j })   -- strip 0 is columns 0-1: (0,0) (0,1) (1,0) (1,1) (2,0) (2,1)
   end)
+
+  it("refuses a constant index outside the grid", function()
+    assert.are.same({ 0, 3 }, { mgpu.planar_snake(15, { 4, 4 }, 1, 2) })   -- the last index is fine
+    -- index 100 of 4x4 once gave (2, 24)
+    assert.matches("pipeline_spec.lua:%d+: planar_snake: index 100 is outside the 4x4 grid %(0 to 15%)",
+                   err_of(mgpu.planar_snake, 100, { 4, 4 }, 1, 2))
+    assert.matches("planar_snake: index %-1 is outside the 3x5 grid %(0 to 14%)", err_of(mgpu.planar_snake, -1, { 3, 5 }, 0, 2))
+    assert.matches("planar_snake index must be an integer, got 2.5", err_of(mgpu.planar_snake, 2.5, { 4, 4 }, 1, 2))
+  end)
 end)
 
 describe("pallas_call", function()
@@ -782,6 +791,23 @@ describe("dynamic_scheduling_loop", function()
     for _, v in ipairs(visits:to_table()) do assert.are.equal(1, v) end
     assert.are.same({ 0, 0, 0, 0 }, counter:to_table())
   end)
+  it("runs two loops of one kernel on counters of their own", function()
+    local k = mgpu.kernel{ name = "dyn3", grid = { 3 }, grid_names = { "b" }, out_shape = mgpu.shape({ 2, 7 }, "i32"),
+      body = function(counter, visits)
+        for r = 0, 1 do   -- two loops; a shared counter is refused (spec/hostile/dynamic_shared_counter.lua)
+          mgpu.dynamic_scheduling_loop("b", { counter = counter:at(mgpu.ds(2 * r, 2)), grid = { 7 } },
+            function(info) mgpu.atomic_add(visits:at(r, info.index[1]), 1) end)
+        end
+      end }
+    local counter, visits = mgpu.zeros({ 4 }, "i32"), mgpu.zeros({ 2, 7 }, "i32")
+    k:call_into(visits, counter)
+    for _, v in ipairs(visits:to_table()) do assert.are.equal(1, v) end
+    assert.are.same({ 0, 0, 0, 0 }, counter:to_table())
+    local stale = mgpu.from_table({ 0, 0, 3, 0 }, "i32")   -- interpreted, a counter not zero at launch is refused
+    assert.matches("pipeline_spec.lua:%d+: kernel 'dyn3': the dynamic_scheduling_loop counter %(argument 1 at offset 2%) " ..
+                   "holds {3, 0} at launch", err_of(function() k:call_into(visits, stale) end))
+  end)
+
   it("explains what Hopper needs and refuses bad options", function()
     local function body_err(opts, nt)
       local k = mgpu.kernel{ grid = { 2 }, grid_names = { "b" }, num_threads = nt or 1, thread_name = nt and "wg" or nil,

@@ -99,7 +99,12 @@ function M.is_array(x) return getmetatable(x) == Array end
 --- same place on every device, so kernels reach other devices' copies with
 --- ref:on_device(d).  Collective: every device makes the same ones in order.
 function M.symmetric(shape, dtype)
-  local a = make(shape, dtype, "symmetric", context.core.symmetric)
+  local where = compat.where()
+  local a = make(shape, dtype, "symmetric", function(ctx, bytes)   -- named for the check that devices agree
+    local name = string.format("%s%s (%d bytes) at %s", dtype or "f32", compat.shape_str(compat.shape(shape, "symmetric")),
+                               bytes, where)
+    return context.core.symmetric(ctx, bytes, name)
+  end)
   a.symmetric = true
   return a
 end
@@ -128,21 +133,23 @@ local function no_data(self, what)
 end
 M.no_data = no_data
 
--- Fill unless abstract.
-local function fill(a, ...)
-  if not a.abstract then core().buffer_fill(a.buf, ...) end
+-- Fill unless abstract; an engine error is said as `what`'s.
+local function fill(a, what, ...)
+  if a.abstract then return a end
+  local ok, err = pcall(context.core.buffer_fill, a.buf, ...)
+  if not ok then compat.rethrow((tostring(err):gsub("^mgpu_buffer_fill:", what .. ":"))) end
   return a
 end
 
 function M.zeros(shape, dtype)
   local a = make(shape, dtype, "zeros")
-  return fill(a, "value", a.dtype, a.size, 0)
+  return fill(a, "zeros", "value", a.dtype, a.size, 0)
 end
 
 function M.full(shape, value, dtype)
   if type(value) ~= "number" and type(value) ~= "boolean" then compat.fail("FULL_NOT_NUMBER") end
   local a = make(shape, dtype, "full")
-  return fill(a, "value", a.dtype, a.size, value == true and 1 or value == false and 0 or value)
+  return fill(a, "full", "value", a.dtype, a.size, value == true and 1 or value == false and 0 or value)
 end
 
 -- x, or `default` when nil; an error naming `what` unless a finite number.
@@ -158,7 +165,7 @@ end
 function M.iota(shape, dtype, start, step)
   start, step = num(start, 0, "iota: start"), num(step, 1, "iota: step")
   local a = make(shape, dtype, "iota")
-  return fill(a, "iota", a.dtype, a.size, start, step)
+  return fill(a, "iota", "iota", a.dtype, a.size, start, step)
 end
 
 -- Seeds: explicit ones reproduce; omitted ones are fresh for every call.
@@ -179,13 +186,13 @@ M.random = {}
 function M.random.uniform(shape, dtype, seed, lo, hi)
   lo, hi = num(lo, 0, "random.uniform: lo"), num(hi, 1, "random.uniform: hi")
   local a = make_random(shape, dtype, "random.uniform")
-  return fill(a, "uniform", a.dtype, a.size, lo, hi, seed_of(seed, "random.uniform"))
+  return fill(a, "random.uniform", "uniform", a.dtype, a.size, lo, hi, seed_of(seed, "random.uniform"))
 end
 --- Normal with the given mean and standard deviation (default 0, 1).
 function M.random.normal(shape, dtype, seed, mean, std)
   mean, std = num(mean, 0, "random.normal: mean"), num(std, 1, "random.normal: std")
   local a = make_random(shape, dtype, "random.normal")
-  return fill(a, "normal", a.dtype, a.size, mean, std, seed_of(seed, "random.normal"))
+  return fill(a, "random.normal", "normal", a.dtype, a.size, mean, std, seed_of(seed, "random.normal"))
 end
 
 -- "t[2][1]" for a 1-based index path.
@@ -214,7 +221,7 @@ local function flatten(t, what)
   local flat, path = {}, {}
   local function walk(x, depth)
     if depth > #shape then
-      if type(x) ~= "number" and type(x) ~= "boolean" then
+      if type(x) ~= "number" and type(x) ~= "boolean" and not compat.is_int64(x) then
         compat.fail("ELEMENT_NOT_NUMBER", what, path_str(path), what_is(x))
       end
       flat[#flat + 1] = x
@@ -236,12 +243,21 @@ local function flatten(t, what)
   return flat, shape
 end
 
+-- The 1-based index path of 0-based row-major element `flat` of `shape`.
+local function index_path(flat, shape)
+  local path = {}
+  for d = #shape, 1, -1 do
+    path[d] = flat % shape[d] + 1
+    flat = math.floor(flat / shape[d])
+  end
+  return path
+end
+
 local function from_table(t, dtype, shape, what)
   if type(t) ~= "table" then compat.fail("NOT_NUMBERS", what, type(t)) end
   if next(t) == nil and shape == nil then compat.fail("EMPTY_TABLE", what) end
-  local flat = t
+  local flat, nested = t, { #t }   -- nested: the shape the table's nesting gives (for messages)
   if type(t[1]) == "table" then
-    local nested
     flat, nested = flatten(t, what)
     shape = shape or nested
   end
@@ -251,11 +267,14 @@ local function from_table(t, dtype, shape, what)
   end
   local a = make(shape, dtype, what)
   if a.abstract then return a end
-  local ok, err = pcall(core().buffer_set, a.buf, a.dtype, 0, flat)
+  local ok, err = pcall(context.core.buffer_set, a.buf, a.dtype, 0, flat)
   if not ok then
-    local i = tonumber(tostring(err):match("element (%d+) is not a number"))
+    err = tostring(err)
+    local i = tonumber(err:match("element (%d+) is not a number"))
     if i then compat.fail("ELEMENT_NOT_NUMBER", what, path_str({ i }), what_is(flat[i])) end
-    compat.fail("FAILED_WITH", what, tostring(err))
+    local at, rest = err:match("^mgpu_buffer_set_[fi]64: element (%d+) is (.*)$")   -- a value the dtype cannot hold
+    if at then compat.fail("ELEMENT_DOES_NOT_FIT", what, path_str(index_path(tonumber(at), nested)), rest) end
+    compat.fail("FAILED_WITH", what, err)
   end
   return a
 end
@@ -337,7 +356,12 @@ function Array:copy(dtype)
     local step, first = 1048576, 0
     while first < self.size do
       local cnt = math.min(step, self.size - first)
-      core().buffer_set(out.buf, dtype, first, core().buffer_get(self.buf, self.dtype, first, cnt))
+      local ok, err = pcall(context.core.buffer_set, out.buf, dtype, first, core().buffer_get(self.buf, self.dtype, first, cnt))
+      if not ok then   -- a value the dtype cannot hold: its flat index, 1-based
+        local at, rest = tostring(err):match("^mgpu_buffer_set_[fi]64: element (%d+) is (.*)$")
+        if at then compat.fail("ELEMENT_DOES_NOT_FIT", "copy", tonumber(at) + 1, rest) end
+        compat.rethrow(err)
+      end
       first = first + cnt
     end
   end
@@ -376,10 +400,15 @@ local function dlpack_arg(tensor, what)
   return tensor
 end
 
+-- Re-raises an engine error of mgpu_dlpack_<fn> under the Lua name `what`.
+local function dlpack_rethrow(err, fn, what)
+  compat.rethrow((tostring(err):gsub("mgpu_dlpack_" .. fn .. ":", what .. ":", 1)))
+end
+
 function M.from_dlpack(tensor)
   dlpack_arg(tensor, "from_dlpack")
   local ok, buf, dtype, shape = pcall(core().dlpack_import, context.get(), tensor)
-  if not ok then compat.rethrow(buf) end
+  if not ok then dlpack_rethrow(buf, "import", "from_dlpack") end
   local n = compat.numel(shape)
   return setmetatable({ shape = shape, dtype = dtype, size = n, nbytes = n * core().dtype_size(dtype), buf = buf }, Array)
 end
@@ -389,7 +418,7 @@ end
 --- array's collection runs the deleter.
 function M.dlpack_free(tensor)
   local ok, err = pcall(core().dlpack_free, context.get(), dlpack_arg(tensor, "dlpack_free"))
-  if not ok then compat.rethrow(err) end
+  if not ok then dlpack_rethrow(err, "free", "dlpack_free") end
 end
 
 -- Arrays hold data; arithmetic and comparisons on them are traced inside a

@@ -27,27 +27,58 @@ local kernel = require "mgpu.kernel"
 local M = {}
 local fail = compat.fail
 
---- A canonical one-line text for a config (sorted keys; the same config
---- always gives the same text, in any process).
-local function canon(v, depth)
+-- What a value of type t is, for notes.
+local kinds = { ["function"] = "a function", userdata = "a userdata", thread = "a coroutine", cdata = "a cdata" }
+
+--- A canonical one-line text for a config: sorted keys, every level, so
+--- that the same config gives the same text in any process and different
+--- configs different texts.  A value no later process could recognize (a
+--- function, userdata, coroutine or cdata, a table used as a key, a table
+--- that contains itself) is written as <function> etc.; the second result
+--- then says what and where ("a function at .act").
+local function canon(v, path, inside)
   local t = type(v)
   if t == "string" then return (string.format("%q", v):gsub("\\\n", "\\n")) end
-  if t == "number" then
-    if compat.is_int(v) then return string.format("%d", v) end
+  if t == "number" then   -- integers exactly (Lua 5.4's up to 2^63), other numbers to the last bit
+    if (math.type and math.type(v) == "integer") or (compat.is_int(v) and math.abs(v) < 2 ^ 53) then
+      return string.format("%d", v)
+    end
     return string.format("%.17g", v)
   end
+  if compat.is_int64(v) then return tostring(v) end   -- LuaJIT's 123LL, 123ULL
   if t == "boolean" or t == "nil" then return tostring(v) end
-  if t ~= "table" or (depth or 0) > 8 then return "<" .. t .. ">" end
-  local parts = {}
+  path = path or ""
+  local at = path == "" and "" or " at " .. path
+  if t ~= "table" then return "<" .. t .. ">", (kinds[t] or t) .. at end
+  inside = inside or {}
+  if inside[v] then return "<cycle>", "a table that contains itself" .. at end
+  inside[v] = true
+  local parts, why = {}, nil
   for i, k in ipairs(compat.sorted_keys(v)) do
-    local val = canon(v[k], (depth or 0) + 1)
-    if type(k) == "number" and k == i then parts[i] = val
-    elseif type(k) == "string" and k:match("^[%a_][%w_]*$") then parts[i] = k .. "=" .. val
-    else parts[i] = "[" .. canon(k, 9) .. "]=" .. val end
+    local kt = type(k)
+    local sub = (kt == "string" and k:match("^[%a_][%w_]*$")) and path .. "." .. k or path .. "[" .. tostring(k) .. "]"
+    local val, w = canon(v[k], sub, inside)
+    why = why or w
+    if kt == "number" and k == i then parts[i] = val
+    elseif kt == "string" and k:match("^[%a_][%w_]*$") then parts[i] = k .. "=" .. val
+    else
+      local ktext, kw = "<table>", "a table as a key" .. at
+      if kt ~= "table" then ktext, kw = canon(k, sub) end
+      why = why or kw
+      parts[i] = "[" .. ktext .. "]=" .. val
+    end
   end
-  return "{" .. table.concat(parts, ",") .. "}"
+  inside[v] = nil
+  return "{" .. table.concat(parts, ",") .. "}", why
 end
 M.canon = canon
+
+-- A timer's result for a note: -inf, nan, a string ("1.5"), a table.
+local function timer_result(t)
+  if type(t) == "number" then return t ~= t and "nan" or tostring(t) end
+  if type(t) == "string" then return string.format("a string (%q)", t) end
+  return "a " .. type(t)
+end
 
 local function first_line(err)
   local s = tostring(err)
@@ -56,21 +87,6 @@ end
 
 local function escape(s) return (s:gsub("[%%\t\n\r]", function(c) return string.format("%%%02X", c:byte()) end)) end
 local function unescape(s) return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)) end
-
---- The directory of the kernel cache (the lookup order of src/runtime/cache.c),
---- or nil when MGPU_CACHE turns it off.
-function M.cache_off()
-  local onoff = os.getenv("MGPU_CACHE")
-  return onoff == "off" or onoff == "0" or onoff == "no" or onoff == "false" or os.getenv("MGPU_CACHE_MAX_MB") == "0"
-end
-function M.cache_dir()
-  if M.cache_off() then return nil end
-  local d, x, h = os.getenv("MGPU_CACHE_DIR"), os.getenv("XDG_CACHE_HOME"), os.getenv("HOME")
-  if d and d ~= "" then return d end
-  if x and x:sub(1, 1) == "/" then return x .. "/mgpu" end
-  if h and h ~= "" then return h .. "/.cache/mgpu" end
-  return nil
-end
 
 local FILE, HEADER = "autotune.txt", "# mgpu autotune winners: key <tab> config <tab> ms"
 
@@ -124,7 +140,8 @@ end
 --- timer(kernel, inputs, config) -> ms replaces mgpu.bench (bench: its options);
 --- progress: the progress line (default: when stderr is a terminal); log(line):
 --- where notes go (default stderr); cache_dir: where winners are kept (default
---- the kernel cache's directory; false: not kept).
+--- the kernel cache's directory; false: not kept; nothing is kept while the
+--- kernel cache is off).
 function M.autotune(opts)
   if type(opts) ~= "table" then fail("AUTOTUNE_NOT_TABLE", type(opts)) end
   local known = { kernel_factory = true, configs = true, key = true, args = true, timer = true, bench = true,
@@ -178,9 +195,18 @@ function M.autotune(opts)
 
   local can_time = timer ~= nil or info.mode == "gpu"
   local dir = nil
-  if can_time and opts.cache_dir ~= false and not M.cache_off() then dir = opts.cache_dir or M.cache_dir() end
+  local kernel_cache = context.core.kernel_cache_dir()   -- nil when MGPU_CACHE or MGPU_CACHE_MAX_MB turn it off
+  if can_time and opts.cache_dir ~= false and kernel_cache then dir = opts.cache_dir or kernel_cache end
   local texts = {}
-  for i = 1, #configs do texts[i] = canon(configs[i]) end
+  for i = 1, #configs do
+    local why
+    texts[i], why = canon(configs[i])
+    if why and dir then   -- no identity across processes: nothing is kept or taken
+      log(string.format("autotune %s: config %d holds %s, which a later run cannot recognize: the winner is not kept " ..
+                        "(configs of numbers, strings, booleans and tables of them are)", key, i, why))
+      dir = nil
+    end
+  end
 
   -- a winner kept by an earlier run
   if dir then
@@ -243,7 +269,8 @@ function M.autotune(opts)
         return (bench.bench(function() k:call_into(out, compat.unpack(inputs, 1, n_in)) end, bopts))
       end)
       if not ok then res = first_line(t)
-      elseif type(t) ~= "number" or t ~= t then res = "the timer returned " .. tostring(t) .. ", not milliseconds"
+      elseif type(t) ~= "number" or not (t > 0 and t < math.huge) then
+        res = "the timer returned " .. timer_result(t) .. "; it must return a finite, positive number of milliseconds"
       else ms = t end
     end
     if ms then

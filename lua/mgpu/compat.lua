@@ -147,6 +147,14 @@ function M.is_int(x)
   return type(x) == "number" and x == math.floor(x) and x > -math.huge and x < math.huge
 end
 
+--- LuaJIT's 64-bit integer cdata (int64_t, uint64_t): exact integers a
+--- double cannot hold.  Always false under Lua 5.4, whose integers are
+--- 64-bit already.
+local ffi = rawget(_G, "jit") and require "ffi"
+function M.is_int64(x)
+  return ffi and type(x) == "cdata" and (ffi.istype("int64_t", x) or ffi.istype("uint64_t", x)) or false
+end
+
 --- x as an integer-valued number, or an error naming `what`.
 function M.int(x, what)
   if not M.is_int(x) then

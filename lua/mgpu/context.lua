@@ -21,6 +21,7 @@ M.config = {
   abstract_arrays = nil,                    -- false: compile-only mode still allocates arrays
   device = nil,                             -- CUDA device ordinal (mgpu -n N: the process's rank)
   timeout_ms = nil,                         -- the watchdog (default: MGPU_TIMEOUT_MS; 0 = none)
+  max_trace_ops = nil,                      -- ops one kernel body may trace (default: MGPU_MAX_TRACE_OPS, else 100000)
   target = nil,                             -- "sm_90a" or "sm_100a" (default: MGPU_TARGET, else the device's)
 }
 
@@ -30,7 +31,25 @@ local target_names = { [90] = "sm_90a", [100] = "sm_100a" }
 
 local ctx, info
 local options = { mode = true, emit_ptx = true, ptx_override = true, poison_outputs = true, quiet = true,
-                  abstract_arrays = true, device = true, timeout_ms = true, target = true }
+                  abstract_arrays = true, device = true, timeout_ms = true, max_trace_ops = true,
+                  target = true }
+local anytime = { timeout_ms = true, max_trace_ops = true, target = true }   -- options that apply at once
+
+M.DEFAULT_MAX_TRACE_OPS = 100000
+
+--- The ops one kernel body may trace before tracing stops with an error:
+--- a Lua loop that unrolls far more than meant would otherwise take seconds
+--- and gigabytes.  mgpu.configure{ max_trace_ops = n } or MGPU_MAX_TRACE_OPS.
+function M.max_trace_ops()
+  local n = M.config.max_trace_ops
+  if n then return n end
+  local env = os.getenv("MGPU_MAX_TRACE_OPS")
+  n = env and tonumber(env)
+  if env and env ~= "" and not (n and n >= 1 and n == math.floor(n)) then
+    compat.fail("MAX_TRACE_OPS_ENV", env)
+  end
+  return n or M.DEFAULT_MAX_TRACE_OPS
+end
 
 local function set_timeout(ms)
   local ok, err = pcall(M.core.ctx_set_timeout, ctx, ms)
@@ -38,19 +57,24 @@ local function set_timeout(ms)
 end
 
 --- Set options; only possible before the first kernel or array is made,
---- except timeout_ms (milliseconds a kernel may run, 0 = no bound), which
---- applies at once, and target ("sm_90a" or "sm_100a"), which kernels
---- traced from then on are compiled for.
+--- except timeout_ms (milliseconds a kernel may run, 0 = no bound) and
+--- max_trace_ops (ops a kernel body may trace), which apply at once, and
+--- target ("sm_90a" or "sm_100a"), which kernels traced from then on are
+--- compiled for.
 function M.configure(opts)
   if type(opts) ~= "table" then compat.fail("EXPECTS_OPTIONS_GOT", "mgpu.configure", type(opts)) end
   local t = opts.timeout_ms
   if t ~= nil and (type(t) ~= "number" or t < 0 or t ~= math.floor(t)) then
     compat.fail("CONFIGURE_TIMEOUT", tostring(t))
   end
+  local m = opts.max_trace_ops   -- (false: back to the default)
+  if m ~= nil and m ~= false and (type(m) ~= "number" or m < 1 or m ~= math.floor(m) or m == math.huge) then
+    compat.fail("CONFIGURE_MAX_TRACE_OPS", tostring(m))
+  end
   if opts.target ~= nil and not M.targets[opts.target] then compat.fail("CONFIGURE_TARGET", compat.describe(opts.target)) end
   for k in pairs(opts) do
     if not options[k] then compat.fail("UNKNOWN_OPTION", "mgpu.configure", tostring(k)) end
-    if ctx and k ~= "timeout_ms" and k ~= "target" then
+    if ctx and not anytime[k] then
       compat.fail("TOO_LATE", "mgpu.configure{ " .. tostring(k) .. " }")
     end
   end

@@ -135,11 +135,14 @@ end
 --- The number of devices (a Lua number, known when tracing).
 function M.device_count() return M.process_count() end
 
-local function device_arg(d, what)
+-- Device d (a number, checked against the job, or a traced scalar) as an
+-- i32 value; `arg` names it in messages ("device", "device_id").
+local function device_arg(d, what, arg)
   local n = M.process_count()
+  arg = arg or "device"
   if type(d) == "number" then
-    d = compat.int(d, what .. ": device")
-    if d < 0 or d >= n then fail("DEVICE_OUT_OF_RANGE", what, d, n, n == 1 and "" or "s", n - 1) end
+    d = compat.int(d, what .. ": " .. arg)
+    if d < 0 or d >= n then fail("DEVICE_OUT_OF_RANGE", what, arg, d, n, n == 1 and "" or "s", n - 1) end
     return trace.const(d, "i32")
   end
   if not trace.is_value(d) or d.kind ~= "scalar" then fail("DEVICE_BAD", what) end
@@ -147,9 +150,12 @@ local function device_arg(d, what)
   return d
 end
 
+local spaces = { smem = "SMEM", regs = "registers (an accumulator)", barrier = "barrier memory", tmem = "TMEM" }
+
 --- ref:on_device(d): the same view of a symmetric array's copy on device d.
 function trace.ref_methods.on_device(ref, d)
   if not trace.is_ref(ref) then fail("ON_DEVICE_NO_COLON") end
+  if ref.space ~= "gmem" then fail("ON_DEVICE_NOT_GMEM", spaces[ref.space] or ref.space, ref.dtype, compat.shape_str(ref.shape)) end
   local dev = device_arg(d, "on_device")
   if not trace.tr().peers then return ref end   -- one device: device 0 is this one
   return trace.op("remote", { ref, dev, peers("on_device") })
@@ -235,7 +241,7 @@ local function signal_args(sem, inc, opts, what)
   compat.check_keys(opts, { device_id = true, inc = true }, what)
   inc = inc or opts.inc or 1
   sem = sem_ref(sem, what)
-  if opts.device_id ~= nil then sem = sem:on_device(opts.device_id) end
+  if opts.device_id ~= nil then sem = sem:on_device(device_arg(opts.device_id, what, "device_id")) end
   return sem, trace.lift(inc, sem)
 end
 

@@ -65,6 +65,7 @@ return {
   RANDOM_PRED = "%s: dtype must be numeric, got pred (compare numbers instead: x:lt(0.5))",
   TABLE_CONTAINS_ITSELF = "%s: the nested table contains itself (t%s is t)",
   ELEMENT_NOT_NUMBER = "%s: element %s is %s, not a number",
+  ELEMENT_DOES_NOT_FIT = "%s: element %s is %s",
   RAGGED_TABLE = "%s: ragged nested table: %s is %s but %s has %d %s (rows at one depth must have the same length)",
   NOT_NUMBERS = "%s: expected a table of numbers, got %s",
   EMPTY_TABLE = "%s: the table is empty (an array has at least one element)",
@@ -164,7 +165,12 @@ return {
   NO_CLUSTER_AXES = "%s: cluster_axes needs cluster launch control, which Hopper does not have",
   NO_COUNTER = "%s: Hopper has no cluster launch control: pass counter = a GMEM i32 array of 2 elements, zero before the " ..
     "first launch (mgpu.zeros({ 2 }, \"i32\"))",
-  BAD_COUNTER = "%s: counter must be a GMEM i32 ref of shape {n}, n >= 2",
+  BAD_COUNTER = "%s: counter must be a GMEM i32 ref of shape {n}, n >= 2 (a kernel argument: blocks share it)",
+  SHARED_COUNTER = "%s: its counter is the one the loop at %s uses; every loop of a kernel needs its own counter " ..
+                   "(the second would find every item taken and run nothing)",
+  COUNTER_NOT_ZERO = "kernel '%s': the dynamic_scheduling_loop counter (argument %d at offset %d) holds {%d, %d} " ..
+                     "at launch, not {0, 0}: items would be skipped (every complete launch leaves it at zero; zero it " ..
+                     "after one that failed)",
   GRID_NAMES_MISSING = "%s: grid_names must name the launch grid's axes",
   NO_CLUSTER_SCHEDULING = "%s: blocks claim work one by one; clusters would need cluster launch control, " ..
     "which Hopper does not have",
@@ -180,6 +186,7 @@ return {
   SNAKE_SHAPE = "%s: shape must be {m, n}",
   SNAKE_MINOR_DIM = "%s: minor_dim must be 0 or 1, got %d",
   SNAKE_INDEX = "%s: the index must be an integer or a traced scalar",
+  SNAKE_INDEX_RANGE = "%s: index %d is outside the %dx%d grid (0 to %d)",
 
   -- -- SMEM: allocations, transforms, run_scoped --------------------------------------------------
   SWIZZLE_BYTES = "swizzle must be 16, 32, 64 or 128 bytes, got %d",
@@ -205,6 +212,8 @@ return {
 
   -- -- Barriers and asynchronous copies -----------------------------------------------------------
   BARRIER_COUNT = "%s: num_barriers must be between 1 and 32, got %d",
+  PIPELINE_DEPTH = "%s: max_concurrent_steps = %d is more than 32 steps in flight (each takes an SMEM slot per block " ..
+                   "and a barrier)",
   BARRIER_ARRIVALS = "%s: num_arrivals must be at least 1, got %d",
   CLUSTER_AXES_NOT_NAMES = "%s: collective_axes must be a cluster axis name or a table of them",
   NOT_CLUSTER_AXIS = "%s: '%s' is not a cluster axis (cluster_names: %s)",
@@ -342,6 +351,11 @@ return {
 
   -- -- Context and configuration ------------------------------------------------------------------
   CONFIGURE_TIMEOUT = "mgpu.configure: timeout_ms must be a whole number of milliseconds (0: no timeout), got %s",
+  CONFIGURE_MAX_TRACE_OPS = "mgpu.configure: max_trace_ops must be a whole number of ops, at least 1, got %s",
+  MAX_TRACE_OPS_ENV = "MGPU_MAX_TRACE_OPS must be a whole number of ops, at least 1, got '%s'",
+  TRACE_TOO_BIG = "kernel '%s': its body traced more than %d ops, the limit (mgpu.configure{ max_trace_ops = n } or " ..
+                  "MGPU_MAX_TRACE_OPS raise it); a Lua loop over traced values unrolls on the device: use mgpu.fori " ..
+                  "for a device loop",
   CONFIGURE_TARGET = "mgpu.configure: target must be \"sm_90a\" (Hopper) or \"sm_100a\" (Blackwell), got %s",
   TOO_LATE = "%s must come before the first kernel or array is created",
 
@@ -385,7 +399,8 @@ return {
   DIST_INIT_RANK = "distributed.init: rank %d of %d devices is not valid",
   DIST_INIT_UID = "distributed.init: uid must be the 128-byte string of mgpu.distributed.unique_id() made by rank 0",
   SINGLE_DEVICE = "%s: the kernel runs on one device (no mgpu -n job)",
-  DEVICE_OUT_OF_RANGE = "%s: device %d is out of range: the job has %d device%s (0..%d)",
+  DEVICE_OUT_OF_RANGE = "%s: %s %d is out of range: the job has %d device%s (0..%d)",
+  ON_DEVICE_NOT_GMEM = "on_device: views a GMEM array (mgpu.symmetric) on another device; this ref is in %s (%s%s)",
   DEVICE_BAD = "%s: device must be a number or an i32 scalar",
   ON_DEVICE_NO_COLON = "on_device: call it as ref:on_device(d)",
   MULTIMEM_STORE_NOT_REF = "multimem_store: the second argument must be a GMEM ref (a symmetric array)",

@@ -88,6 +88,10 @@ end
 
 function M.version() return ffi.string(lib.mgpu_version()) end
 function M.abi() return lib.mgpu_abi_version() end
+function M.kernel_cache_dir()
+  local d = lib.mgpu_kernel_cache_dir()
+  return d ~= nil and ffi.string(d) or nil
+end
 
 function M.dtype_size(name)
   local d = lib.mgpu_dtype_from_name(name)
@@ -149,17 +153,18 @@ end
 
 -- -- Buffers ---------------------------------------------------------------------------
 
--- core.buffer and core.symmetric: (ctx, nbytes) -> a buffer from lib[alloc].
-local function allocator(name, alloc)
-  return function(ctx, nbytes)
+-- core.buffer(ctx, nbytes) and core.symmetric(ctx, nbytes, name): a buffer
+-- from alloc(c, nbytes, out) (name says what a symmetric array is).
+local function allocator(what, alloc)
+  return function(ctx, nbytes, name)
     local c = live(ctx, "context")
-    if nbytes < 0 then raise("NEGATIVE_SIZE", name) end
+    if nbytes < 0 then raise("NEGATIVE_SIZE", what) end
     local out = ffi.new("mgpu_buffer*[1]")
-    check(lib[alloc](c, nbytes, out), c)
+    check(alloc(c, nbytes, name, out), c)
     return wrap(out[0], c, lib.mgpu_buffer_release)
   end
 end
-M.buffer = allocator("buffer", "mgpu_buffer_alloc")
+M.buffer = allocator("buffer", function(c, nbytes, _, out) return lib.mgpu_buffer_alloc(c, nbytes, out) end)
 
 function M.buffer_size(b) return tonumber(lib.mgpu_buffer_size(live(b, "buffer"))) end
 function M.buffer_address(b) return tonumber(lib.mgpu_buffer_address(live(b, "buffer"))) end
@@ -192,7 +197,7 @@ function M.dist_info(ctx)
   return r[0], n[0]
 end
 function M.dist_barrier(ctx) local c = live(ctx, "context"); check(lib.mgpu_dist_barrier(c), c) end
-M.symmetric = allocator("symmetric", "mgpu_symmetric_alloc")
+M.symmetric = allocator("symmetric", lib.mgpu_symmetric_alloc_named)
 function M.buffer_symmetric(b) return lib.mgpu_buffer_symmetric(live(b, "buffer")) end
 function M.dist_table(ctx)
   local c = live(ctx, "context")
@@ -214,12 +219,33 @@ function M.buffer_fill(b, kind, dtype, count, a, bb, seed)
   check(lib.mgpu_buffer_fill(h, f), b.ctx)
 end
 
+-- Integer dtypes (not pred) travel as exact 64-bit integers: numbers when
+-- a double holds them exactly (|v| <= 2^53), else int64_t / uint64_t cdata.
+local int_dtypes = { i8 = true, i16 = true, i32 = true, i64 = true, u8 = true, u16 = true, u32 = true, u64 = true }
+local EXACT = 2 ^ 53
+local i64_t, u64_t = ffi.typeof("int64_t"), ffi.typeof("uint64_t")
+
+local function int_value(v, u64)
+  if u64 then
+    local u = ffi.cast(u64_t, v)
+    return u <= EXACT and tonumber(u) or u
+  end
+  return (v <= EXACT and v >= -EXACT) and tonumber(v) or v
+end
+
 function M.buffer_get(b, dtype, first, count)
   local h = live(b, "buffer")
   if first < 0 or count < 0 then raise("BUFFER_GET_RANGE") end
+  local out = {}
+  if int_dtypes[dtype] then
+    local tmp = ffi.new("int64_t[?]", count > 0 and count or 1)
+    check(lib.mgpu_buffer_get_i64(h, dtype_of(dtype), first, count, tmp), b.ctx)
+    local u64 = dtype == "u64"
+    for i = 1, count do out[i] = int_value(tmp[i - 1], u64) end
+    return out
+  end
   local tmp = ffi.new("double[?]", count > 0 and count or 1)
   check(lib.mgpu_buffer_get_f64(h, dtype_of(dtype), first, count, tmp), b.ctx)
-  local out = {}
   local pred = dtype == "pred"
   for i = 1, count do
     local v = tmp[i - 1]
@@ -228,18 +254,43 @@ function M.buffer_get(b, dtype, first, count)
   return out
 end
 
+-- A 64-bit integer cdata element as the int64_t an integer dtype's element
+-- takes (u64: its bit pattern), or nil when it goes as a double.
+local function exact_of(v, dtype)
+  if type(v) ~= "cdata" or not int_dtypes[dtype] then return nil end
+  if ffi.istype(i64_t, v) then return (dtype ~= "u64" or v >= 0) and v or nil end
+  if ffi.istype(u64_t, v) and (dtype == "u64" or v < ffi.cast(u64_t, 2 ^ 63)) then
+    return ffi.cast(i64_t, v)
+  end
+  return nil
+end
+
 function M.buffer_set(b, dtype, first, t)
   local h = live(b, "buffer")
   if first < 0 then raise("BUFFER_SET_OFFSET") end
   local n = #t
-  local tmp = ffi.new("double[?]", n > 0 and n or 1)
+  local dbl, int = ffi.new("double[?]", n > 0 and n or 1), ffi.new("int64_t[?]", n > 0 and n or 1)
+  local exact = {}
   for i = 1, n do
     local v = t[i]
-    if type(v) == "boolean" then v = v and 1 or 0 end
-    if type(v) ~= "number" then raise("CORE_ELEMENT_NOT_NUMBER", i) end
-    tmp[i - 1] = v
+    local e = exact_of(v, dtype)
+    if e then int[i - 1], exact[i] = e, true
+    else
+      if type(v) == "boolean" then v = v and 1 or 0 end
+      if type(v) == "cdata" then v = tonumber(v) end   -- a 64-bit integer out of the dtype's range: said by set_f64
+      if type(v) ~= "number" then raise("CORE_ELEMENT_NOT_NUMBER", i) end
+      dbl[i - 1], exact[i] = v, false
+    end
   end
-  check(lib.mgpu_buffer_set_f64(h, dtype_of(dtype), first, n, tmp), b.ctx)
+  local d = dtype_of(dtype)
+  local run = 1   -- runs of elements of one kind, one call each
+  for i = 2, n + 1 do
+    if i == n + 1 or exact[i] ~= exact[run] then
+      if exact[run] then check(lib.mgpu_buffer_set_i64(h, d, first + run - 1, i - run, int + (run - 1)), b.ctx)
+      else check(lib.mgpu_buffer_set_f64(h, d, first + run - 1, i - run, dbl + (run - 1)), b.ctx) end
+      run = i
+    end
+  end
 end
 
 function M.buffer_copy(dst, doff, src, soff, n)
@@ -307,13 +358,14 @@ function M.op(b, name, operands, ints, number, text)
 end
 
 local kinds = { [0] = "scalar", "array", "ref" }
+local spaces = { [0] = "none", "gmem", "smem", "regs", "barrier", "tmem" }   -- ORDER mgpu_space
 function M.value(b, id)
   local h = live(b, "builder")
   local vi = ffi.new("mgpu_value_info")
   check(lib.mgpu_builder_value(h, id, vi), b.ctx)
   local shape = {}
   for i = 1, vi.rank do shape[i] = tonumber(vi.shape[i - 1]) end
-  return kinds[vi.kind], ffi.string(lib.mgpu_dtype_name(vi.dtype)), shape
+  return kinds[vi.kind], ffi.string(lib.mgpu_dtype_name(vi.dtype)), shape, spaces[vi.space] or "none"
 end
 
 function M.finish(b)
@@ -368,6 +420,8 @@ function M.launch(k, args, stream)
   for i = 1, n do
     local x = args[i]
     if type(x) == "number" then a[i - 1].scalar = x
+    elseif type(x) == "cdata" and (ffi.istype(i64_t, x) or ffi.istype(u64_t, x)) then   -- exact
+      a[i - 1].scalar, a[i - 1].integer, a[i - 1].has_integer = tonumber(x), ffi.cast(i64_t, x), 1
     elseif type(x) == "table" and getmetatable(x) == Handle and x.h ~= nil then a[i - 1].buffer = x.h
     else raise("LAUNCH_BAD_ARGUMENT", i) end
   end

@@ -36,14 +36,16 @@ function M.shape(shape, dtype)
 end
 
 -- Scalar kernel arguments: mgpu.scalar(x, dtype), or a plain number (i32
--- when integer-valued, else f32).  They reach the body as traced scalars.
+-- when integer-valued, else f32; under LuaJIT an int64_t/uint64_t cdata is
+-- i64).  They reach the body as traced scalars; integers exactly.
 local Scalar = {}
 Scalar.__index = Scalar
 Scalar.__tostring = function(s) return string.format("mgpu.scalar(%s, %s)", tostring(s.value), s.dtype) end
 
 function M.scalar(value, dtype)
-  if type(value) ~= "number" then fail("SCALAR_NOT_NUMBER", type(value)) end
-  dtype = dtype or (compat.is_int(value) and "i32" or "f32")
+  local int64 = compat.is_int64(value)   -- LuaJIT: exact, i64 unless told
+  if type(value) ~= "number" and not int64 then fail("SCALAR_NOT_NUMBER", type(value)) end
+  dtype = dtype or (int64 and "i64" or compat.is_int(value) and "i32" or "f32")
   if type(dtype) ~= "string" or not context.core.dtype_size(dtype) or dtype == "pred" or dtype:match("^f8") then
     fail("SCALAR_DTYPE", tostring(dtype))
   end
@@ -51,7 +53,7 @@ function M.scalar(value, dtype)
 end
 local function as_scalar(x)
   if getmetatable(x) == Scalar then return x end
-  if type(x) == "number" then return M.scalar(x) end
+  if type(x) == "number" or compat.is_int64(x) then return M.scalar(x) end
   return nil
 end
 
@@ -357,7 +359,8 @@ local function trace_kernel(k, args, grid, outs)
                                reduction_scratch_bytes = k.params.reduction_scratch_bytes,
                                target = context.targets[context.target()] })
   if not okb then fail("KERNEL_FAILED", k.name, tostring(b)) end
-  local t = { core = core, b = b, spec = k, grid = grid, num_inputs = #args, target = context.target() }
+  local t = { core = core, b = b, spec = k, grid = grid, num_inputs = #args, target = context.target(),
+              max_ops = context.max_trace_ops() }
   local refs = {}
   core.loc(b, k.where)
   for i = 1, #args do
@@ -366,8 +369,12 @@ local function trace_kernel(k, args, grid, outs)
       refs[#refs + 1] = trace.wrap(t, core.param(b, "scalar", s.dtype, {}))
       refs[#refs].param = { kernel = k.name, index = i }
     else refs[#refs + 1] = trace.wrap(t, core.param(b, "in", args[i].dtype, args[i].shape)) end
+    refs[#refs].slot = i   -- its place among the launch's arguments
   end
-  for i = 1, #outs do refs[#refs + 1] = trace.wrap(t, core.param(b, "out", outs[i].dtype, outs[i].shape)) end
+  for i = 1, #outs do
+    refs[#refs + 1] = trace.wrap(t, core.param(b, "out", outs[i].dtype, outs[i].shape))
+    refs[#refs].slot = #args + i
+  end
   local prof
   if k.params.profile_space then   -- the profiler's hidden output, after the kernel's own
     local per_block = k.num_threads * k.params.profile_warps
@@ -415,8 +422,13 @@ local function trace_kernel(k, args, grid, outs)
     print(string.format(p.fmt, core.layout(kern, p.id)))
   end
   if prof then prof.ref = nil end
+  local counters = {}   -- dynamic_scheduling_loop counters the interpreter checks at launch
+  for _, c in ipairs(t.dyn_counters or {}) do
+    if c.slot and c.off then counters[#counters + 1] = { slot = c.slot, off = c.off } end
+  end
   return { kernel = kern, trace_ms = (os.clock() - t0) * 1000 - core.resources(kern).compile_ms,
-           passes_ms = core.resources(kern).compile_ms, profile = prof, peers = ndev ~= nil, hidden = hidden }
+           passes_ms = core.resources(kern).compile_ms, profile = prof, peers = ndev ~= nil, hidden = hidden,
+           counters = counters }
 end
 
 -- -- Calling ------------------------------------------------------------------
@@ -549,11 +561,29 @@ local function same_call(m, args, nargs)
   return true
 end
 
+-- A kernel keeps its most recently used specializations (an entry per
+-- argument signature); past MAX_ENTRIES the least recently used one goes,
+-- so that calls with ever new shapes (a REPL session) hold steady memory.
+M.MAX_ENTRIES = 256
+
+local function evict_oldest(self)
+  local oldest, at
+  for key, e in pairs(self.cache) do
+    if not at or e.used < at then oldest, at = key, e.used end
+  end
+  self.cache[oldest] = nil
+  self.nentries = self.nentries - 1
+end
+
 -- The cached entry for these arguments, traced when there is none yet,
 -- and its cache key.
 local function entry_for(self, args, nargs)
   local m = self.last
-  if same_call(m, args, nargs) then return m.entry, m.outs, m.single, m.key end
+  self.tick = (self.tick or 0) + 1
+  if same_call(m, args, nargs) then
+    m.entry.used = self.tick
+    return m.entry, m.outs, m.single, m.key
+  end
   local ok, outs, single = pcall(resolve_out, self, args)
   if not ok then     -- an out_shape function given too few inputs fails inside: say so
     local f = type(self.out) == "function" and debug.getinfo(self.out, "u")
@@ -569,8 +599,11 @@ local function entry_for(self, args, nargs)
   local entry = self.cache[key]
   if not entry then
     entry = trace_kernel(self, args, grid, outs)
+    self.nentries = (self.nentries or 0) + 1
+    if self.nentries > M.MAX_ENTRIES then evict_oldest(self) end
     self.cache[key] = entry
   end
+  entry.used = self.tick
   -- arrays remembered by dtype and shape: remembering the call must not keep them alive
   m = { n = nargs, epoch = context.epoch, target = context.target(), entry = entry, outs = outs, single = single, key = key,
         args = {}, dtypes = {}, shapes = {} }
@@ -629,6 +662,17 @@ local function prepare(self, args, running, nargs)
   return entry, outs, single
 end
 
+-- Interpreted: every dynamic_scheduling_loop counter read from an argument
+-- is zero at launch (a GPU launch takes that on trust: the contract).
+local function check_counters(self, entry, args, results)
+  if #entry.counters == 0 or not (self.interpret or context.info().mode == "interpret") then return end
+  for _, c in ipairs(entry.counters) do
+    local a = args[c.slot] or results[c.slot - #args]
+    local v = context.core.buffer_get(a.buf, "i32", c.off, 2)
+    if v[1] ~= 0 or v[2] ~= 0 then fail("COUNTER_NOT_ZERO", self.name, c.slot, c.off, v[1], v[2]) end
+  end
+end
+
 -- A launch's error.  One that names an op's line in the body (the
 -- interpreter's races, deadlocks, out-of-bounds accesses) starts with that
 -- line and names the call after it; any other is raised at the call.
@@ -639,6 +683,7 @@ local function launch_failed(self, err)
 end
 
 local function launch(self, entry, args, results)
+  check_counters(self, entry, args, results)
   local bufs = {}
   for i = 1, #args do
     local s = as_scalar(args[i])

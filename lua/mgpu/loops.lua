@@ -378,11 +378,13 @@ end
 --- axis name), counter is not used, and info has index and local_index.
 --- On Hopper (no cluster launch control)
 --- every block claims items from a GMEM counter with atomics:
----   counter: a GMEM i32 ref of at least 2 elements, zero before the
----     first launch; the last block to finish sets it back to zero, so
----     launches can follow each other (not run concurrently) with one counter.
----     Give every loop of a kernel its own counter: a second loop on the
----     same one could start claiming before the first one's reset.
+---   counter: a GMEM i32 ref of at least 2 elements (its first two are
+---     used), zero at every launch; the last block to finish sets it back
+---     to zero, so launches can follow each other (not run concurrently)
+---     with one counter.  Every loop of a kernel needs its own counter: a
+---     second loop on the same one would run nothing (refused when both are
+---     known at trace time).  Interpreted, a counter taken from a kernel
+---     argument at a constant offset is checked to be zero at launch.
 ---   grid_names: the launch-grid axes (all of them); without `grid` their
 ---     sizes are the work (Pallas' form: blocks that find no work left
 ---     exit), with `grid` (sizes, an mgpu extension) the blocks are
@@ -394,6 +396,44 @@ end
 --- the work, 0-based), local_index (the block's count of items so far),
 --- is_last (a traced pred: no further item for this block) }.  Returns the
 --- final carry.
+-- The ref a chain of views starts from and ref r's element offset in it,
+-- row-major; the offset is nil when a start is traced or the chain
+-- transposes or reshapes.
+local function origin(r)
+  local off = 0
+  while rawget(r, "from") do
+    local f = rawget(r, "from")
+    if f.op ~= "view" then off = nil
+    elseif off then
+      local stride = 1
+      for d = #f.ref.shape, 1, -1 do
+        local start = f.ints[3 * d - 1]   -- (kind, start, size) per index, dims past the indices whole
+        if start == trace.DYNAMIC then off = nil; break end
+        if start then off = off + start * stride end
+        stride = stride * f.ref.shape[d]
+      end
+    end
+    r = f.ref
+  end
+  return r, off
+end
+
+-- Two loops on one counter: the second's blocks would find every item taken
+-- until the first's last block resets it, and run nothing.  Refused when
+-- both counters are known to overlap; a counter read straight from a kernel
+-- argument is noted for the interpreter's check that it is zero at launch.
+local function claim_counter(counter, what)
+  local t = trace.tr()
+  local root, off = origin(counter)
+  t.dyn_counters = t.dyn_counters or {}
+  for _, c in ipairs(t.dyn_counters) do
+    if c.root == root.id and off and c.off and off < c.off + 2 and c.off < off + 2 then
+      fail("SHARED_COUNTER", what, c.where)
+    end
+  end
+  t.dyn_counters[#t.dyn_counters + 1] = { root = root.id, off = off, where = compat.where(), slot = rawget(root, "slot") }
+end
+
 function M.dynamic_scheduling_loop(grid_names, opts, body)
   local what = "dynamic_scheduling_loop"
   if type(opts) == "function" and body == nil then opts, body = {}, opts end
@@ -406,9 +446,11 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
   if counter == nil then
     fail("NO_COUNTER", what)
   end
-  if not trace.is_ref(counter) or counter.dtype ~= "i32" or #counter.shape ~= 1 or counter.shape[1] < 2 then
+  if not trace.is_ref(counter) or counter.space ~= "gmem" or counter.dtype ~= "i32" or #counter.shape ~= 1 or
+     counter.shape[1] < 2 then
     fail("BAD_COUNTER", what)
   end
+  claim_counter(counter, what)
   grid_names = launch_names(grid_names, what)
   local spec = trace.tr().spec
   local cluster_blocks = 1
@@ -518,7 +560,10 @@ end
 --- index mapped into an (m, n) grid so that neighbours share rows and
 --- columns: the minor dim (0 or 1) is cut into strips of tile_width, each
 --- strip is walked along the major dim, and every other strip backwards.
---- A last, narrower strip covers what the full strips leave.
+--- A last, narrower strip covers what the full strips leave.  A constant
+--- index must lie in [0, m*n); a traced one outside it gives a point
+--- outside the grid (undefined: GMEM accesses through it are masked by the
+--- bounds checks, SMEM ones the interpreter reports).
 function M.planar_snake(lin, shape, minor_dim, tile_width)
   local what = "planar_snake"
   if type(shape) ~= "table" or #shape ~= 2 then fail("SNAKE_SHAPE", what) end
@@ -530,6 +575,12 @@ function M.planar_snake(lin, shape, minor_dim, tile_width)
   local major = minor_dim == 0 and s2 or s1
   local minor = minor_dim == 0 and s1 or s2
   if not known(lin) and not is_value(lin) then fail("SNAKE_INDEX", what) end
+  if known(lin) then
+    lin = compat.int(lin, what .. " index")
+    if known(s1) and known(s2) and (lin < 0 or lin >= s1 * s2) then
+      fail("SNAKE_INDEX_RANGE", what, lin, s1, s2, s1 * s2 - 1)
+    end
+  end
   local strip = M.div(lin, tile_width * major)   -- (tile_width * major: folds when both are known)
   local function coords(l, width)
     local mi = M.add(M.mul(strip, tile_width), M.rem(l, width))

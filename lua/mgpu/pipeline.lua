@@ -69,9 +69,13 @@ local function common(body, opts, what, known)
 end
 
 -- Depth clamped to the step count when it is known.
+-- The steps in flight: as requested, at most the steps there are; each
+-- takes an SMEM slot per block and an mbarrier, of which a pipeline has 32.
 local function depth_of(p, requested)
-  if type(p.nsteps) == "number" then return math.max(1, math.min(requested, p.nsteps)) end
-  return requested
+  local depth = requested
+  if type(p.nsteps) == "number" then depth = math.max(1, math.min(requested, p.nsteps)) end
+  if depth > 32 then fail("PIPELINE_DEPTH", p.what, requested) end
+  return depth
 end
 
 -- Plans for the GMEM refs a pipeline is called with (inputs, then outputs,
@@ -283,7 +287,7 @@ function M.emit_pipeline_warp_specialized(body, opts)
   -- clamped to its own steps, and its waits follow the chain's steps
   p.chained = opts.step_offset ~= nil
   local requested = int_opt(opts.max_concurrent_steps, 2, what .. ": max_concurrent_steps", 1)
-  p.depth = p.chained and requested or depth_of(p, requested)
+  p.depth = p.chained and depth_of({ what = what }, requested) or depth_of(p, requested)
   if opts.memory_registers == nil then fail("MEMORY_REGISTERS_REQUIRED", what) end
   p.memory_registers = compat.int(opts.memory_registers, what .. ": memory_registers")
   if p.memory_registers < 24 or p.memory_registers > 256 or p.memory_registers % 8 ~= 0 then

@@ -43,9 +43,16 @@ end
 
 --- Wrap result ids of the current trace as Value/Ref objects.
 function M.wrap(t, id)
-  local kind, dtype, shape = t.core.value(t.b, id)
+  local kind, dtype, shape, space = t.core.value(t.b, id)
   local mt = kind == "ref" and Ref or Value
-  return setmetatable({ id = id, kind = kind, dtype = dtype, shape = shape, tr = t }, mt)
+  return setmetatable({ id = id, kind = kind, dtype = dtype, shape = shape, space = space, tr = t }, mt)
+end
+
+-- Each op counts against the trace-size limit (t.max_ops, set when the
+-- trace starts): past it, tracing stops with an error at the op's line.
+local function count_op(t, where)
+  t.nops = (t.nops or 0) + 1
+  if t.max_ops and t.nops > t.max_ops then compat.fail_at(where, "TRACE_TOO_BIG", t.spec.name, t.max_ops) end
 end
 
 --- Append op `name`; operands are Values/Refs.  Returns the wrapped results.
@@ -58,7 +65,9 @@ function M.op(name, operands, ints, number, text, where)
     own(t, v)
     ids[i] = v.id
   end
-  t.core.loc(t.b, where or compat.where())
+  where = where or compat.where()
+  count_op(t, where)
+  t.core.loc(t.b, where)
   local res = compat.pack(t.core.op(t.b, name, ids, ints, number, text))
   for i = 1, res.n do res[i] = M.wrap(t, res[i]) end
   return compat.unpack(res, 1, res.n)
@@ -70,7 +79,9 @@ function M.const(x, dtype)
   if type(x) == "boolean" then x, dtype = x and 1 or 0, "pred" end
   if type(x) ~= "number" then fail("CONST_NOT_NUMBER", type(x)) end
   dtype = dtype or (compat.is_int(x) and "i32" or "f32")
-  t.core.loc(t.b, compat.where())
+  local where = compat.where()
+  count_op(t, where)
+  t.core.loc(t.b, where)
   local id = t.core.op(t.b, "const", nil, { M.dtype_code(dtype) }, x)
   return M.wrap(t, id)
 end

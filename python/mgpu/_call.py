@@ -2,8 +2,8 @@
 (dtypes and shapes of the arrays, dtypes of the scalars) and launched on each call."""
 import ctypes
 
-from ._lib import (lib, Error, ArgumentError, Arg, LaunchArgs, ParamInfo, ValueInfo, DTYPE, DTYPES, VALUE_SCALAR,
-                   VALUE_REF, SPACE_NONE, SPACE_GMEM, PARAM_OUTPUT, PARAM_SCALAR)
+from ._lib import (lib, Error, ArgumentError, Arg, ARG_WORDS, LaunchArgs, ParamInfo, ValueInfo, DTYPE, DTYPES,
+                   VALUE_SCALAR, VALUE_REF, SPACE_NONE, SPACE_GMEM, PARAM_OUTPUT, PARAM_SCALAR)
 from ._engine import context
 
 
@@ -48,15 +48,15 @@ def array_info(dtype, shape):
 class Entry:
     """A kernel traced for one signature: its handle, its outputs (shapes and mgpu dtypes), and
     the launch arguments, filled in place on each call (u64 and f64 view the same mgpu_arg array:
-    element 3i + 0 is argument i's buffer, 3i + 1 its scalar, 3i + 2 its address)."""
+    with w = ARG_WORDS, element wi + 0 is argument i's buffer, wi + 1 its scalar, wi + 2 its address)."""
     __slots__ = ("kernel", "ctx", "nin", "outs", "scalars", "args", "u64", "f64", "la", "la_ref", "extra")
 
     def __init__(self, ctx, handle, nin, scalars, outs):
         self.ctx, self.kernel, self.nin, self.scalars, self.outs = ctx, handle, nin, scalars, outs
         n = nin + len(outs)
         self.args = (Arg * max(n, 1))()
-        self.u64 = (ctypes.c_uint64 * (3 * n)).from_buffer(self.args)
-        self.f64 = (ctypes.c_double * (3 * n)).from_buffer(self.args)
+        self.u64 = (ctypes.c_uint64 * (ARG_WORDS * n)).from_buffer(self.args)
+        self.f64 = (ctypes.c_double * (ARG_WORDS * n)).from_buffer(self.args)
         self.la = LaunchArgs(self.args, n, 0)
         self.la_ref = ctypes.byref(self.la)
         self.extra = None      # the framework's own data (torch: dtypes, device)

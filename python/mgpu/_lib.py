@@ -7,7 +7,7 @@ repository when the package runs from python/ there; by the system's loader (an 
 import ctypes
 import os
 
-ABI_VERSION = 7          # MGPU_ABI_VERSION of the header these declarations follow
+ABI_VERSION = 8          # MGPU_ABI_VERSION of the header these declarations follow
 NAMES = ("libmgpu.so.0", "libmgpu_script.so.0")
 
 # enum values of mgpu.h
@@ -55,7 +55,12 @@ class ParamInfo(ctypes.Structure):
 
 
 class Arg(ctypes.Structure):
-    _fields_ = [("buffer", ctypes.c_void_p), ("scalar", ctypes.c_double), ("address", ctypes.c_uint64)]
+    _fields_ = [("buffer", ctypes.c_void_p), ("scalar", ctypes.c_double), ("address", ctypes.c_uint64),
+                ("integer", ctypes.c_int64), ("has_integer", ctypes.c_int32)]
+
+
+# An Arg in 8-byte words (the launch arguments are filled through flat u64/f64 views)
+ARG_WORDS = ctypes.sizeof(Arg) // 8
 
 
 class LaunchArgs(ctypes.Structure):

@@ -4,7 +4,7 @@ import ctypes
 
 import numpy
 
-from ._lib import lib, ArgumentError, ValueInfo
+from ._lib import lib, ArgumentError, ValueInfo, ARG_WORDS
 from ._call import Kernel, array_info, scalar_info, scalar
 
 _DTYPES = {numpy.dtype(t): m for t, m in (("int8", "i8"), ("int16", "i16"), ("int32", "i32"), ("int64", "i64"),
@@ -49,11 +49,11 @@ class NumpyKernel(Kernel):
         try:
             for i, a in enumerate(args + tuple(outs)):
                 if i < e.nin and e.scalars[i]:
-                    e.f64[3 * i + 1] = a.value if isinstance(a, scalar) else a
+                    e.f64[ARG_WORDS * i + 1] = a.value if isinstance(a, scalar) else a
                 else:
                     bufs.append(_import(e.ctx, a, lambda why, i=i: self._fail(i, why) if i < e.nin else
                                         ArgumentError("%s: output %d: %s" % (self.name, i - e.nin + 1, why))))
-                    e.u64[3 * i] = bufs[-1]
+                    e.u64[ARG_WORDS * i] = bufs[-1]
             self._launch(e, 0)
         finally:
             for b in bufs:

@@ -3,7 +3,7 @@ that device, outputs allocated by torch (its caching allocator), no copies eithe
 gets the tensors' data pointers); with interpret=True, CPU tensors run in the interpreter."""
 import torch
 
-from ._lib import lib, ArgumentError
+from ._lib import lib, ArgumentError, ARG_WORDS
 from ._call import Kernel, array_info, scalar_info, scalar
 
 _DTYPES = {torch.bool: "pred", torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64",
@@ -51,10 +51,10 @@ class TorchKernel(Kernel):
             outs = [_empty(shape, dtype=dt, device=device) for shape, dt in outputs]
         else:
             outs = self._check_out(e, out)
-        slot = 3 * e.nin + 2
+        slot = ARG_WORDS * e.nin + 2
         for o in outs:
             u64[slot] = o.data_ptr()
-            slot += 3
+            slot += ARG_WORDS
         e.la.stream = _stream(dev) if dev >= 0 else 0
         st = _launch(e.kernel, e.la_ref)
         if st:
@@ -117,8 +117,8 @@ class TorchKernel(Kernel):
                 raise ArgumentError("%s: output %d is %s, which this torch has no dtype for" % (self.name, j + 1, dt))
             outputs.append((shape, t))
         dev = -1 if e.ctx.device is None else e.ctx.device
-        e.extra = ([(i, 3 * i + 2) for i in range(e.nin) if not e.scalars[i]],
-                   [(i, 3 * i + 1) for i in range(e.nin) if e.scalars[i]], outputs,
+        e.extra = ([(i, ARG_WORDS * i + 2) for i in range(e.nin) if not e.scalars[i]],
+                   [(i, ARG_WORDS * i + 1) for i in range(e.nin) if e.scalars[i]], outputs,
                    torch.device("cpu") if dev < 0 else torch.device("cuda", dev), dev)
 
     def _out_mismatch(self, e, j, o):

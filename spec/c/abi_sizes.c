@@ -20,7 +20,7 @@
   _(mgpu_op_args, number) _(mgpu_op_args, text) \
   _(mgpu_kernel_resources, registers) _(mgpu_kernel_resources, threads) _(mgpu_kernel_resources, compile_ms) \
   _(mgpu_kernel_resources, load_ms) \
-  _(mgpu_arg, buffer) _(mgpu_arg, scalar) _(mgpu_arg, address) \
+  _(mgpu_arg, buffer) _(mgpu_arg, scalar) _(mgpu_arg, address) _(mgpu_arg, integer) _(mgpu_arg, has_integer) \
   _(mgpu_launch_args, args) _(mgpu_launch_args, nargs) _(mgpu_launch_args, stream) \
   _(mgpu_param_info, role) _(mgpu_param_info, value) \
   _(mgpu_fill, kind) _(mgpu_fill, count) _(mgpu_fill, a) _(mgpu_fill, b) _(mgpu_fill, seed)

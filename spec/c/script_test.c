@@ -110,7 +110,7 @@ int main(void) {
   CHECK(mgpu_buffer_alloc(ctx, 1200, &x) == MGPU_OK && mgpu_buffer_alloc(ctx, 1200, &out) == MGPU_OK);
   mgpu_fill f = { MGPU_FILL_IOTA, MGPU_I32, 300, -7, 3, 0 };
   mgpu_buffer_fill(x, &f);
-  mgpu_launch_args la = { (mgpu_arg[]){ { x, 0, 0 }, { out, 0, 0 } }, 2, 0 };
+  mgpu_launch_args la = { (mgpu_arg[]){ { .buffer = x }, { .buffer = out } }, 2, 0 };
   CHECK(mgpu_kernel_launch(k, &la) == MGPU_OK);
   double v[2];
   CHECK(mgpu_buffer_get_f64(out, MGPU_I32, 298, 2, v) == MGPU_OK && v[0] == 7 - 3 * 298 && v[1] == 7 - 3 * 299);

@@ -91,13 +91,13 @@ void test_api_errors(void) {
   mgpu_buffer *small = NULL, *big = NULL;
   mgpu_buffer_alloc(c, 100, &small);
   mgpu_buffer_alloc(c, 1024, &big);
-  mgpu_launch_args one = { (mgpu_arg[]){ { big, 0, 0 } }, 1, 0 };
+  mgpu_launch_args one = { (mgpu_arg[]){ { .buffer = big } }, 1, 0 };
   CHECK(mgpu_kernel_launch(k, &one) == MGPU_ERR_ARG);
   CHECK_CONTAINS(mgpu_errmsg(c), "expects 2 arguments");
-  mgpu_launch_args two = { (mgpu_arg[]){ { big, 0, 0 }, { small, 0, 0 } }, 2, 0 };
+  mgpu_launch_args two = { (mgpu_arg[]){ { .buffer = big }, { .buffer = small } }, 2, 0 };
   CHECK(mgpu_kernel_launch(k, &two) == MGPU_ERR_ARG);
   CHECK_CONTAINS(mgpu_errmsg(c), "argument 2 holds 100 bytes but parameter 2 (gmem f32[256]) needs 1024");
-  mgpu_launch_args dead = { (mgpu_arg[]){ { big, 0, 0 }, { NULL, 0, 0 } }, 2, 0 };
+  mgpu_launch_args dead = { (mgpu_arg[]){ { .buffer = big }, { .buffer = NULL } }, 2, 0 };
   CHECK(mgpu_kernel_launch(k, &dead) == MGPU_ERR_ARG);
   CHECK_CONTAINS(mgpu_errmsg(c), "argument 2 (gmem f32[256]) has neither a valid buffer handle nor an address");
   mgpu_param_info pi;
@@ -108,23 +108,23 @@ void test_api_errors(void) {
   mgpu_buffer_alloc(c, 1024, &out);
   mgpu_fill f = { MGPU_FILL_IOTA, MGPU_F32, 256, 1, 2, 0 };
   CHECK(mgpu_buffer_fill(big, &f) == MGPU_OK);
-  mgpu_launch_args ok = { (mgpu_arg[]){ { big, 0, 0 }, { out, 0, 0 } }, 2, 0 };
+  mgpu_launch_args ok = { (mgpu_arg[]){ { .buffer = big }, { .buffer = out } }, 2, 0 };
   CHECK(mgpu_kernel_launch(k, &ok) == MGPU_OK);
   double v[3];
   CHECK(mgpu_buffer_get_f64(out, MGPU_F32, 253, 3, v) == MGPU_OK && v[0] == 507 && v[2] == 511);
   /* arrays by address: another framework's memory (host memory when interpreting), no buffers */
   _Alignas(16) float hin[257], hout[257];
   for (int i = 0; i < 256; i++) hin[i] = (float)i - 100, hout[i] = -1;
-  mgpu_launch_args byaddr = { (mgpu_arg[]){ { NULL, 0, (uint64_t)(uintptr_t)hin }, { NULL, 0, (uint64_t)(uintptr_t)hout } },
+  mgpu_launch_args byaddr = { (mgpu_arg[]){ { .address = (uint64_t)(uintptr_t)hin }, { .address = (uint64_t)(uintptr_t)hout } },
                               2, 0 };
   CHECK(mgpu_kernel_launch(k, &byaddr) == MGPU_OK);
   CHECK(hout[0] == -100 && hout[255] == 155);
-  mgpu_launch_args mixed = { (mgpu_arg[]){ { big, 0, 0 }, { NULL, 0, (uint64_t)(uintptr_t)hout } }, 2, 0 };
+  mgpu_launch_args mixed = { (mgpu_arg[]){ { .buffer = big }, { .address = (uint64_t)(uintptr_t)hout } }, 2, 0 };
   CHECK(mgpu_kernel_launch(k, &mixed) == MGPU_OK && hout[0] == 1 && hout[255] == 511);
-  mgpu_launch_args both = { (mgpu_arg[]){ { big, 0, (uint64_t)(uintptr_t)hin }, { out, 0, 0 } }, 2, 0 };
+  mgpu_launch_args both = { (mgpu_arg[]){ { .buffer = big, .address = (uint64_t)(uintptr_t)hin }, { .buffer = out } }, 2, 0 };
   CHECK(mgpu_kernel_launch(k, &both) == MGPU_ERR_ARG);
   CHECK_CONTAINS(mgpu_errmsg(c), "argument 1 gives both a buffer and an address");
-  mgpu_launch_args skew = { (mgpu_arg[]){ { NULL, 0, (uint64_t)(uintptr_t)(hin + 1) }, { out, 0, 0 } }, 2, 0 };
+  mgpu_launch_args skew = { (mgpu_arg[]){ { .address = (uint64_t)(uintptr_t)(hin + 1) }, { .buffer = out } }, 2, 0 };
   CHECK(mgpu_kernel_launch(k, &skew) == MGPU_ERR_ARG);
   CHECK_CONTAINS(mgpu_errmsg(c), "argument 1 is not 16-byte aligned");
   const char *text = NULL;
@@ -185,9 +185,40 @@ void test_api_buffers(void) {
   CHECK(inrange);
   f.count = 2001;
   CHECK(mgpu_buffer_fill(a, &f) == MGPU_ERR_ARG);
-  double in[3] = { 1.5, -2, 1e9 };
+  /* values that do not fit an integer dtype are refused, naming the element (they once truncated and saturated) */
+  double in[3] = { 1, -2, 1e9 };
+  CHECK(mgpu_buffer_set_f64(a, MGPU_I16, 10, 3, in) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_buffer_set_f64: element 12 is 1000000000, out of range (i16 holds integers "
+                                 "from -32768 to 32767)");
+  static const double misfits[] = { 2.7, NAN, INFINITY, -INFINITY, 1e300, -0.5 };
+  static const char *const said[] = { "is 2.7, not an integer", "is nan, not an integer", "is inf, out of range",
+                                      "is -inf, out of range", "is 1e+300, out of range", "is -0.5, not an integer" };
+  for (int i = 0; i < 6; i++) {
+    CHECK(mgpu_buffer_set_f64(a, MGPU_U64, 0, 1, &misfits[i]) == MGPU_ERR_ARG);
+    CHECK_CONTAINS(mgpu_errmsg(c), said[i]);
+  }
+  double edges[4] = { 0x1p64 - 2048, 0, -0x1p63, 0x1p63 - 1024 };
+  CHECK(mgpu_buffer_set_f64(a, MGPU_U64, 0, 2, edges) == MGPU_OK);
+  CHECK(mgpu_buffer_set_f64(a, MGPU_I64, 0, 2, edges + 2) == MGPU_OK);
+  CHECK(mgpu_buffer_set_f64(a, MGPU_U64, 0, 1, edges + 2) == MGPU_ERR_ARG);   /* -2^63 */
+  in[2] = 32767;
   CHECK(mgpu_buffer_set_f64(a, MGPU_I16, 10, 3, in) == MGPU_OK);
   CHECK(mgpu_buffer_get_f64(a, MGPU_I16, 10, 3, x) == MGPU_OK && x[0] == 1 && x[1] == -2 && x[2] == 32767);
+  mgpu_fill bad = { MGPU_FILL_VALUE, MGPU_I32, 4, 1e10, 0, 0 };
+  CHECK(mgpu_buffer_fill(a, &bad) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_buffer_fill: value 10000000000 is out of range (i32 holds integers from "
+                                 "-2147483648 to 2147483647)");
+  bad = (mgpu_fill){ MGPU_FILL_IOTA, MGPU_U8, 300, 0, 1, 0 };
+  CHECK(mgpu_buffer_fill(a, &bad) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_buffer_fill: last element 299 is out of range (u8 holds integers from 0 to 255)");
+  bad.b = 0.5;
+  CHECK(mgpu_buffer_fill(a, &bad) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_buffer_fill: step 0.5 is not an integer");
+  bad = (mgpu_fill){ MGPU_FILL_UNIFORM, MGPU_I8, 10, -200, 0, 1 };
+  CHECK(mgpu_buffer_fill(a, &bad) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_buffer_fill: low bound -200 is out of range (i8");
+  bad.a = -128, bad.b = 128;                    /* [-128, 128): every i8 */
+  CHECK(mgpu_buffer_fill(a, &bad) == MGPU_OK);
   CHECK(mgpu_buffer_copy(b, 0, a, 20, 8) == MGPU_OK);
   CHECK(mgpu_buffer_get_f64(b, MGPU_I16, 0, 1, y) == MGPU_OK && y[0] == 1);
   mgpu_buffer *w = NULL;
@@ -195,6 +226,19 @@ void test_api_buffers(void) {
   CHECK(mgpu_buffer_get_f64(w, MGPU_I16, 10, 1, y) == MGPU_OK && y[0] == 1);
   mgpu_buffer_release(w);                       /* does not free a's memory */
   CHECK(mgpu_buffer_get_f64(a, MGPU_I16, 10, 1, y) == MGPU_OK && y[0] == 1);
+  /* exact 64-bit integers (a double holds them only up to 2^53) */
+  int64_t big[4] = { (INT64_C(1) << 53) + 1, INT64_MAX, INT64_MIN, -1 }, got[4];
+  CHECK(mgpu_buffer_set_i64(a, MGPU_I64, 0, 4, big) == MGPU_OK);
+  CHECK(mgpu_buffer_get_i64(a, MGPU_I64, 0, 4, got) == MGPU_OK && !memcmp(got, big, sizeof big));
+  CHECK(mgpu_buffer_set_i64(a, MGPU_U64, 0, 4, big) == MGPU_OK);   /* u64: bit patterns */
+  CHECK(mgpu_buffer_get_i64(a, MGPU_U64, 0, 4, got) == MGPU_OK && !memcmp(got, big, sizeof big));
+  CHECK(mgpu_buffer_get_f64(a, MGPU_U64, 3, 1, x) == MGPU_OK && x[0] == 0x1p64);
+  int64_t small[2] = { -128, 128 };
+  CHECK(mgpu_buffer_set_i64(a, MGPU_I8, 0, 2, small) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_buffer_set_i64: element 1 is 128, out of range (i8 holds integers from -128 to 127)");
+  CHECK(mgpu_buffer_get_i64(a, MGPU_I8, 0, 1, got) == MGPU_OK && got[0] == 1);   /* nothing was written (2^53 + 1: 1) */
+  CHECK(mgpu_buffer_get_i64(a, MGPU_F32, 0, 1, got) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_buffer_get_i64: f32 is not an integer dtype");
   mgpu_buffer_release(a);
   mgpu_buffer_release(b);
   mgpu_ctx_release(c);

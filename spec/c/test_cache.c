@@ -1,10 +1,13 @@
 /*
 ** test_cache.c -- the on-disk kernel cache (src/runtime/cache.c) on its own:
 ** round trip, key sensitivity, corruption and truncation, LRU eviction by
-** size, MGPU_CACHE=off and the directory choice, an unwritable directory.
+** size, MGPU_CACHE=off and the directory choice, an unwritable directory,
+** entries that are not files (a FIFO, a directory), settings that do not
+** parse and a directory path too long for the system.
 */
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -212,8 +215,7 @@ static void test_env(const char *root) {
   unsetenv("MGPU_CACHE_MAX_MB");
   unsetenv("MGPU_DEBUG");
   setenv("MGPU_CACHE", "off", 1);
-  cache_open_env(&c);
-  c.log = NULL;
+  cache_open_env(&c, NULL);
   CHECK(!c.enabled);
   CHECK(!cache_store(&c, key_of("env", "off"), "x", 1));
   CHECK(count_entries(dir) == -1);   /* nothing created */
@@ -222,19 +224,54 @@ static void test_env(const char *root) {
   CHECK(cache_load(&c, key_of("env", "off"), &data, &len) == CACHE_MISS);
   unsetenv("MGPU_CACHE");
   setenv("MGPU_DEBUG", "ir,cache", 1);
-  cache_open_env(&c);
+  cache_open_env(&c, NULL);
   CHECK(c.enabled && c.debug);
   CHECK_STR(c.dir, dir);
   CHECK(c.max_bytes == (uint64_t)512 << 20);
   setenv("MGPU_CACHE_MAX_MB", "3", 1);
   setenv("MGPU_DEBUG", "ir", 1);
   unsetenv("MGPU_CACHE_DIR");
-  cache_open_env(&c);
+  cache_open_env(&c, NULL);
   CHECK(c.enabled && !c.debug && c.max_bytes == (uint64_t)3 << 20);
   CHECK_STR(c.dir, "/xdg/mgpu");
   unsetenv("XDG_CACHE_HOME");
-  cache_open_env(&c);
+  cache_open_env(&c, NULL);
   CHECK_STR(c.dir, "/home/someone/.cache/mgpu");
+  CHECK(c.last_msg[0] == 0);
+  /* a size that does not parse: one warning naming it, and the default */
+  static const char *const bad_mb[] = { "-1", "abc", "1e3", "5MB", " 5", "99999999999999" };
+  for (int i = 0; i < 6; i++) {
+    setenv("MGPU_CACHE_MAX_MB", bad_mb[i], 1);
+    cache_open_env(&c, NULL);
+    CHECK(c.enabled && c.max_bytes == (uint64_t)512 << 20);
+    CHECK_CONTAINS(c.last_msg, "MGPU_CACHE_MAX_MB must be a whole number of megabytes");
+    CHECK_CONTAINS(c.last_msg, bad_mb[i]);
+  }
+  setenv("MGPU_CACHE_MAX_MB", "00", 1);   /* zero in any spelling turns the cache off, quietly */
+  cache_open_env(&c, NULL);
+  CHECK(!c.enabled && c.last_msg[0] == 0);
+  unsetenv("MGPU_CACHE_MAX_MB");
+  setenv("MGPU_CACHE", "of", 1);          /* neither on nor off: said, and the cache stays on */
+  cache_open_env(&c, NULL);
+  CHECK(c.enabled);
+  CHECK_CONTAINS(c.last_msg, "MGPU_CACHE must be on or off (or 1/0, yes/no, true/false), got 'of'");
+  unsetenv("MGPU_CACHE");
+  /* a directory path too long for the system: off, with a warning (it was silent) */
+  char *longdir = malloc(5001);
+  memset(longdir, 'd', 5000);
+  longdir[0] = '/';
+  longdir[5000] = 0;
+  setenv("MGPU_CACHE_DIR", longdir, 1);
+  cache_open_env(&c, NULL);
+  CHECK(!c.enabled);
+  CHECK_CONTAINS(c.last_msg, "kernel cache disabled: the directory path is 5000 bytes long");
+  unsetenv("MGPU_CACHE_DIR");
+  longdir[4090] = 0;                       /* too long once "/.cache/mgpu" is added */
+  setenv("HOME", longdir, 1);
+  cache_open_env(&c, NULL);
+  CHECK(!c.enabled);
+  CHECK_CONTAINS(c.last_msg, "kernel cache disabled: the directory path is 4102 bytes long");
+  free(longdir);
   for (int i = 0; i < 6; i++) restore_env(names[i], saved[i]);
 }
 
@@ -258,6 +295,37 @@ static void test_unwritable(const char *root) {
   CHECK(c.last_msg[0] == 0);
 }
 
+/* An entry that is a FIFO or a directory: one warning naming it, a miss,
+** no hang (a FIFO was opened for reading and blocked forever), no "corrupt;
+** rebuilt" and no "cache disabled"; it is left alone and the cache goes on. */
+static void odd_entry_case(const char *dir, bool fifo) {
+  cache c;
+  open_quiet(&c, dir, 1 << 20);
+  cache_key k = key_of("odd entry", fifo ? "fifo" : "directory");
+  char path[4200];
+  cache_entry_path(&c, k, path, sizeof path);
+  mkdir(dir, 0755);
+  CHECK(fifo ? mkfifo(path, 0644) == 0 : mkdir(path, 0755) == 0);
+  void *data = (void *)1;
+  size_t len = 1;
+  alarm(20);   /* a hang ends the test run instead of blocking it */
+  CHECK(cache_load(&c, k, &data, &len) == CACHE_MISS && !data && !len);
+  alarm(0);
+  CHECK(c.enabled);
+  CHECK_CONTAINS(c.last_msg, path);
+  CHECK_CONTAINS(c.last_msg, fifo ? "is a FIFO, not a cache entry" : "is a directory, not a cache entry");
+  c.last_msg[0] = 0;
+  CHECK(!cache_store(&c, k, "abc", 3));           /* left alone, quietly */
+  CHECK(c.enabled && c.last_msg[0] == 0);
+  struct stat st;
+  CHECK(lstat(path, &st) == 0 && (fifo ? S_ISFIFO(st.st_mode) : S_ISDIR(st.st_mode)));
+  CHECK(cache_load(&c, k, &data, &len) == CACHE_MISS && c.last_msg[0] == 0);   /* said once */
+  CHECK(cache_store(&c, key_of("odd entry", "another"), "abc", 3));            /* the rest of the cache works */
+  CHECK(cache_evict(&c) == 0 && c.enabled);
+  if (fifo) unlink(path);
+  else rmdir(path);
+}
+
 void test_cache(void) {
   char root[4096];
   if (!mkdir_tmp(root, sizeof root)) {
@@ -271,5 +339,9 @@ void test_cache(void) {
   test_eviction(root);
   test_env(root);
   test_unwritable(root);
+  char odir[4200];
+  snprintf(odir, sizeof odir, "%s/odd", root);
+  odd_entry_case(odir, true);
+  odd_entry_case(odir, false);
   rm_rf(root);
 }

@@ -108,5 +108,28 @@ void test_dlpack(void) {
   CHECK(mgpu_dlpack_export(b3, MGPU_F32, s1, 1, &t) == MGPU_OK);
   mgpu_buffer_release(b3);
   CHECK(mgpu_dlpack_free(c, t) == MGPU_OK);
+
+  /* an export whose deleter ran: a second free, an import and a second deleter
+  ** call are refused or do nothing (once a double free and a read of freed memory) */
+  CHECK(mgpu_buffer_alloc(c, 16, &b3) == MGPU_OK);
+  CHECK(mgpu_dlpack_export(b3, MGPU_F32, s1, 1, &t) == MGPU_OK);
+  CHECK(mgpu_dlpack_free(c, t) == MGPU_OK);
+  CHECK(mgpu_dlpack_free(c, t) == MGPU_ERR_ARG);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_dlpack_free: the tensor was freed already");
+  CHECK(mgpu_dlpack_import(c, t, &back, &vi) == MGPU_ERR_ARG && !back);
+  CHECK_CONTAINS(mgpu_errmsg(c), "mgpu_dlpack_import: the tensor was freed already");
+  ((DLManagedTensor *)t)->deleter(t);
+  CHECK(mgpu_dlpack_export(b3, MGPU_F32, s1, 1, &t) == MGPU_OK);   /* imported, then the import released */
+  CHECK(mgpu_dlpack_import(c, t, &back, &vi) == MGPU_OK);
+  mgpu_buffer_release(back);
+  CHECK(mgpu_dlpack_import(c, t, &back, &vi) == MGPU_ERR_ARG && !back);
+  CHECK_CONTAINS(mgpu_errmsg(c), "freed already");
+  CHECK(mgpu_dlpack_free(c, t) == MGPU_ERR_ARG);
+  for (int i = 0; i < 300; i++) {   /* more released than are remembered: the oldest go, nothing leaks */
+    CHECK(mgpu_dlpack_export(b3, MGPU_F32, s1, 1, &t) == MGPU_OK);
+    CHECK(mgpu_dlpack_free(c, t) == MGPU_OK);
+  }
+  CHECK(mgpu_dlpack_free(c, t) == MGPU_ERR_ARG);
+  mgpu_buffer_release(b3);
   mgpu_ctx_release(c);
 }

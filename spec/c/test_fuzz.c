@@ -151,7 +151,7 @@ static void work_limit_stores(mgpu_ctx *c) {
   CHECK(mgpu_builder_finish(b, &k) == MGPU_OK);
   mgpu_buffer *buf = NULL;
   CHECK(mgpu_buffer_alloc(c, 4 << 20, &buf) == MGPU_OK);
-  mgpu_arg arg = { buf, 0, 0 };
+  mgpu_arg arg = { .buffer = buf };
   mgpu_launch_args la = { &arg, 1, 0 };
   expect_work_limit(c, k, &la);
   mgpu_buffer_release(buf);
@@ -190,7 +190,7 @@ static void work_limit_wgmma(mgpu_ctx *c) {
   CHECK(mgpu_builder_finish(b, &k) == MGPU_OK);
   mgpu_buffer *buf = NULL;
   CHECK(mgpu_buffer_alloc(c, 64 * 256 * 4, &buf) == MGPU_OK);
-  mgpu_arg arg = { buf, 0, 0 };
+  mgpu_arg arg = { .buffer = buf };
   mgpu_launch_args la = { &arg, 1, 0 };
   CHECK(mgpu_kernel_launch(k, &la) == MGPU_OK);   /* no limit: it runs */
   expect_work_limit(c, k, &la);

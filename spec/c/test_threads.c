@@ -1,8 +1,12 @@
 /*
-** test_threads.c -- the threading contract: separate contexts run
-** concurrently; a context entered from a second thread while in use
-** answers MGPU_ERR_THREAD (and the first thread's work is unharmed).
+** test_threads.c -- the threading contract (docs/reliability-notes.md):
+** separate contexts run concurrently, DLPack exchanges and the process-wide
+** calls included; a context entered from a second thread while in use
+** answers MGPU_ERR_THREAD (and the first thread's work is unharmed); one
+** context may move between threads that take turns; a failed context
+** creation is explained to the thread that tried.
 */
+#include <dlpack/dlpack.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -57,7 +61,7 @@ static int run_once(mgpu_ctx *c, mgpu_kernel *k, int64_t n, double seed, handsha
   int ok = mgpu_buffer_alloc(c, 4 * (uint64_t)n, &x) == MGPU_OK && mgpu_buffer_alloc(c, 4 * (uint64_t)n, &o) == MGPU_OK;
   mgpu_fill f = { MGPU_FILL_IOTA, MGPU_F32, (uint64_t)n, seed, 1, 0 };
   ok = ok && mgpu_buffer_fill(x, &f) == MGPU_OK;
-  mgpu_launch_args la = { (mgpu_arg[]){ { x, 0, 0 }, { o, 0, 0 } }, 2, 0 };
+  mgpu_launch_args la = { (mgpu_arg[]){ { .buffer = x }, { .buffer = o } }, 2, 0 };
   if (h) atomic_store(&h->ready, 1);
   mgpu_status st;
   do st = ok ? mgpu_kernel_launch(k, &la) : MGPU_OK;   /* the prober may hold the context for a moment */
@@ -99,6 +103,94 @@ static void *long_launch(void *arg) {
   return NULL;
 }
 
+/* Threads of separate contexts trading their arrays through DLPack: every
+** exchange sees its data, every deleter runs once (the process-wide record
+** of exports and imports is shared). */
+static void *dlpack_worker(void *arg) {
+  worker *w = arg;
+  mgpu_ctx_options o = { MGPU_MODE_INTERPRET, 0, NULL, NULL };
+  mgpu_ctx *c = NULL;
+  w->ok = 0;
+  if (mgpu_ctx_create(&o, &c)) return NULL;
+  int ok = 1;
+  for (int i = 0; ok && i < 200; i++) {
+    mgpu_buffer *b = NULL, *back = NULL;
+    double v = w->seed + i, got = 0;
+    int64_t shape[1] = { 1 };
+    void *t = NULL;
+    mgpu_value_info vi;
+    ok = mgpu_buffer_alloc(c, 8, &b) == MGPU_OK && mgpu_buffer_set_f64(b, MGPU_F64, 0, 1, &v) == MGPU_OK &&
+         mgpu_dlpack_export(b, MGPU_F64, shape, 1, &t) == MGPU_OK;
+    mgpu_buffer_release(b);
+    if (ok && i % 2) ok = mgpu_dlpack_free(c, t) == MGPU_OK && mgpu_dlpack_free(c, t) == MGPU_ERR_ARG;
+    else if (ok) {
+      ok = mgpu_dlpack_import(c, t, &back, &vi) == MGPU_OK && mgpu_buffer_get_f64(back, MGPU_F64, 0, 1, &got) == MGPU_OK &&
+           got == v;
+      mgpu_buffer_release(back);
+      ok = ok && mgpu_dlpack_import(c, t, &back, &vi) == MGPU_ERR_ARG;   /* freed with the import */
+    }
+  }
+  w->ok = ok && mgpu_kernel_cache_dir() == mgpu_kernel_cache_dir();
+  mgpu_ctx_release(c);
+  return NULL;
+}
+
+/* A context passed between threads that take turns (a lock of the caller's). */
+typedef struct turns { mgpu_ctx *c; mgpu_kernel *k; pthread_mutex_t *mu; int ok; double seed; } turns;
+
+static void *take_turns(void *arg) {
+  turns *t = arg;
+  int ok = 1;
+  for (int i = 0; i < 10; i++) {
+    pthread_mutex_lock(t->mu);
+    ok &= run_once(t->c, t->k, 1000, t->seed + i, NULL);
+    pthread_mutex_unlock(t->mu);
+  }
+  t->ok = ok;
+  return NULL;
+}
+
+/* A failed mgpu_ctx_create: mgpu_errmsg(NULL) tells this thread's reason. */
+static void *bad_create(void *arg) {
+  int *mode = arg;
+  mgpu_ctx_options o = { *mode, 0, NULL, NULL };
+  mgpu_ctx *c = NULL;
+  char want[64];
+  snprintf(want, sizeof want, "mode %d is not an mgpu_mode", *mode);
+  int ok = 1;
+  for (int i = 0; i < 100 && ok; i++) ok = mgpu_ctx_create(&o, &c) == MGPU_ERR_ARG && strstr(mgpu_errmsg(NULL), want);
+  *mode = ok;
+  return NULL;
+}
+
+static void test_threads_more(void) {
+  worker w[4] = { { 0, 1 }, { 0, 1e3 }, { 0, 1e6 }, { 0, 1e9 } };
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, dlpack_worker, &w[i]);
+  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  CHECK(w[0].ok && w[1].ok && w[2].ok && w[3].ok);
+
+  turns tt[2];
+  mgpu_ctx_options o = { MGPU_MODE_INTERPRET, 0, NULL, NULL };
+  mgpu_ctx *c = NULL;
+  CHECK(mgpu_ctx_create(&o, &c) == MGPU_OK);
+  mgpu_kernel *k = double_kernel(c, 1000);
+  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  for (int i = 0; i < 2; i++) {
+    tt[i] = (turns){ c, k, &mu, 0, 100.0 * i };
+    pthread_create(&t[i], NULL, take_turns, &tt[i]);
+  }
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  CHECK(tt[0].ok && tt[1].ok);
+  mgpu_kernel_release(k);
+  mgpu_ctx_release(c);
+
+  int modes[2] = { 77, 99 };
+  for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, bad_create, &modes[i]);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  CHECK(modes[0] == 1 && modes[1] == 1);
+}
+
 void test_threads(void) {
   worker w[2] = { { 0, 10 }, { 0, 1000 } };
   pthread_t t[2];
@@ -133,4 +225,5 @@ void test_threads(void) {
   CHECK(mgpu_synchronize(s.c) == MGPU_OK);
   mgpu_kernel_release(s.k);
   mgpu_ctx_release(s.c);
+  test_threads_more();
 }

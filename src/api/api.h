@@ -28,6 +28,10 @@ struct mgpu_ctx {
   struct blas *blas;            /* cuBLAS, loaded by the first mgpu_blas_matmul (api_blas.c) */
   struct dist *dist;            /* the job this context is a device of (api_dist.c), or NULL */
   int32_t nsym;                 /* symmetric buffers made so far */
+  struct {                      /* DLPack exports whose deleter ran, oldest first (api_dlpack.c) */
+    struct export_rec *head, *tail;
+    int n;
+  } dl_released;
   bool serial_launch;           /* MGPU_PDL=0, or the driver refused it: no programmatic dependent launch */
   struct {                      /* kernels in flight, faults and the watchdog (api_ctx.c) */
     int64_t timeout_ms;         /* MGPU_TIMEOUT_MS / mgpu_ctx_set_timeout; 0: no bound */
@@ -92,6 +96,11 @@ mgpu_status api_buffer_new(mgpu_ctx *ctx, uint64_t n, uint64_t addr, bool owned,
 ** given by address): nothing to release, and no reference on ctx. */
 void api_buffer_view(mgpu_ctx *ctx, uint64_t addr, uint64_t n, mgpu_buffer *out);
 
+/* api_kernel.c: scalar argument a of a parameter of dtype dt as the 8 bytes
+** the kernel parameter holds (narrow integers as 32 bits); false when an
+** integer parameter's value is not an integer in its range. */
+bool api_scalar_bits(int dt, const mgpu_arg *a, uint64_t *bits);
+
 /* api_dist.c */
 /* The context's job ends (it leaves its world; NVSHMEM is finalized). */
 void api_dist_close(mgpu_ctx *ctx);
@@ -106,6 +115,9 @@ int64_t api_dist_delta(const mgpu_ctx *ctx, int d);
 mgpu_status api_dist_multicast(mgpu_kernel *k);
 /* Every parameter a remote op views must be a symmetric buffer; else an error naming it. */
 mgpu_status api_dist_check_args(mgpu_kernel *k, const mgpu_launch_args *a);
+
+/* api_dlpack.c: frees the context's released DLPack export records. */
+void api_dlpack_close(mgpu_ctx *ctx);
 
 /* api_blas.c: frees the context's cuBLAS state. */
 void api_blas_close(mgpu_ctx *ctx);

@@ -256,34 +256,59 @@ static mgpu_status elem_args(mgpu_buffer *b, int32_t dtype, uint64_t first, uint
   return MGPU_OK;
 }
 
-static void encode(int dtype, unsigned char *dst, const double *src, uint64_t n) {
-  int es = dt_bytes(dtype);
-  for (uint64_t i = 0; i < n; i++) dt_store(dtype, dst + i * (uint64_t)es, src[i]);
-}
-
-/* Write count elements produced by gen(i, ud) (i from first) through a host bounce buffer. */
-static mgpu_status put_elems(mgpu_buffer *b, int dtype, uint64_t first, uint64_t count,
-                             void (*gen)(double *, uint64_t, uint64_t, const void *), const void *ud) {
+/* Write count elements from first through a host bounce buffer, chunk by
+** chunk: enc(raw, dtype, i, n, ud) encodes elements i .. i+n-1 into raw. */
+typedef void elem_encoder(unsigned char *raw, int dtype, uint64_t i0, uint64_t n, const void *ud);
+static mgpu_status put_elems(mgpu_buffer *b, int dtype, uint64_t first, uint64_t count, elem_encoder *enc,
+                             const void *ud) {
   int es = dt_bytes(dtype);
   uint64_t step = count < CHUNK ? count : CHUNK;
-  double *vals = mem_realloc(&b->ctx->alloc, NULL, 0, sizeof(double) * (step ? step : 1));
   unsigned char *raw = mem_realloc(&b->ctx->alloc, NULL, 0, (size_t)es * (step ? step : 1));
-  mgpu_status s = MGPU_OK;
-  if (!vals || !raw) s = diag_set(&b->ctx->d, ERR_NOMEM, "");
+  mgpu_status s = raw ? MGPU_OK : diag_set(&b->ctx->d, ERR_NOMEM, "");
   for (uint64_t i = 0; !s && i < count; i += step) {
     uint64_t n = count - i < step ? count - i : step;
-    gen(vals, first + i, n, ud);
-    encode(dtype, raw, vals, n);
+    enc(raw, dtype, first + i, n, ud);
     s = raw_write(b, (first + i) * es, raw, n * es);
   }
-  mem_free(&b->ctx->alloc, vals, sizeof(double) * (step ? step : 1));
   mem_free(&b->ctx->alloc, raw, (size_t)es * (step ? step : 1));
   return s;
 }
 
-static void gen_copy(double *out, uint64_t i0, uint64_t n, const void *ud) {
+/* Read count elements from first, chunk by chunk: dec(raw, dtype, i, n, ud)
+** decodes elements i .. i+n-1 from raw. */
+typedef void elem_decoder(const unsigned char *raw, int dtype, uint64_t i0, uint64_t n, void *ud);
+static mgpu_status get_elems(mgpu_buffer *b, int dtype, uint64_t first, uint64_t count, elem_decoder *dec, void *ud) {
+  int es = dt_bytes(dtype);
+  uint64_t step = count < CHUNK ? count : CHUNK;
+  unsigned char *raw = mem_realloc(&b->ctx->alloc, NULL, 0, (size_t)es * (step ? step : 1));
+  mgpu_status s = raw ? MGPU_OK : diag_set(&b->ctx->d, ERR_NOMEM, "");
+  for (uint64_t i = 0; !s && i < count; i += step) {
+    uint64_t n = count - i < step ? count - i : step;
+    s = raw_read(b, (first + i) * es, raw, n * es);
+    if (!s) dec(raw, dtype, i, n, ud);
+  }
+  mem_free(&b->ctx->alloc, raw, (size_t)es * (step ? step : 1));
+  return s;
+}
+
+static void enc_f64(unsigned char *raw, int dtype, uint64_t i0, uint64_t n, const void *ud) {
   const double *in = ud;
-  memcpy(out, in + i0, sizeof(double) * n);
+  for (uint64_t j = 0; j < n; j++) dt_store(dtype, raw + j * dt_bytes(dtype), in[i0 + j]);
+}
+
+static void enc_i64(unsigned char *raw, int dtype, uint64_t i0, uint64_t n, const void *ud) {
+  const int64_t *in = ud;
+  for (uint64_t j = 0; j < n; j++) dt_store_int(dtype, raw + j * dt_bytes(dtype), dt_wrap_int(dtype, in[i0 + j]));
+}
+
+static void dec_f64(const unsigned char *raw, int dtype, uint64_t i0, uint64_t n, void *ud) {
+  double *out = ud;
+  for (uint64_t j = 0; j < n; j++) out[i0 + j] = dt_load(dtype, raw + j * dt_bytes(dtype));
+}
+
+static void dec_i64(const unsigned char *raw, int dtype, uint64_t i0, uint64_t n, void *ud) {
+  int64_t *out = ud;
+  for (uint64_t j = 0; j < n; j++) out[i0 + j] = dt_load_int(dtype, raw + j * dt_bytes(dtype));
 }
 
 /* Counter-based random numbers: element i of stream `seed` is a pure function
@@ -298,25 +323,51 @@ static double uniform01(uint64_t seed, uint64_t i) {
   return (double)(mix64(seed * 0x9e3779b97f4a7c15ULL + mix64(i + 0x632be59bd9b4e019ULL)) >> 11) * 0x1p-53;
 }
 
-static void gen_fill(double *out, uint64_t i0, uint64_t n, const void *ud) {
+static void enc_fill(unsigned char *raw, int dtype, uint64_t i0, uint64_t n, const void *ud) {
   const mgpu_fill *f = ud;
   for (uint64_t j = 0; j < n; j++) {
     uint64_t i = i0 + j;
+    double x;
     switch (f->kind) {
-    case MGPU_FILL_VALUE: out[j] = f->a; break;
-    case MGPU_FILL_IOTA: out[j] = f->a + (double)i * f->b; break;
+    case MGPU_FILL_VALUE: x = f->a; break;
+    case MGPU_FILL_IOTA: x = f->a + (double)i * f->b; break;
     case MGPU_FILL_UNIFORM: {
       double u = uniform01(f->seed, i);
-      out[j] = dt_isint(f->dtype) ? floor(f->a + (f->b - f->a) * u) : f->a + (f->b - f->a) * u;
+      x = dt_isint(dtype) ? floor(f->a + (f->b - f->a) * u) : f->a + (f->b - f->a) * u;
       break;
     }
     default: {   /* Box-Muller on two independent streams */
       double u1 = uniform01(f->seed, 2 * i), u2 = uniform01(f->seed, 2 * i + 1);
-      out[j] = f->a + f->b * sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2);
+      x = f->a + f->b * sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2);
       break;
     }
     }
+    dt_store(dtype, raw + j * dt_bytes(dtype), x);
   }
+}
+
+/* Every value of a constant or iota fill fits an integer dtype (its first
+** and last elements; iota's start and step are integers), and a uniform
+** fill's bounds lie in its range; else an error naming the value.  (Normal
+** fills of integer dtypes truncate and saturate: documented.) */
+static mgpu_status fill_fits(mgpu_buffer *b, const mgpu_fill *f) {
+  if (!dt_isint(f->dtype) || !f->count) return MGPU_OK;
+  const char *what = NULL, *why = NULL;
+  double x = f->a;
+  if (f->kind == MGPU_FILL_VALUE) what = "value", why = dt_misfit(f->dtype, x);
+  else if (f->kind == MGPU_FILL_IOTA) {
+    what = "start", why = dt_misfit(f->dtype, x);
+    if (!why && dt_misfit(MGPU_I64, f->b)) what = "step", x = f->b, why = "not an integer";
+    if (!why) what = "last element", x = f->a + (double)(f->count - 1) * f->b, why = dt_misfit(f->dtype, x);
+  } else if (f->kind == MGPU_FILL_UNIFORM) {
+    what = "low bound", why = isfinite(x) ? dt_misfit(f->dtype, floor(x)) : "out of range";
+    if (!why) what = "high bound", x = f->b, why = isfinite(x) ? dt_misfit(f->dtype, ceil(x) - 1) : "out of range";
+  }
+  if (!why) return MGPU_OK;
+  char range[96], num[32];
+  dt_range_str(f->dtype, range, sizeof range);
+  dt_num_str(x, num, sizeof num);
+  return diag_set(&b->ctx->d, ERR_FILL_MISFIT, "", "mgpu_buffer_fill", what, num, why, range);
 }
 
 mgpu_status mgpu_buffer_fill(mgpu_buffer *b, const mgpu_fill *f) {
@@ -325,9 +376,10 @@ mgpu_status mgpu_buffer_fill(mgpu_buffer *b, const mgpu_fill *f) {
   if (f->kind < MGPU_FILL_VALUE || f->kind > MGPU_FILL_NORMAL)
     return diag_set(&b->ctx->d, ERR_BAD_ARG, "", "mgpu_buffer_fill: unknown fill kind");
   mgpu_status s = elem_args(b, f->dtype, 0, f->count, "mgpu_buffer_fill");
+  if (!s) s = fill_fits(b, f);
   if (s) return s;
   if (!api_enter(b->ctx)) return MGPU_ERR_THREAD;
-  s = put_elems(b, f->dtype, 0, f->count, gen_fill, f);
+  s = put_elems(b, f->dtype, 0, f->count, enc_fill, f);
   api_leave(b->ctx);
   return s;
 }
@@ -337,8 +389,17 @@ mgpu_status mgpu_buffer_set_f64(mgpu_buffer *b, int32_t dtype, uint64_t first, u
   if (!in && count) return diag_set(&b->ctx->d, ERR_NULL_ARG, "", "mgpu_buffer_set_f64(in)");
   mgpu_status s = elem_args(b, dtype, first, count, "mgpu_buffer_set_f64");
   if (s) return s;
+  for (uint64_t i = 0; i < count; i++) {
+    const char *why = dt_misfit(dtype, in[i]);
+    if (!why) continue;
+    char range[96], num[32];
+    dt_range_str(dtype, range, sizeof range);
+    dt_num_str(in[i], num, sizeof num);
+    return diag_set(&b->ctx->d, ERR_ELEM_MISFIT, "", "mgpu_buffer_set_f64", (unsigned long long)(first + i), num, why,
+                    range);
+  }
   if (!api_enter(b->ctx)) return MGPU_ERR_THREAD;
-  s = put_elems(b, dtype, first, count, gen_copy, in - first);
+  s = put_elems(b, dtype, first, count, enc_f64, in - first);
   api_leave(b->ctx);
   return s;
 }
@@ -349,16 +410,43 @@ mgpu_status mgpu_buffer_get_f64(mgpu_buffer *b, int32_t dtype, uint64_t first, u
   mgpu_status s = elem_args(b, dtype, first, count, "mgpu_buffer_get_f64");
   if (s) return s;
   if (!api_enter(b->ctx)) return MGPU_ERR_THREAD;
-  int es = dt_bytes(dtype);
-  uint64_t step = count < CHUNK ? count : CHUNK;
-  unsigned char *raw = mem_realloc(&b->ctx->alloc, NULL, 0, (size_t)es * (step ? step : 1));
-  if (!raw) s = diag_set(&b->ctx->d, ERR_NOMEM, "");
-  for (uint64_t i = 0; !s && i < count; i += step) {
-    uint64_t n = count - i < step ? count - i : step;
-    s = raw_read(b, (first + i) * es, raw, n * es);
-    for (uint64_t j = 0; !s && j < n; j++) out[i + j] = dt_load(dtype, raw + j * es);
+  s = get_elems(b, dtype, first, count, dec_f64, out);
+  api_leave(b->ctx);
+  return s;
+}
+
+/* elem_args, and dtype is an integer dtype or pred. */
+static mgpu_status int_elem_args(mgpu_buffer *b, int32_t dtype, uint64_t first, uint64_t count, const char *what) {
+  if (dt_valid(dtype) && dt_isfloat(dtype))
+    return diag_set(&b->ctx->d, ERR_NOT_INT_DTYPE, "", what, dt_name(dtype));
+  return elem_args(b, dtype, first, count, what);
+}
+
+mgpu_status mgpu_buffer_set_i64(mgpu_buffer *b, int32_t dtype, uint64_t first, uint64_t count, const int64_t *in) {
+  API_CHECK(b, MAGIC_BUF);
+  if (!in && count) return diag_set(&b->ctx->d, ERR_NULL_ARG, "", "mgpu_buffer_set_i64(in)");
+  mgpu_status s = int_elem_args(b, dtype, first, count, "mgpu_buffer_set_i64");
+  if (s) return s;
+  for (uint64_t i = 0; i < count; i++) {
+    if (dt_int_fits(dtype, in[i])) continue;
+    char range[96];
+    dt_range_str(dtype, range, sizeof range);
+    return diag_set(&b->ctx->d, ERR_ELEM_INT_RANGE, "", "mgpu_buffer_set_i64", (unsigned long long)(first + i),
+                    (long long)in[i], range);
   }
-  mem_free(&b->ctx->alloc, raw, (size_t)es * (step ? step : 1));
+  if (!api_enter(b->ctx)) return MGPU_ERR_THREAD;
+  s = put_elems(b, dtype, first, count, enc_i64, in - first);
+  api_leave(b->ctx);
+  return s;
+}
+
+mgpu_status mgpu_buffer_get_i64(mgpu_buffer *b, int32_t dtype, uint64_t first, uint64_t count, int64_t *out) {
+  API_CHECK(b, MAGIC_BUF);
+  if (!out && count) return diag_set(&b->ctx->d, ERR_NULL_ARG, "", "mgpu_buffer_get_i64(out)");
+  mgpu_status s = int_elem_args(b, dtype, first, count, "mgpu_buffer_get_i64");
+  if (s) return s;
+  if (!api_enter(b->ctx)) return MGPU_ERR_THREAD;
+  s = get_elems(b, dtype, first, count, dec_i64, out);
   api_leave(b->ctx);
   return s;
 }

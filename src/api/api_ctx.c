@@ -127,6 +127,7 @@ mgpu_status mgpu_ctx_recover(mgpu_ctx *ctx) {
 
 static void ctx_destroy(mgpu_ctx *c) {
   api_dist_close(c);
+  api_dlpack_close(c);
   if (c->drv) {
     for (int i = 0; i < 2; i++) if (c->ev[i]) c->drv->EventDestroy(c->ev[i]);
     if (c->run.done) c->drv->EventDestroy(c->run.done);

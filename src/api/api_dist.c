@@ -22,8 +22,12 @@
 
 enum { RV_LAUNCH = 1, RV_BARRIER = 2 };
 
+#define SAME_SYMMETRIC "every device must make the same symmetric arrays in the same order (on GPUs mgpu.symmetric " \
+                       "is collective: an extra or missing one moves the others' places)"
+
 typedef struct wslot {
   int kind;                        /* RV_*, 0 when not waiting */
+  mgpu_ctx *ctx;                   /* the device's context */
   mgpu_kernel *k;                  /* launches */
   const mgpu_launch_args *a;
   mgpu_status st;                  /* the outcome, set by whoever ran the rendezvous */
@@ -42,8 +46,16 @@ struct mgpu_world {
   wslot slot[MAX_DEVICES];
 };
 
+/* A symmetric array a simulated device made, for the check that every
+** device makes the same ones in the same order. */
+typedef struct sym_rec {
+  uint64_t nbytes;
+  char name[120];
+} sym_rec;
+
 typedef struct dist {
   mgpu_world *world;               /* simulated devices, or NULL */
+  struct { sym_rec *v; uint32_t n, cap; } syms;   /* simulated devices: the symmetric arrays made so far */
   const shmem *shm;                /* NVSHMEM processes, or NULL */
   int rank, count;
   int64_t delta[MAX_DEVICES];      /* GPU: local symmetric address -> device d's */
@@ -167,6 +179,7 @@ void api_dist_close(mgpu_ctx *ctx) {
   mgpu_buffer_release(d->table);
   ctx->refs--;
   ctx->dist = NULL;
+  vec_free(&ctx->alloc, &d->syms);
   mem_free(&ctx->alloc, d, sizeof *d);
 }
 
@@ -197,7 +210,10 @@ static void run_launches(mgpu_world *w) {
       for (uint32_t j = 0; j < np; j++) {
         interp_arg *x = &args[(size_t)i * np + j];
         const mgpu_arg *g = &w->slot[i].a->args[j];
-        if (k0->ir->params.v[j].role == MGPU_PARAM_SCALAR) { x->scalar = g->scalar; continue; }
+        if (k0->ir->params.v[j].role == MGPU_PARAM_SCALAR) {   /* checked by the device's launch */
+          api_scalar_bits(ir_vtype(k0->ir, k0->ir->params.v[j].value)->dtype, g, &x->scalar);
+          continue;
+        }
         x->data = (void *)(uintptr_t)g->buffer->addr;   /* interpreting contexts: host memory */
         x->size = g->buffer->size;
       }
@@ -211,6 +227,31 @@ static void run_launches(mgpu_world *w) {
     w->slot[i].st = st;
     snprintf(w->slot[i].msg, sizeof w->slot[i].msg, "%s", msg);
   }
+}
+
+/* Whether every device of w has made the same symmetric arrays as device 0
+** (sizes, in order); else the message naming the first that differs.  Called
+** by the last device to reach a rendezvous: the others wait in it. */
+static bool same_symmetric(mgpu_world *w, char *msg, size_t n) {
+  const dist *d0 = w->slot[0].ctx->dist;
+  for (int i = 1; i < w->count; i++) {
+    const dist *d = w->slot[i].ctx->dist;
+    uint32_t j = 0;
+    while (j < d0->syms.n && j < d->syms.n && d0->syms.v[j].nbytes == d->syms.v[j].nbytes) j++;
+    if (j == d0->syms.n && j == d->syms.n) continue;
+    const dist *more = j < d0->syms.n ? d0 : d;
+    int im = more == d0 ? 0 : i, other = more == d0 ? i : 0;
+    const sym_rec *a = &more->syms.v[j];
+    const dist *od = more == d0 ? d : d0;
+    int w1 = snprintf(msg, n, "devices made different symmetric arrays: device %d's symmetric array %u is %s", im, j + 1,
+                      a->name);
+    if (w1 < 0 || (size_t)w1 >= n) return false;
+    if (j < od->syms.n)
+      snprintf(msg + w1, n - (size_t)w1, " but device %d's is %s; %s", other, od->syms.v[j].name, SAME_SYMMETRIC);
+    else snprintf(msg + w1, n - (size_t)w1, " but device %d made only %u; %s", other, j, SAME_SYMMETRIC);
+    return false;
+  }
+  return true;
 }
 
 /* What device i is doing at a rendezvous, for messages. */
@@ -227,7 +268,7 @@ static mgpu_status rendezvous(mgpu_ctx *ctx, int kind, mgpu_kernel *k, const mgp
   char msg[2048] = "";
   pthread_mutex_lock(&w->mu);
   wslot *me = &w->slot[rank];
-  me->kind = kind; me->k = k; me->a = a; me->st = MGPU_OK; me->msg[0] = 0;
+  me->kind = kind; me->ctx = ctx; me->k = k; me->a = a; me->st = MGPU_OK; me->msg[0] = 0;
   uint64_t gen = w->gen;
   w->arrived++;
   for (;;) {
@@ -247,7 +288,13 @@ static mgpu_status rendezvous(mgpu_ctx *ctx, int kind, mgpu_kernel *k, const mgp
     if (w->arrived == w->count) {
       int other = -1;
       for (int i = 0; i < w->count && other < 0; i++) if (w->slot[i].kind != kind) other = i;
-      if (other >= 0) {
+      char sym[sizeof me->msg];
+      if (!same_symmetric(w, sym, sizeof sym)) {
+        for (int i = 0; i < w->count; i++) {
+          w->slot[i].st = MGPU_ERR_ARG;
+          snprintf(w->slot[i].msg, sizeof w->slot[i].msg, "%s", sym);
+        }
+      } else if (other >= 0) {
         char x[200], y[200];
         describe(me, rank, x, sizeof x);
         describe(&w->slot[other], other, y, sizeof y);
@@ -425,7 +472,23 @@ mgpu_status mgpu_dist_barrier(mgpu_ctx *ctx) {
   return s;
 }
 
+/* A simulated device's record of its symmetric arrays grows by one. */
+static mgpu_status note_symmetric(mgpu_ctx *ctx, uint64_t nbytes, const char *name) {
+  dist *d = ctx->dist;
+  if (!d || !d->world) return MGPU_OK;
+  if (!vec_reserve(&ctx->alloc, &d->syms, 1)) return diag_set(&ctx->d, ERR_NOMEM, "");
+  sym_rec *r = &d->syms.v[d->syms.n++];
+  r->nbytes = nbytes;
+  if (name && *name) snprintf(r->name, sizeof r->name, "%s", name);
+  else snprintf(r->name, sizeof r->name, "an array of %llu bytes", (unsigned long long)nbytes);
+  return MGPU_OK;
+}
+
 mgpu_status mgpu_symmetric_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out) {
+  return mgpu_symmetric_alloc_named(ctx, nbytes, NULL, out);
+}
+
+mgpu_status mgpu_symmetric_alloc_named(mgpu_ctx *ctx, uint64_t nbytes, const char *name, mgpu_buffer **out) {
   API_CHECK(ctx, MAGIC_CTX);
   if (!out) return diag_set(&ctx->d, ERR_NULL_ARG, "", "mgpu_symmetric_alloc(out)");
   *out = NULL;
@@ -433,7 +496,12 @@ mgpu_status mgpu_symmetric_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **o
   if (!d || !d->shm) {             /* no job, or a simulated one: plain memory, numbered */
     mgpu_status s = mgpu_buffer_alloc(ctx, nbytes, out);
     if (!s && nbytes) s = mgpu_buffer_fill(*out, &(mgpu_fill){ MGPU_FILL_VALUE, MGPU_U8, nbytes, 0, 0, 0 });
+    if (!s && api_enter(ctx)) {
+      s = note_symmetric(ctx, nbytes, name);
+      api_leave(ctx);
+    }
     if (!s) (*out)->sym = ctx->nsym++;
+    else if (*out) mgpu_buffer_release(*out), *out = NULL;
     return s;
   }
   if (!api_enter(ctx)) return MGPU_ERR_THREAD;

@@ -3,6 +3,7 @@
 ** kernels, on the GPU or in the interpreter.
 */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,13 +282,20 @@ static atomic_flag kcache_lock = ATOMIC_FLAG_INIT;
 static cache *kcache_enter(void) {
   while (atomic_flag_test_and_set_explicit(&kcache_lock, memory_order_acquire)) {}
   if (!kcache_ready) {
-    cache_open_env(&kcache);
+    cache_open_env(&kcache, stderr);
     kcache_ready = true;
   }
   return &kcache;
 }
 
 static void kcache_leave(void) { atomic_flag_clear_explicit(&kcache_lock, memory_order_release); }
+
+const char *mgpu_kernel_cache_dir(void) {
+  cache *c = kcache_enter();
+  const char *dir = c->enabled ? c->dir : NULL;   /* the directory never changes once opened */
+  kcache_leave();
+  return dir;
+}
 
 /* The key: everything the module and its launches depend on, whole -- the
 ** canonical IR text (every kernel option included; the PTX and its tensor
@@ -342,7 +350,7 @@ static bool entry_split(mgpu_kernel *k, const unsigned char *p, size_t len, cons
   if (n > 4096 || len <= head || p[len - 1] != '\0') return false;
   k->tmaps.n = 0;
   if (n && !vec_reserve(&k->ctx->alloc, &k->tmaps, n)) return false;
-  memcpy(k->tmaps.v, p + sizeof n, (size_t)n * sizeof(ptx_tmap));
+  if (n) memcpy(k->tmaps.v, p + sizeof n, (size_t)n * sizeof(ptx_tmap));   /* (no maps: tmaps.v may be NULL) */
   k->tmaps.n = n;
   *ptx = (const char *)p + head;
   return true;
@@ -574,20 +582,24 @@ mgpu_status mgpu_kernel_param(mgpu_kernel *k, int32_t index, mgpu_param_info *ou
   return MGPU_OK;
 }
 
-/* A scalar argument as the bits the kernel parameter holds (8 bytes). */
-static bool scalar_bits(int dt, double x, uint64_t *bits) {
+bool api_scalar_bits(int dt, const mgpu_arg *a, uint64_t *bits) {
   *bits = 0;
+  double x = a->scalar;
   if (dt_isfloat(dt)) {
     if (dt == MGPU_F64) memcpy(bits, &x, 8);
     else if (dt == MGPU_F32) { float f = (float)x; memcpy(bits, &f, 4); }
     else dt_store(dt, bits, x);
     return true;
   }
-  if (x != x || x != (double)(int64_t)x) return false;        /* must be an integer */
-  if (dt == MGPU_U64 ? x < 0 || x >= 18446744073709551616.0 : dt_wrap_int(dt, (int64_t)x) != (int64_t)x) return false;
-  int64_t v = (int64_t)x;
-  if (dt_bytes(dt) < 4) dt_store_int(MGPU_I32, bits, v);     /* narrow ints travel as 32 bits */
-  else dt_store_int(dt, bits, v);
+  int64_t v;
+  if (a->has_integer) v = a->integer;
+  else {
+    if (x != x || x != floor(x) || x < (dt == MGPU_U64 ? 0 : -0x1p63) || x >= (dt == MGPU_U64 ? 0x1p64 : 0x1p63))
+      return false;
+    v = x >= 0x1p63 ? (int64_t)(uint64_t)x : (int64_t)x;
+  }
+  if (!dt_int_fits(dt, v)) return false;
+  dt_store_int(dt_bytes(dt) < 4 ? MGPU_I32 : dt, bits, v);   /* narrow ints travel as 32 bits */
   return true;
 }
 
@@ -606,9 +618,12 @@ static mgpu_status check_launch(mgpu_kernel *k, const mgpu_launch_args *a, uint6
     const ir_type *t = ir_vtype(ir, ir->params.v[i].value);
     char ts[160];
     if (ir->params.v[i].role == MGPU_PARAM_SCALAR) {
-      if (scalar_bits(t->dtype, a->args[i].scalar, &scalars[i])) continue;
-      ir_type_str(t, ts, sizeof ts);
-      snprintf(msg, sizeof msg, "argument %u (%s) must be an integer in range, got %.17g", i + 1, ts, a->args[i].scalar);
+      if (api_scalar_bits(t->dtype, &a->args[i], &scalars[i])) continue;
+      char range[96], got[32];
+      dt_range_str(t->dtype, range, sizeof range);
+      if (a->args[i].has_integer) snprintf(got, sizeof got, "%lld", (long long)a->args[i].integer);
+      else snprintf(got, sizeof got, "%.17g", a->args[i].scalar);
+      snprintf(msg, sizeof msg, "argument %u must be an integer in its range (%s), got %s", i + 1, range, got);
       return diag_set(&ctx->d, ERR_LAUNCH_ARG, "", ir->name, msg);
     }
     const mgpu_buffer *b = a->args[i].buffer;
@@ -629,7 +644,7 @@ static mgpu_status check_launch(mgpu_kernel *k, const mgpu_launch_args *a, uint6
   return MGPU_OK;
 }
 
-static mgpu_status launch_interp(mgpu_kernel *k, const mgpu_launch_args *a) {
+static mgpu_status launch_interp(mgpu_kernel *k, const mgpu_launch_args *a, const uint64_t *scalars) {
   mgpu_ctx *ctx = k->ctx;
   uint32_t n = k->ir->params.n;
   interp_arg args[256];
@@ -637,7 +652,7 @@ static mgpu_status launch_interp(mgpu_kernel *k, const mgpu_launch_args *a) {
   mgpu_status s = MGPU_OK;
   uint32_t got = 0;
   for (; got < n && !s; got++) {
-    if (k->ir->params.v[got].role == MGPU_PARAM_SCALAR) { args[got].scalar = a->args[got].scalar; continue; }
+    if (k->ir->params.v[got].role == MGPU_PARAM_SCALAR) { args[got].scalar = scalars[got]; continue; }
     s = api_buffer_host_copy(a->args[got].buffer, &args[got].data);
     args[got].size = a->args[got].buffer->size;
   }
@@ -796,7 +811,7 @@ mgpu_status mgpu_kernel_launch(mgpu_kernel *k, const mgpu_launch_args *args) {
     if (coll) s = api_dist_check_args(k, args);
     if (!s && coll && !runs_interpreted(k)) s = api_dist_multicast(k);
     if (!s && coll && ctx->dist && runs_interpreted(k)) s = api_dist_launch(k, args);   /* every device's launch, together */
-    else if (!s) s = runs_interpreted(k) ? launch_interp(k, args) : launch_gpu(k, args, scalars);
+    else if (!s) s = runs_interpreted(k) ? launch_interp(k, args, scalars) : launch_gpu(k, args, scalars);
   }
   api_leave(ctx);
   return s;

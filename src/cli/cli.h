@@ -5,6 +5,7 @@
 #define MGPU_CLI_H
 
 #include <setjmp.h>
+#include <stddef.h>
 
 #include <lua.h>
 
@@ -31,8 +32,21 @@ int cli_run_devices(int argc, char **argv, const cli_opts *o);
 ** L its device of the launcher's job and prefix reports with "device R: ";
 ** nothing without one.  Non-zero after reporting an error. */
 int cli_join_launcher(lua_State *L);
+/* simio.c: a simulated device's stdout text, kept until a line is complete. */
+typedef struct cli_lines { char *p; size_t n, cap; } cli_lines;
+/* simio.c: in L, the state of simulated device `rank`: print, io.write and
+** io.stdout:write go out through *lines in whole lines; os.exit(code) ends
+** the device's script (not the process) with an error no pcall keeps, and
+** sets *exit_code (-1 until then). */
+void cli_sim_install(lua_State *L, int rank, cli_lines *lines, int *exit_code);
+/* simio.c: write what is left in *lines (a last line without its newline) and free it. */
+void cli_lines_close(cli_lines *lines);
+
 /* report.c: this thread's reports start with prefix (e.g. "device 1: "). */
 void cli_report_prefix(const char *prefix);
+/* report.c: the script this thread runs (or NULL), so that a report whose
+** location Lua shortened ("...tail.lua:7:") can still show the source line. */
+void cli_report_script(const char *path);
 
 /* report.c: print an error ("mgpu: file:line: message") and, when the
 ** message starts with a readable file's location, that source line. */

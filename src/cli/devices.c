@@ -51,15 +51,21 @@ static int join(lua_State *L, mgpu_world *world, int rank, int count, const unsi
 
 /* The script as device `rank` of the job in a fresh state; closing the
 ** state releases its context, which leaves its world (the others'
-** collective calls no longer wait for it).  0 when the script succeeded. */
+** collective calls no longer wait for it).  A simulated device (lines set)
+** writes whole lines and ends at os.exit.  Returns 0 when the script
+** succeeded, else its os.exit code or 1. */
 static int run_device(int argc, char **argv, const cli_opts *o, mgpu_world *world, int rank, const unsigned char *uid,
-                      int compile) {
+                      int compile, cli_lines *lines) {
   lua_State *L = cli_newstate(argc, argv, o);
   if (!L) return 1;
+  int exit_code = -1;
+  if (lines) cli_sim_install(L, rank, lines, &exit_code);
   int st = join(L, world, rank, o->devices, uid, compile) || cli_run_script(L, argc, argv, o->script);
+  lua_sethook(L, NULL, 0, 0);   /* (os.exit's) */
   fflush(stdout);
   lua_close(L);
-  return st ? 1 : 0;
+  if (lines) cli_lines_close(lines);
+  return exit_code >= 0 ? exit_code : st ? 1 : 0;
 }
 
 /* -- Simulated devices: threads ------------------------------------------------------ */
@@ -71,13 +77,14 @@ typedef struct sim {
   mgpu_world *world;
   int rank, status;
   char prefix[32];
+  cli_lines lines;
 } sim;
 
 static void *sim_main(void *p) {
   sim *s = p;
   snprintf(s->prefix, sizeof s->prefix, "device %d: ", s->rank);
   cli_report_prefix(s->prefix);
-  s->status = run_device(s->argc, s->argv, &s->o, s->world, s->rank, NULL, 0);
+  s->status = run_device(s->argc, s->argv, &s->o, s->world, s->rank, NULL, 0, &s->lines);
   return NULL;
 }
 
@@ -92,14 +99,14 @@ static int run_simulated(int argc, char **argv, const cli_opts *o, const char *w
   if (!s || !t) { fputs("mgpu: out of memory\n", stderr); status = 1; n = 0; }
   int started = 0;
   for (int i = 0; i < n; i++) {
-    s[i] = (sim){ argc, argv, *o, w, i, 1, "" };
+    s[i] = (sim){ argc, argv, *o, w, i, 1, "", { NULL, 0, 0 } };
     s[i].o.mode = "interpret";
     if (pthread_create(&t[i], NULL, sim_main, &s[i]) != 0) { fputs("mgpu: cannot start a device thread\n", stderr); status = 1; break; }
     started++;
   }
-  for (int i = 0; i < started; i++) {
+  for (int i = 0; i < started; i++) {   /* the job's status: the first device's that failed */
     pthread_join(t[i], NULL);
-    status |= s[i].status;
+    if (!status) status = s[i].status;
   }
   free(s);
   free(t);
@@ -134,7 +141,7 @@ static int child(int argc, char **argv, const cli_opts *o, shared *sh, int rank)
     usleep(1000);
   }
   if (atomic_load(&sh->ready) < 0) return 1;
-  return run_device(argc, argv, o, NULL, rank, sh->uid, 0);
+  return run_device(argc, argv, o, NULL, rank, sh->uid, 0, NULL);
 }
 
 static int run_processes(int argc, char **argv, const cli_opts *o) {
@@ -159,8 +166,14 @@ static int run_processes(int argc, char **argv, const cli_opts *o) {
     int ws;
     pid_t p = waitpid(-1, &ws, WNOHANG);
     if (p > 0) {
-      for (int i = 0; i < started; i++) if (pids[i] == p) { pids[i] = 0; left--; }
-      if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) { status = 1; if (!failed_at) failed_at = time(NULL); }
+      int rank = -1;
+      for (int i = 0; i < started; i++) if (pids[i] == p) { pids[i] = 0; left--; rank = i; }
+      if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {   /* named: an os.exit or a crash says nothing itself */
+        if (WIFEXITED(ws)) fprintf(stderr, "mgpu: device %d exited with status %d\n", rank, WEXITSTATUS(ws));
+        else if (WIFSIGNALED(ws)) fprintf(stderr, "mgpu: device %d was ended by signal %d\n", rank, WTERMSIG(ws));
+        status = 1;
+        if (!failed_at) failed_at = time(NULL);
+      }
       continue;
     }
     if (failed_at && time(NULL) - failed_at > 10) {
@@ -187,7 +200,7 @@ static int gpus_listed(void) {
 
 int cli_run_devices(int argc, char **argv, const cli_opts *o) {
   if (o->mode && !strcmp(o->mode, "compile")) {   /* --emit-ptx: device 0 of N, compiling only */
-    return run_device(argc, argv, o, NULL, 0, NULL, 1);
+    return run_device(argc, argv, o, NULL, 0, NULL, 1, NULL);
   }
   const char *env = getenv("MGPU_INTERPRET");
   if (o->mode) return run_simulated(argc, argv, o, "--interpret");

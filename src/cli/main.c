@@ -67,6 +67,7 @@ static void make_arg(lua_State *L, int argc, char **argv, int script) {
 
 int cli_run_script(lua_State *L, int argc, char **argv, int script) {
   const char *path = strcmp(argv[script], "-") == 0 ? NULL : argv[script];
+  cli_report_script(path);
   if (luaL_loadfile(L, path) != LUA_OK) {
     cli_report(lua_tostring(L, -1));
     lua_pop(L, 1);
@@ -167,8 +168,13 @@ static int parse(int argc, char **argv, opts *o, int *status) {
       if (a[1] == 'e') { i++; continue; }   /* -e runs later, in order */
       o->mode = "compile";
       o->emit_dir = argv[++i];
+      if (!*o->emit_dir) {
+        fprintf(stderr, "mgpu: --emit-ptx needs a directory name, got an empty one\n%s", usage);
+        *status = 1;
+        return 1;
+      }
       if (make_dirs(o->emit_dir) != 0) {
-        fprintf(stderr, "mgpu: cannot create %s: %s\n", o->emit_dir, strerror(errno));
+        fprintf(stderr, "mgpu: --emit-ptx: cannot create the directory '%s': %s\n", o->emit_dir, strerror(errno));
         *status = 1;
         return 1;
       }

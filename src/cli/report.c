@@ -28,8 +28,18 @@ static int source_line(const char *path, long line, char *out, size_t n) {
 }
 
 static _Thread_local const char *report_prefix = "";
+static _Thread_local const char *report_script;
 
 void cli_report_prefix(const char *prefix) { report_prefix = prefix ? prefix : ""; }
+void cli_report_script(const char *path) { report_script = path; }
+
+/* The file a location names: Lua keeps the tail of a long chunk name
+** ("...tail.lua"), which is the running script's when its path ends so. */
+static const char *source_path(const char *loc) {
+  if (strncmp(loc, "...", 3) || !report_script) return loc;
+  size_t n = strlen(report_script), m = strlen(loc + 3);
+  return n >= m && !strcmp(report_script + n - m, loc + 3) ? report_script : loc;
+}
 
 /* The message's first line, the source line it starts with ("path:line:
 ** ..."), then the message's other lines. */
@@ -48,7 +58,7 @@ void cli_report(const char *msg) {
         memcpy(path, msg, len);
         path[len] = 0;
         const char *p = strrchr(path, ' ');
-        if (source_line(p ? p + 1 : path, line, text, sizeof text)) {
+        if (source_line(source_path(p ? p + 1 : path), line, text, sizeof text)) {
           const char *t = text;
           while (*t == ' ' || *t == '\t') t++;
           fprintf(stderr, "%6ld | %s\n", line, t);

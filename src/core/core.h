@@ -127,6 +127,16 @@ double dt_load(int dtype, const void *src);
 void dt_store_int(int dtype, void *dst, int64_t x);
 int64_t dt_load_int(int dtype, const void *src);
 int64_t dt_wrap_int(int dtype, int64_t x);
+/* Integer dtype dt holds x exactly (u64 takes any bit pattern, pred any value). */
+bool dt_int_fits(int dtype, int64_t x);
+/* "i32 holds integers from -2147483648 to 2147483647", for messages. */
+void dt_range_str(int dtype, char *out, size_t n);
+/* Why x does not fit dtype ("not an integer", "out of range"), or NULL when
+** it does: integer dtypes take finite integers in their range; floats
+** (which round, f8 saturating) and pred take any. */
+const char *dt_misfit(int dtype, double x);
+/* x as the shortest text that reads back as it ("2.7", "1e+10", "nan"). */
+void dt_num_str(double x, char *out, size_t n);
 
 uint16_t dt_f32_to_bf16(float f);
 float dt_bf16_to_f32(uint16_t h);

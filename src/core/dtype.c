@@ -3,6 +3,8 @@
 ** and every element encoding (RNE; f8 formats saturate like cvt.satfinite).
 */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
@@ -121,6 +123,51 @@ int64_t dt_wrap_int(int dtype, int64_t x) {
   case MGPU_U16: return (uint16_t)x;
   case MGPU_U32: return (uint32_t)x;
   default: return x;   /* i64, u64 (u64 kept as its bit pattern) */
+  }
+}
+
+/* The range of an integer dtype narrower than 64 bits. */
+static void int_range(int dtype, int64_t *lo, int64_t *hi) {
+  unsigned bits = dt_table[dtype].bits;
+  *lo = dt_issigned(dtype) ? -(INT64_C(1) << (bits - 1)) : 0;
+  *hi = dt_issigned(dtype) ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1;
+}
+
+bool dt_int_fits(int dtype, int64_t x) {
+  if (dtype == MGPU_PRED || dt_bytes(dtype) == 8) return true;
+  int64_t lo, hi;
+  int_range(dtype, &lo, &hi);
+  return x >= lo && x <= hi;
+}
+
+void dt_range_str(int dtype, char *out, size_t n) {
+  int64_t lo, hi;
+  if (dtype == MGPU_I64) snprintf(out, n, "i64 holds integers from -2^63 to 2^63 - 1");
+  else if (dtype == MGPU_U64) snprintf(out, n, "u64 holds integers from 0 to 2^64 - 1");
+  else if (dtype == MGPU_PRED || !dt_isint(dtype)) snprintf(out, n, "%s", dt_name(dtype));
+  else {
+    int_range(dtype, &lo, &hi);
+    snprintf(out, n, "%s holds integers from %lld to %lld", dt_name(dtype), (long long)lo, (long long)hi);
+  }
+}
+
+const char *dt_misfit(int dtype, double x) {
+  if (!dt_isint(dtype)) return NULL;
+  if (isnan(x) || (!isinf(x) && x != floor(x))) return "not an integer";
+  unsigned bits = dt_table[dtype].bits;
+  double lo = dt_issigned(dtype) ? -ldexp(1, (int)bits - 1) : 0;
+  double hi = ldexp(1, dt_issigned(dtype) ? (int)bits - 1 : (int)bits);   /* exclusive */
+  return x >= lo && x < hi ? NULL : "out of range";
+}
+
+void dt_num_str(double x, char *out, size_t n) {
+  if (isnan(x)) {   /* (its sign bit means nothing) */
+    snprintf(out, n, "nan");
+    return;
+  }
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(out, n, "%.*g", prec, x);
+    if (strtod(out, NULL) == x) return;
   }
 }
 

@@ -14,6 +14,10 @@ ERRDEF(BAD_ARG,        MGPU_ERR_ARG,     "%s")
 ERRDEF(THREAD,         MGPU_ERR_THREAD,  "context is in use by another thread (one thread at a time per context)")
 ERRDEF(STATE,          MGPU_ERR_STATE,   "%s")
 ERRDEF(BOUNDS,         MGPU_ERR_ARG,     "%s: range [%llu, %llu) is outside the buffer of %llu bytes")
+ERRDEF(NOT_INT_DTYPE,  MGPU_ERR_ARG,     "%s: %s is not an integer dtype")
+ERRDEF(ELEM_INT_RANGE, MGPU_ERR_ARG,     "%s: element %llu is %lld, out of range (%s)")
+ERRDEF(ELEM_MISFIT,    MGPU_ERR_ARG,     "%s: element %llu is %s, %s (%s)")
+ERRDEF(FILL_MISFIT,    MGPU_ERR_ARG,     "%s: %s %s is %s (%s)")
 
 /* -- Tracing (builder) -- */
 ERRDEF(UNKNOWN_OP,     MGPU_ERR_ARG,     "unknown op '%s'")

@@ -1033,8 +1033,13 @@ mgpu_status interp_run(const ir_kernel *k, const kinfo *ki, const interp_arg *ar
   for (uint32_t i = 0; i < k->params.n; i++) {   /* scalar parameters */
     uint32_t v = k->params.v[i].value;
     if (k->params.v[i].role != MGPU_PARAM_SCALAR) continue;
-    for (int w = 0; w < I.nagents; w++)
-      I.agents[w].slots[v].data[0] = interp_const(ir_vtype(k, v)->dtype, args[I.agents[w].dev * k->params.n + i].scalar);
+    int dt = ir_vtype(k, v)->dtype;
+    for (int w = 0; w < I.nagents; w++) {
+      const uint64_t *bits = &args[I.agents[w].dev * k->params.n + i].scalar;
+      ival *x = &I.agents[w].slots[v].data[0];
+      if (dt_isfloat(dt)) x->f = dt_load(dt, bits);
+      else x->i = dt_load_int(dt, bits);
+    }
   }
   /* every point of the grid (any rank), in row-major order as the GPU starts them, but those a
      running cluster canceled (cluster launch control takes the next one to start) */

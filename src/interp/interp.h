@@ -23,8 +23,8 @@ typedef union ival {
 ** a scalar parameter. */
 typedef struct interp_arg {
   void *data;
-  uint64_t size;  /* bytes */
-  double scalar;
+  uint64_t size;     /* bytes */
+  uint64_t scalar;   /* a scalar parameter: the bytes the GPU's parameter holds (narrow integers as 32 bits) */
 } interp_arg;
 
 /* Run the kernel over its whole grid with the SMEM plan of ki.  Faults

@@ -60,7 +60,7 @@ bool lay_tiled_api_text(const char *text, strbuf *sb) {
   return *p == 0;
 }
 
-typedef struct named { lay_layout l; const char *text; char name[24]; } named;
+typedef struct named { lay_layout l; const char *text; char name[40]; } named;
 
 /* Does l equal base reduced over some proper subset of its axes?  Writes
 ** the axes ("1" or "0,2") into ax. */

@@ -99,6 +99,7 @@ static int dtype_arg(lua_State *L, int i) {
 
 static int l_version(lua_State *L) { lua_pushstring(L, mgpu_version()); return 1; }
 static int l_abi(lua_State *L) { lua_pushinteger(L, mgpu_abi_version()); return 1; }
+static int l_kernel_cache_dir(lua_State *L) { lua_pushstring(L, mgpu_kernel_cache_dir()); return 1; }
 
 static int l_dtype_size(lua_State *L) {
   int d = mgpu_dtype_from_name(luaL_checkstring(L, 1));
@@ -107,11 +108,30 @@ static int l_dtype_size(lua_State *L) {
   return 1;
 }
 
+/* An error object that is no string, for a message: mgpu.compat's
+** description ({ code = 7 }) when the front end loads, else its type. */
+static const char *describe_error(lua_State *L) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "mgpu.compat");
+  if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+    lua_getfield(L, -1, "describe");
+    lua_pushvalue(L, 1);
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING) return lua_tostring(L, -1);
+  }
+  return luaL_typename(L, 1);
+}
+
 int lmgpu_msghandler(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
-  if (!msg) {
+  if (!msg) {   /* error({ code = 7 }): where it was raised, and what */
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    lua_Debug d;
+    char at[256] = "";
+    for (int level = 1; !*at && lua_getstack(L, level, &d); level++)   /* the innermost script line */
+      if (lua_getinfo(L, "Sl", &d) && d.currentline > 0 && strncmp(d.short_src, "[mgpu]", 6) != 0)
+        snprintf(at, sizeof at, "%s:%d: ", d.short_src, d.currentline);
+    const char *what = describe_error(L);
+    msg = lua_pushfstring(L, "%sthe script raised a non-string error: %s", at, what);
   }
   const char *tb = getenv("MGPU_TRACEBACK");
   if (tb && *tb && strcmp(tb, "0")) luaL_traceback(L, L, msg, 1);
@@ -241,7 +261,16 @@ static int l_dist_barrier(lua_State *L) {
 }
 
 static int alloc_with(lua_State *L, mgpu_status (*alloc)(mgpu_ctx *, uint64_t, mgpu_buffer **));
-static int l_symmetric(lua_State *L) { return alloc_with(L, mgpu_symmetric_alloc); }
+/* core.symmetric(ctx, nbytes, name): name says what the array is, for messages. */
+static int l_symmetric(lua_State *L) {
+  handle *u = geth(L, 1, T_CTX);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  if (n < 0) return luaL_argerror(L, 2, "size must not be negative");
+  mgpu_buffer *b = NULL;
+  CHECK(L, u->ctx, mgpu_symmetric_alloc_named(u->ctx, (uint64_t)n, luaL_optstring(L, 3, NULL), &b));
+  newh(L, T_BUF, b, u->ctx);
+  return 1;
+}
 
 static int l_buffer_symmetric(lua_State *L) {
   handle *u = geth(L, 1, T_BUF);
@@ -349,7 +378,7 @@ static int l_blas_matmul_f8(lua_State *L) {
 
 /* -- Buffers ----------------------------------------------------------------------- */
 
-/* core.buffer(ctx, nbytes) and core.symmetric(ctx, nbytes): a buffer from `alloc`. */
+/* core.buffer(ctx, nbytes): a buffer from `alloc`. */
 static int alloc_with(lua_State *L, mgpu_status (*alloc)(mgpu_ctx *, uint64_t, mgpu_buffer **)) {
   handle *u = geth(L, 1, T_CTX);
   lua_Integer n = luaL_checkinteger(L, 2);
@@ -388,26 +417,45 @@ static int l_buffer_fill(lua_State *L) {
   return 0;
 }
 
+/* Integer dtypes (not pred) travel as exact 64-bit integers. */
+static bool int_dtype(int dt) {
+  return dt != MGPU_PRED && dt != MGPU_F16 && dt != MGPU_BF16 && dt != MGPU_F32 && dt != MGPU_F64 &&
+         dt != MGPU_F8E4M3 && dt != MGPU_F8E5M2;
+}
+
 static int l_buffer_get(lua_State *L) {
   handle *u = geth(L, 1, T_BUF);
   int dt = dtype_arg(L, 2);
   lua_Integer first = luaL_checkinteger(L, 3), count = luaL_checkinteger(L, 4);
   if (first < 0 || count < 0) return luaL_error(L, "buffer_get: negative range");
   if (count > (1 << 26)) return luaL_error(L, "buffer_get: at most 2^26 elements at a time");
-  double *tmp = lua_newuserdatauv(L, sizeof(double) * (size_t)(count ? count : 1), 0);
-  CHECK(L, u->ctx, mgpu_buffer_get_f64(u->h, dt, (uint64_t)first, (uint64_t)count, tmp));
+  size_t n = (size_t)(count ? count : 1);
+  bool isint = int_dtype(dt);
+  void *tmp = lua_newuserdatauv(L, isint ? sizeof(int64_t) * n : sizeof(double) * n, 0);
+  if (isint) CHECK(L, u->ctx, mgpu_buffer_get_i64(u->h, dt, (uint64_t)first, (uint64_t)count, tmp));
+  else CHECK(L, u->ctx, mgpu_buffer_get_f64(u->h, dt, (uint64_t)first, (uint64_t)count, tmp));
   lua_createtable(L, (int)count, 0);
-  bool isint = dt != MGPU_F16 && dt != MGPU_BF16 && dt != MGPU_F32 && dt != MGPU_F64 &&
-               dt != MGPU_F8E4M3 && dt != MGPU_F8E5M2;
   for (lua_Integer i = 0; i < count; i++) {
-    /* u64 values from 2^63 up have no Lua integer: they come back as floats. */
-    bool fits = tmp[i] >= -0x1p63 && tmp[i] < 0x1p63;
-    if (isint && dt != MGPU_PRED && fits) lua_pushinteger(L, (lua_Integer)tmp[i]);
-    else if (dt == MGPU_PRED) lua_pushboolean(L, tmp[i] != 0);
-    else lua_pushnumber(L, tmp[i]);
+    if (isint) {
+      int64_t v = ((int64_t *)tmp)[i];
+      /* u64 values from 2^63 up have no Lua integer: they come back as floats */
+      if (dt == MGPU_U64 && v < 0) lua_pushnumber(L, (lua_Number)(uint64_t)v);
+      else lua_pushinteger(L, (lua_Integer)v);
+    } else if (dt == MGPU_PRED) lua_pushboolean(L, ((double *)tmp)[i] != 0);
+    else lua_pushnumber(L, ((double *)tmp)[i]);
     lua_rawseti(L, -2, i + 1);
   }
   return 1;
+}
+
+/* Elements i0 .. i1-1 of the table at index 4 into buffer u from `first`:
+** integers exactly (set_i64), the rest as doubles. */
+static int set_run(lua_State *L, handle *u, int dt, lua_Integer first, lua_Integer i0, lua_Integer i1, bool exact,
+                   void *tmp) {
+  uint64_t at = (uint64_t)(first + i0), n = (uint64_t)(i1 - i0);
+  if (exact) CHECK(L, u->ctx, mgpu_buffer_set_i64(u->h, dt, at, n, (int64_t *)tmp + i0));
+  else CHECK(L, u->ctx, mgpu_buffer_set_f64(u->h, dt, at, n, (double *)tmp + i0));
+  return 0;
 }
 
 static int l_buffer_set(lua_State *L) {
@@ -417,18 +465,29 @@ static int l_buffer_set(lua_State *L) {
   luaL_checktype(L, 4, LUA_TTABLE);
   lua_Integer n = luaL_len(L, 4);
   if (first < 0) return luaL_error(L, "buffer_set: negative offset");
-  double *tmp = lua_newuserdatauv(L, sizeof(double) * (size_t)(n ? n : 1), 0);
+  /* each element as a double or (integer dtypes) an int64_t in the same 8 bytes; exact[i]: which */
+  union { double d; int64_t i; } *tmp = lua_newuserdatauv(L, sizeof *tmp * (size_t)(n ? n : 1), 0);
+  bool *exact = lua_newuserdatauv(L, (size_t)(n ? n : 1), 0);
+  bool isint = int_dtype(dt);
   for (lua_Integer i = 0; i < n; i++) {
     lua_geti(L, 4, i + 1);
-    if (lua_isboolean(L, -1)) tmp[i] = lua_toboolean(L, -1);
+    int isnum;
+    lua_Integer v = lua_tointegerx(L, -1, &isnum);
+    exact[i] = isint && lua_isinteger(L, -1) && !(dt == MGPU_U64 && v < 0);   /* (u64 range: said by set_f64) */
+    if (exact[i]) tmp[i].i = v;
+    else if (lua_isboolean(L, -1)) tmp[i].d = lua_toboolean(L, -1);
     else {
-      int ok;
-      tmp[i] = lua_tonumberx(L, -1, &ok);
-      if (!ok) return luaL_error(L, "element %d is not a number", (int)(i + 1));
+      tmp[i].d = lua_tonumberx(L, -1, &isnum);
+      if (!isnum) return luaL_error(L, "element %d is not a number", (int)(i + 1));
     }
     lua_pop(L, 1);
   }
-  CHECK(L, u->ctx, mgpu_buffer_set_f64(u->h, dt, (uint64_t)first, (uint64_t)n, tmp));
+  lua_Integer run = 0;   /* runs of elements of one kind, one call each */
+  for (lua_Integer i = 1; i <= n; i++)
+    if (i == n || exact[i] != exact[run]) {
+      set_run(L, u, dt, first, run, i, exact[run], tmp);
+      run = i;
+    }
   return 0;
 }
 
@@ -544,11 +603,13 @@ static int l_value(lua_State *L) {
   mgpu_value_info vi;
   CHECK(L, u->ctx, mgpu_builder_value(u->h, (int32_t)luaL_checkinteger(L, 2), &vi));
   static const char *const kinds[] = { "scalar", "array", "ref" };
+  static const char *const spaces[] = { "none", "gmem", "smem", "regs", "barrier", "tmem" };   /* ORDER mgpu_space */
   lua_pushstring(L, kinds[vi.kind]);
   lua_pushstring(L, mgpu_dtype_name(vi.dtype));
   lua_createtable(L, vi.rank, 0);
   for (int i = 0; i < vi.rank; i++) { lua_pushinteger(L, vi.shape[i]); lua_rawseti(L, -2, i + 1); }
-  return 3;
+  lua_pushstring(L, (size_t)vi.space < sizeof spaces / sizeof spaces[0] ? spaces[vi.space] : "none");
+  return 4;
 }
 
 static int l_finish(lua_State *L) {
@@ -627,10 +688,11 @@ static int l_launch(lua_State *L) {
   mgpu_arg *args = lua_newuserdatauv(L, sizeof(mgpu_arg) * (size_t)(n ? n : 1), 0);
   for (int i = 0; i < n; i++) {
     lua_geti(L, 2, i + 1);
-    args[i].buffer = NULL;
-    args[i].scalar = 0;
-    args[i].address = 0;
-    if (lua_type(L, -1) == LUA_TNUMBER) args[i].scalar = lua_tonumber(L, -1);
+    args[i] = (mgpu_arg){ .buffer = NULL };
+    if (lua_type(L, -1) == LUA_TNUMBER) {
+      args[i].scalar = lua_tonumber(L, -1);
+      if ((args[i].has_integer = lua_isinteger(L, -1))) args[i].integer = lua_tointeger(L, -1);   /* exact */
+    }
     else {
       handle *b = luaL_testudata(L, -1, T_BUF);
       if (!b || !b->h) return luaL_error(L, "launch: argument %d is neither a number nor a live buffer", i + 1);
@@ -763,7 +825,7 @@ static int l_host_set(lua_State *L) {
 }
 
 static const luaL_Reg core_funcs[] = {
-  { "version", l_version }, { "abi", l_abi }, { "dtype_size", l_dtype_size },
+  { "version", l_version }, { "abi", l_abi }, { "kernel_cache_dir", l_kernel_cache_dir }, { "dtype_size", l_dtype_size },
   { "ctx_new", l_ctx_new }, { "device", l_device }, { "sync", l_sync }, { "empty_cache", l_empty_cache },
   { "ctx_set_timeout", l_ctx_set_timeout }, { "ctx_lost", l_ctx_lost }, { "ctx_recover", l_ctx_recover },
   { "timer_start", l_timer_start }, { "timer_stop", l_timer_stop }, { "blas_matmul", l_blas_matmul },

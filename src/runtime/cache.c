@@ -21,6 +21,7 @@
 #define CACHE_MAX_PAYLOAD ((uint64_t)1 << 30)
 #define CACHE_TMP_PREFIX ".tmp-"
 #define CACHE_STALE_TMP_S 600   /* temp files older than this are a crashed writer's */
+#define CACHE_NAME_ROOM 64      /* bytes after the directory for "/<entry or temp name>" */
 
 static void cache_say(cache *c, const char *fmt, ...) MGPU_PRINTF(2, 3);
 static void cache_say(cache *c, const char *fmt, ...) {
@@ -43,6 +44,11 @@ static void cache_degrade(cache *c, const char *what, const char *path, int err)
   c->enabled = false;
 }
 
+static void say_too_long(cache *c, size_t n) {
+  cache_say(c, "mgpu: kernel cache disabled: the directory path is %zu bytes long; with its entries' names it must "
+            "stay under %zu (set MGPU_CACHE_DIR to a shorter one)", n, sizeof c->dir - CACHE_NAME_ROOM);
+}
+
 void cache_open(cache *c, const char *dir, uint64_t max_bytes) {
   FILE *log = c->log;
   bool debug = c->debug;
@@ -53,7 +59,10 @@ void cache_open(cache *c, const char *dir, uint64_t max_bytes) {
   if (!dir || !*dir) return;
   size_t n = strlen(dir);
   while (n > 1 && dir[n - 1] == '/') n--;
-  if (n + 64 >= sizeof c->dir) return;   /* room for the entry and temp names */
+  if (n + CACHE_NAME_ROOM >= sizeof c->dir) {   /* room for the entry and temp names */
+    say_too_long(c, n);
+    return;
+  }
   memcpy(c->dir, dir, n);
   c->dir[n] = 0;
   c->enabled = true;
@@ -70,27 +79,57 @@ static bool env_has_item(const char *list, const char *item) {
   return false;
 }
 
-void cache_open_env(cache *c) {
-  c->log = stderr;
+static bool is_one_of(const char *s, const char *const *words) {
+  for (; *words; words++)
+    if (!strcmp(s, *words)) return true;
+  return false;
+}
+
+/* MGPU_CACHE value v turns the cache off; *ok: v is empty, on or off. */
+static bool env_off(const char *v, bool *ok) {
+  static const char *const off[] = { "off", "0", "no", "false", NULL }, *const on[] = { "on", "1", "yes", "true", NULL };
+  *ok = !v || !*v || is_one_of(v, on) || is_one_of(v, off);
+  return v && is_one_of(v, off);
+}
+
+/* MGPU_CACHE_MAX_MB value v in megabytes: decimal digits only, below 2^40
+** (0 in any spelling turns the cache off); else *ok is false and the
+** default is used. */
+static uint64_t env_max_mb(const char *v, bool *ok) {
+  *ok = true;
+  if (!v || !*v) return CACHE_DEFAULT_MB;
+  uint64_t mb = 0;
+  for (const char *p = v; *p && *ok; p++) {
+    *ok = *p >= '0' && *p <= '9' && mb < ((uint64_t)1 << 40) / 10;
+    mb = mb * 10 + (uint64_t)(*p - '0');
+  }
+  *ok = *ok && mb < ((uint64_t)1 << 40);
+  return *ok ? mb : CACHE_DEFAULT_MB;
+}
+
+void cache_open_env(cache *c, FILE *log) {
+  c->log = log;
   const char *dbg = getenv("MGPU_DEBUG");
   c->debug = dbg && (env_has_item(dbg, "cache") || env_has_item(dbg, "all"));
-  const char *onoff = getenv("MGPU_CACHE");
-  uint64_t mb = CACHE_DEFAULT_MB;
-  const char *lim = getenv("MGPU_CACHE_MAX_MB");
-  if (lim && *lim) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(lim, &end, 10);
-    if (!errno && !*end && v < ((uint64_t)1 << 40)) mb = v;
-  }
-  char dir[4096] = "";
+  const char *onoff = getenv("MGPU_CACHE"), *lim = getenv("MGPU_CACHE_MAX_MB");
+  bool off_ok, mb_ok;
+  bool off = env_off(onoff, &off_ok);
+  uint64_t mb = env_max_mb(lim, &mb_ok);
+  char dir[sizeof c->dir + 16] = "";   /* longer than any usable directory: a longer one is said, not cut */
   const char *d = getenv("MGPU_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-  if (d && *d) snprintf(dir, sizeof dir, "%s", d);
-  else if (x && *x == '/') snprintf(dir, sizeof dir, "%s/mgpu", x);
-  else if (h && *h) snprintf(dir, sizeof dir, "%s/.cache/mgpu", h);
-  bool off = onoff && (!strcmp(onoff, "off") || !strcmp(onoff, "0") || !strcmp(onoff, "no") ||
-                       !strcmp(onoff, "false"));
-  cache_open(c, off || mb == 0 ? NULL : dir, mb << 20);
+  int w = 0;
+  if (d && *d) w = snprintf(dir, sizeof dir, "%s", d);
+  else if (x && *x == '/') w = snprintf(dir, sizeof dir, "%s/mgpu", x);
+  else if (h && *h) w = snprintf(dir, sizeof dir, "%s/.cache/mgpu", h);
+  bool cut = w < 0 || (size_t)w >= sizeof dir;
+  cache_open(c, off || mb == 0 || cut ? NULL : dir, mb << 20);
+  if (cut) say_too_long(c, w < 0 ? 0 : (size_t)w);
+  if (!off_ok)
+    cache_say(c, "mgpu: MGPU_CACHE must be on or off (or 1/0, yes/no, true/false), got '%s'; the kernel cache stays "
+              "on", onoff);
+  if (!mb_ok)
+    cache_say(c, "mgpu: MGPU_CACHE_MAX_MB must be a whole number of megabytes (0 turns the kernel cache off), got "
+              "'%s'; using %u", lim, CACHE_DEFAULT_MB);
 }
 
 /* -- Keys --------------------------------------------------------------------------------- */
@@ -144,13 +183,46 @@ static void header_make(unsigned char h[CACHE_HEADER_BYTES], cache_key k, const 
   put64(h + 48, XXH3_64bits(h, 48));
 }
 
+/* The entry at path exists and is not a regular file (following symbolic
+** links; a loop of them counts): *mode says what it is. */
+static bool entry_odd(const char *path, mode_t *mode) {
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    *mode = st.st_mode;
+    return !S_ISREG(st.st_mode);
+  }
+  *mode = S_IFLNK;
+  return errno == ELOOP;
+}
+
+static const char *file_kind(mode_t m) {
+  return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket"
+       : S_ISLNK(m) ? "a loop of symbolic links" : S_ISCHR(m) || S_ISBLK(m) ? "a device" : "not a regular file";
+}
+
+/* An entry that is not a regular file: said once (the last one said is
+** remembered), left alone, and its kernel is not cached. */
+static void cache_odd(cache *c, cache_key k, const char *path, mode_t mode) {
+  if (c->have_odd && c->odd.lo == k.lo && c->odd.hi == k.hi) return;
+  c->have_odd = true;
+  c->odd = k;
+  cache_say(c, "mgpu: cache entry %s is %s, not a cache entry; left alone, its kernel is not cached (remove it)", path,
+            file_kind(mode));
+}
+
 cache_result cache_load(cache *c, cache_key k, void **data, size_t *len) {
   *data = NULL;
   *len = 0;
   if (!c->enabled) return CACHE_MISS;
   char path[4160];
   if (!cache_entry_path(c, k, path, sizeof path)) return CACHE_MISS;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  mode_t mode;
+  if (entry_odd(path, &mode)) {   /* never opened: a FIFO would block */
+    cache_odd(c, k, path, mode);
+    c->misses++;
+    return CACHE_MISS;
+  }
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);   /* (a FIFO swapped in since does not block) */
   if (fd < 0) {
     if (errno != ENOENT && errno != ENOTDIR) cache_degrade(c, "read", path, errno);
     c->misses++;
@@ -224,6 +296,8 @@ bool cache_store(cache *c, cache_key k, const void *data, size_t len) {
     cache_say(c, "mgpu: cache entry %s was corrupt; rebuilt", path);
   }
   if (!c->enabled || len > CACHE_MAX_PAYLOAD || !cache_entry_path(c, k, path, sizeof path)) return false;
+  mode_t mode;
+  if (entry_odd(path, &mode)) return false;   /* said at its load */
   int err = 0;
   if (!mkdir_p(c->dir, &err)) {
     cache_degrade(c, "create", c->dir, err);

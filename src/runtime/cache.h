@@ -7,7 +7,9 @@
 ** One file per entry, <dir>/<32 hex digits of the key>.mgc: a 64-byte header
 ** (magic, format version, key, payload length, payload hash, header hash)
 ** and the payload.  Writes are atomic (temp file in the same directory,
-** fsync, rename); an entry that fails any check is deleted, never returned.
+** fsync, rename); an entry that fails any check is deleted, never returned;
+** one that is not a regular file (a directory, a FIFO) is never opened: it
+** is said once and left alone.
 ** Hits touch the entry's mtime; after a write the oldest entries go until
 ** the directory fits the size bound.  Every I/O failure turns the cache off
 ** with at most one warning: the cache never makes a kernel fail.
@@ -41,15 +43,20 @@ typedef struct cache {
   char last_msg[4352];       /* the last line reported (tests read it) */
   bool have_corrupt;         /* the last miss was a corrupt entry, reported at its rebuild */
   cache_key corrupt;
+  bool have_odd;             /* an entry that is not a file was said (the last one) */
+  cache_key odd;
   int hits, misses, stores, corrupt_count, evictions;
 } cache;
 
 typedef enum cache_result { CACHE_MISS = 0, CACHE_HIT = 1, CACHE_CORRUPT = 2 } cache_result;
 
 /* From the environment: MGPU_CACHE=off, MGPU_CACHE_DIR, XDG_CACHE_HOME,
-** HOME, MGPU_CACHE_MAX_MB (default 512), MGPU_DEBUG (a "cache" item). */
-void cache_open_env(cache *c);
-/* An explicit directory and bound (tests); dir NULL or "" disables. */
+** HOME, MGPU_CACHE_MAX_MB (default 512; 0 disables), MGPU_DEBUG (a "cache"
+** item).  A setting that does not parse and a directory path too long for
+** the system are said on log (NULL: only in last_msg). */
+void cache_open_env(cache *c, FILE *log);
+/* An explicit directory and bound (tests); dir NULL or "" disables, a path
+** too long for the entries' names disables with a warning. */
 void cache_open(cache *c, const char *dir, uint64_t max_bytes);
 
 cache_key cache_key_make(const cache_part *parts, size_t nparts);
