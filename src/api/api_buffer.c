@@ -122,6 +122,7 @@ mgpu_status mgpu_buffer_alloc(mgpu_ctx *ctx, uint64_t nbytes, mgpu_buffer **out)
     } else {
       void *p = mem_realloc(&ctx->alloc, NULL, 0, (size_t)nbytes);
       if (!p) s = nomem(ctx, nbytes);
+      else memset(p, 0xff, (size_t)nbytes);   /* garbage, but defined: NaN in every float type, -1 */
       addr = (uint64_t)(uintptr_t)p;
     }
   }
