@@ -58,7 +58,17 @@ static int pair_of(const interp *I, int b) {
 /* -- Barriers --------------------------------------------------------------------------- */
 
 /* The mbarrier a barrier ref names (its root's first plus the view's offset). */
-static int bar_index(const interp *I, const iref *r) { return I->bar_of[r->root] + (int)r->off[0]; }
+/* The block's mbarrier that ref r (at op) names; an index outside its allocation is a fault
+** (on the GPU the arrival or wait would land on some other barrier, or outside them). */
+static int bar_index(const interp *I, const ir_op *op, const iref *r) {
+  const ir_kernel *k = I->k;
+  int64_t n = ir_ints(k, &k->ops.v[k->vals.v[r->root].def])[0];
+  if (r->off[0] < 0 || r->off[0] >= n)
+    FAULT(I, op, "barrier index %lld is outside its allocation of %lld barrier%s (0 to %lld): a traced index "
+          "such as (k - 1) %% n is negative when k is 0", (long long)r->off[0], (long long)n, n == 1 ? "" : "s",
+          (long long)n - 1);
+  return I->bar_of[r->root] + (int)r->off[0];
+}
 
 void interp_barriers_init(interp *I) {
   const ir_kernel *k = I->k;
@@ -120,7 +130,7 @@ static void arrive(interp *I, iagent *a, ibar *x, const ir_op *op, int blk, int6
 
 void interp_barrier_arrive(interp *I, iagent *a, const ir_op *op) {
   const iref *r = a->slots[ir_opds(I->k, op)[0]].ref;
-  int idx = bar_index(I, r);
+  int idx = bar_index(I, op, r);
   const int64_t mask = ir_ints(I->k, &I->k->ops.v[I->k->vals.v[r->root].def])[2];
   int group[8], n = 1;
   group[0] = a->block;
@@ -273,7 +283,7 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
   const ir_type *t = ir_vtype(k, o[1]);
   int64_t bytes = ir_numel(t) * dt_bytes(t->dtype);
   const iref *bar = a->slots[o[2]].ref;
-  int idx = bar_index(I, bar);
+  int idx = bar_index(I, op, bar);
   iasync c = new_async(I, a, op, IA_LOAD);   /* part_dim -1: the whole tile */
   c.gmem = *a->slots[o[0]].ref;
   c.smem = *a->slots[o[1]].ref;
@@ -413,7 +423,7 @@ void interp_wait_group(interp *I, iagent *a, int64_t n) {
 
 bool interp_barrier_wait(interp *I, iagent *a, const ir_op *op) {
   const iref *r = a->slots[ir_opds(I->k, op)[0]].ref;
-  int idx = bar_index(I, r);
+  int idx = bar_index(I, op, r);
   ibar *x = &I->blocks[a->block].bars[idx];
   int64_t w = a->waits[idx];
   if (x->completed <= w) {   /* copies and tensor-core commits in flight into this barrier land now */
@@ -454,7 +464,7 @@ MGPU_NORET void interp_deadlock(interp *I) {
                               (long long)ival_of((iagent *)a, ir_opds(k, op)[1])->i, (long long)dt_load_int(MGPU_I32, q));
       continue;
     }
-    int idx = bar_index(I, r);
+    int idx = bar_index(I, op, r);
     const ibar *x = &I->blocks[a->block].bars[idx];
     len += (size_t)snprintf(msg + len, sizeof msg - len, "\n  %s: %sblock %d of the cluster, warpgroup %d waits for completion %lld "
                             "(%d of %d arrivals missing, %lld bytes outstanding)", ir_loc(k, op), who, a->block % I->cblocks,
@@ -640,7 +650,7 @@ void interp_tcgen05_commit(interp *I, iagent *a, const ir_op *op) {
   bool pair = ir_ints(I->k, op)[0] != 0;
   if (pair && I->blocks[a->block].cidx[0] != 0) return;   /* the pair's first block commits for both */
   iasync c = new_async(I, a, op, IA_TCCOMMIT);
-  c.bar = bar_index(I, a->slots[ir_opds(I->k, op)[0]].ref);
+  c.bar = bar_index(I, op, a->slots[ir_opds(I->k, op)[0]].ref);
   c.peer = pair ? pair_of(I, a->block) : -1;
   push_async(I, &c);
 }
@@ -674,7 +684,7 @@ void interp_cluster_cancel(interp *I, iagent *a, const ir_op *op) {
   const ir_kernel *k = I->k;
   const uint32_t *o = ir_opds(k, op);
   const iref *res = a->slots[o[0]].ref;
-  int idx = bar_index(I, a->slots[o[1]].ref);
+  int idx = bar_index(I, op, a->slots[o[1]].ref);
   tick(I, a);
   arrive(I, a, &I->blocks[a->block].bars[idx], op, a->block, a->wg == 0 ? 16 : 0);
   if (a->wg != 0 || a->block % I->cblocks != 0) return;   /* the cluster's first block asks for all */
