@@ -210,7 +210,8 @@ uint32_t pe_nregs(const pe *e, uint32_t v) {
   if (t->kind != MGPU_VALUE_ARRAY) return 1;
   lay_fit f;
   if (!lay_fit_shape(&e->ki->lay[v], t->shape, t->rank, &f, NULL, 0)) return 0;
-  return (uint32_t)(f.nregs * f.vlen);
+  int64_t n = f.nregs * f.vlen;
+  return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;   /* (saturated: define() refuses anything this large) */
 }
 
 preg pe_vreg(pe *e, uint32_t v) {
