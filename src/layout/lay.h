@@ -99,6 +99,12 @@ void lay_name(const lay_layout *l, const char *const *texts, int ntexts, strbuf 
 bool lay_tiled_api_text(const char *text, strbuf *sb);
 /* The rows layout: rows over the 4 warps, 32 lanes x vec columns. */
 void lay_rows_text(int vec, char *buf, size_t n);
+/* The layouts mgpu names or picks itself, in this order: WGMMA, WGMMA_TRANSPOSED, WGMMA_8BIT,
+** the rows layouts (vec 1 to 16: text set, name empty), TCGEN05, TCGEN05_TMEM_NATIVE(1 to 16).
+** Fills out[0..LAY_NKNOWN) and returns the count. */
+#define LAY_NKNOWN 16
+typedef struct lay_known { lay_layout l; char name[40]; char text[64]; } lay_known;
+int lay_known_layouts(lay_known *out);
 
 /* The layout of the array reduced over logical dims `axes` (0-based, of
 ** an array of logical rank `rank`).  Dims split over warps or lanes become

@@ -60,7 +60,23 @@ bool lay_tiled_api_text(const char *text, strbuf *sb) {
   return *p == 0;
 }
 
-typedef struct named { lay_layout l; const char *text; char name[40]; } named;
+int lay_known_layouts(lay_known *out) {
+  int n = 0;
+  memset(out, 0, sizeof(lay_known) * LAY_NKNOWN);
+  lay_wgmma(&out[n].l); snprintf(out[n++].name, sizeof out->name, "WGMMA");
+  lay_wgmma_transposed(&out[n].l); snprintf(out[n++].name, sizeof out->name, "WGMMA_TRANSPOSED");
+  lay_wgmma_8bit(&out[n].l); snprintf(out[n++].name, sizeof out->name, "WGMMA_8BIT");
+  for (int v = 1; v <= 16; v *= 2) {   /* the rows layouts inference picks by default */
+    lay_rows_text(v, out[n].text, sizeof out->text);
+    if (lay_parse(out[n].text, &out[n].l, NULL, 0)) n++;
+  }
+  lay_tcgen05(&out[n].l); snprintf(out[n++].name, sizeof out->name, "TCGEN05");
+  for (int v = 1; v <= 16; v *= 2) {
+    lay_tmem_native(&out[n].l, v);
+    snprintf(out[n++].name, sizeof out->name, "TCGEN05_TMEM_NATIVE(%d)", v);
+  }
+  return n;
+}
 
 /* Does l equal base reduced over some proper subset of its axes?  Writes
 ** the axes ("1" or "0,2") into ax. */
@@ -87,29 +103,15 @@ void lay_name(const lay_layout *l, const char *const *texts, int ntexts, strbuf 
   case LAY_TILED: break;
   default: sb_puts(sb, "no layout"); return;
   }
-  named base[16];
-  int nb = 0;
-  lay_wgmma(&base[nb].l); base[nb].text = NULL; snprintf(base[nb++].name, sizeof base[0].name, "WGMMA");
-  lay_wgmma_8bit(&base[nb].l); base[nb].text = NULL; snprintf(base[nb++].name, sizeof base[0].name, "WGMMA_8BIT");
-  lay_wgmma_transposed(&base[nb].l); base[nb].text = NULL; snprintf(base[nb++].name, sizeof base[0].name, "WGMMA_TRANSPOSED");
-  lay_tcgen05(&base[nb].l); base[nb].text = NULL; snprintf(base[nb++].name, sizeof base[0].name, "TCGEN05");
-  for (int v = 1; v <= 16; v *= 2) {
-    lay_tmem_native(&base[nb].l, v);
-    base[nb].text = NULL;
-    snprintf(base[nb++].name, sizeof base[0].name, "TCGEN05_TMEM_NATIVE(%d)", v);
-  }
-  static char rows[5][64];
-  for (int v = 0; v < 5; v++) {   /* the rows layouts layout inference picks by default */
-    lay_rows_text(1 << v, rows[v], sizeof rows[v]);
-    if (lay_parse(rows[v], &base[nb].l, NULL, 0)) { base[nb].text = rows[v]; base[nb++].name[0] = 0; }
-  }
+  lay_known base[LAY_NKNOWN];
+  int nb = lay_known_layouts(base);
   char ax[32];
   for (int pass = 0; pass < 2; pass++) {   /* equal first, then reduced */
     for (int i = 0; i < nb + ntexts; i++) {
       lay_layout tl;
       const lay_layout *b;
       const char *text;
-      if (i < nb) { b = &base[i].l; text = base[i].text; }
+      if (i < nb) { b = &base[i].l; text = base[i].text[0] ? base[i].text : NULL; }
       else {
         text = texts[i - nb];
         if (!text || strncmp(text, "tiled(", 6) || !lay_parse(text, &tl, NULL, 0)) continue;

@@ -258,26 +258,18 @@ static bool strided_lead(const ctx *x, const ir_op *op, const lay_layout *src, c
 }
 
 /* A layout for broadcast op's result that reduces (over the broadcast
-** axes) to src: a named layout or a rows layout, fitting the result; for a
+** axes) to src: one of lay_known_layouts, fitting the result; for a
 ** strided src broadcast along leading axes (strided_lead), the same one. */
 static bool broadcast_layout(const ctx *x, const ir_op *op, const lay_layout *src, const int *axes, int n, lay_layout *out) {
   if (strided_lead(x, op, src, axes, n)) { *out = *src; return true; }
   const ir_type *t = ir_vtype(x->k, op->res);
-  lay_layout cand[8];
-  int nc = 0;
-  lay_wgmma(&cand[nc++]);
-  lay_wgmma_transposed(&cand[nc++]);
-  lay_wgmma_8bit(&cand[nc++]);
-  for (int v = 1; v <= 16; v *= 2) {
-    char text[96];
-    lay_rows_text(v, text, sizeof text);
-    if (lay_parse(text, &cand[nc], NULL, 0)) nc++;
-  }
+  lay_known cand[LAY_NKNOWN];
+  int nc = lay_known_layouts(cand);
   for (int i = 0; i < nc; i++) {
     lay_layout red;
     lay_fit f;
-    lay_reduce(&cand[i], t->rank, axes, n, &red);
-    if (lay_equal(&red, src) && lay_fit_shape(&cand[i], t->shape, t->rank, &f, NULL, 0)) { *out = cand[i]; return true; }
+    lay_reduce(&cand[i].l, t->rank, axes, n, &red);
+    if (lay_equal(&red, src) && lay_fit_shape(&cand[i].l, t->shape, t->rank, &f, NULL, 0)) { *out = cand[i].l; return true; }
   }
   return false;
 }
