@@ -1,5 +1,6 @@
 """Multi-GPU anchors for mgpu's distributed examples, measured with torch and
-NCCL on the same machine: all_gather_into_tensor of 64 MiB per GPU, and an
+NCCL on the same machine: all_gather_into_tensor and reduce_scatter_tensor of
+64 MiB per GPU (the all-gather's input, the reduce-scatter's output), and an
 all-gather of A (M rows per GPU) followed by a cuBLAS matmul with B (K x N),
 the baseline of a collective matmul.  NVLink multicast stays off.
 
@@ -44,6 +45,14 @@ def worker(rank, n, M, C, port):
     gbs = (n - 1) * x.numel() * 2 / ms / 1e6
     if rank == 0:
         print(f"nccl all_gather_into_tensor {M}x{C} bf16 per GPU on {n} GPUs: {ms:.3f} ms, {gbs:.1f} GB/s received per GPU")
+    # reduce-scatter: every GPU holds n*M x C, ends with its M x C chunk of the sum
+    big = torch.randn(n * M, C, device="cuda", dtype=torch.bfloat16)
+    part = torch.empty(M, C, device="cuda", dtype=torch.bfloat16)
+    ms = timed(lambda: dist.reduce_scatter_tensor(part, big))
+    gbs = (n - 1) * part.numel() * 2 / ms / 1e6
+    if rank == 0:
+        print(f"nccl reduce_scatter_tensor {M}x{C} bf16 out per GPU on {n} GPUs: {ms:.3f} ms, {gbs:.1f} GB/s received per GPU")
+    del big, part
     # all-gather of A (M x K per GPU) then cuBLAS: (n*M x K) @ (K x N), N = K = 8192
     K = N = 8192
     a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
