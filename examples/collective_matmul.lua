@@ -19,6 +19,7 @@ examples/matmul.lua with three hooks:
   (per device M=8192 rows of A, N = K = 8192 on GPUs; 256x256x128 simulated)
 ]]
 local mgpu = require "mgpu"
+local PEAK_TFLOPS = 989.4   -- dense 16-bit tensor-core peak of an H100 SXM / H200, as Pallas reports utilisation
 local here = (arg and arg[0] or "examples/collective_matmul.lua"):match("^(.*)/[^/]*$") or "."
 local lib = assert(loadfile(here .. "/matmul.lua"))("--lib")
 
@@ -143,6 +144,7 @@ if not small then
     matmul:call_into(c, ag, b)
   end
   local ms = mgpu.bench(run, { reps = reps })
-  print(string.format("device %d: %.3f ms, %.1f TFLOP/s (all-gather overlapped; %d ring blocks)", me, ms,
-                      2 * n * M * N * K / ms / 1e9, comm))
+  local tflops = 2 * n * M * N * K / ms / 1e9
+  print(string.format("device %d: %.3f ms, %.1f TFLOP/s, TC utilisation %.1f%% (all-gather overlapped; %d ring blocks)",
+                      me, ms, tflops, 100 * tflops / PEAK_TFLOPS, comm))
 end
