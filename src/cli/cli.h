@@ -30,8 +30,9 @@ int cli_run_script(lua_State *L, int argc, char **argv, int script);
 int cli_run_devices(int argc, char **argv, const cli_opts *o);
 /* devices.c: under a launcher (torchrun, srun, mpirun: mgpu.launcher), make
 ** L its device of the launcher's job and prefix reports with "device R: ";
-** nothing without one.  Non-zero after reporting an error. */
-int cli_join_launcher(lua_State *L);
+** nothing without one; *joined says whether it did.  Non-zero after
+** reporting an error. */
+int cli_join_launcher(lua_State *L, int *joined);
 /* simio.c: a simulated device's stdout text, kept until a line is complete. */
 typedef struct cli_lines { char *p; size_t n, cap; } cli_lines;
 /* simio.c: in L, the state of simulated device `rank`: print, io.write and

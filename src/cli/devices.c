@@ -220,7 +220,7 @@ int cli_run_devices(int argc, char **argv, const cli_opts *o) {
 
 /* -- A launcher's job ------------------------------------------------------------------- */
 
-int cli_join_launcher(lua_State *L) {
+int cli_join_launcher(lua_State *L, int *joined) {
   static const char code[] =
     "local l = require('mgpu.launcher').detect(os.getenv)\n"
     "if not l or l.count == 1 then return end\n"
@@ -232,7 +232,8 @@ int cli_join_launcher(lua_State *L) {
   }
   if (cli_docall(L, 0, 1)) return 1;
   static char prefix[32];
-  if (lua_isinteger(L, -1)) {
+  *joined = lua_isinteger(L, -1);
+  if (*joined) {
     snprintf(prefix, sizeof prefix, "device %d: ", (int)lua_tointeger(L, -1));
     cli_report_prefix(prefix);
   }

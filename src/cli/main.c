@@ -209,7 +209,8 @@ int main(int argc, char **argv) {
   lua_State *L = cli_newstate(argc, argv, &o);
   if (!L) return 1;
   cli_sigint_install(L, 0);
-  if (o.script) status = cli_join_launcher(L);
+  int joined = 0;
+  if (o.script) status = cli_join_launcher(L, &joined);
   if (!status && o.info) status = run_string(L, info_code);
   /* -e chunks, in order, before the script */
   int end = o.script ? o.script : argc;
@@ -231,5 +232,9 @@ int main(int argc, char **argv) {
     cli_repl(L);
   }
   lua_close(L);
+  if (joined) {   /* end as -n's devices do: NVSHMEM's exit-time destructors fault once the CUDA context is gone */
+    fflush(NULL);
+    _exit(status ? 1 : 0);
+  }
   return status ? 1 : 0;
 }
