@@ -57,6 +57,7 @@ local amath = dofile(here .. "attention_math.lua")
 local lib = {}
 local BQ, BKV = amath.BQ, 64     -- 64-row blocks: dQ (or dK and dV), S and dP in 232 registers a thread
 local xf = amath.xf
+local xf32 = { mgpu.transforms.tiling{ 8, 32 }, mgpu.transforms.swizzle(128) }   -- 128-byte rows of f32
 
 -- delta = rowsum(dO * O) in f32, (B * H, S); with `fused` also the f32
 -- dQ accumulator (B, S, H * D), zeroed here since this kernel visits every
@@ -274,7 +275,7 @@ local function fused_kernel(c, d)
       mgpu.run_scoped({ ks = mgpu.SMEM({ 2 * BKV, D }, dtype, { transforms = xf }), vs = slabs(d),
                         q = slots(d, depth), dos = slots(d, depth),
                         dst = mgpu.SMEM({ 2, 2 * BKV, BQ }, dtype, { transforms = xf }),   -- dS^T, two steps
-                        dqs = mgpu.SMEM({ 2, BQ, 64 }, "f32"),                              -- a dQ chunk per warpgroup
+                        dqs = mgpu.SMEM({ 2, BQ, 64 }, "f32", { transforms = xf32 }),     -- a dQ chunk per warpgroup
                         kvbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
                         ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
                         free = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
@@ -322,8 +323,6 @@ local function fused_kernel(c, d)
               s.dst:at(dslot, mgpu.ds(wg * BKV, BKV)):store(dst)   -- while dK's wgmma runs
               mgpu.commit_smem()
               mgpu.barrier_arrive(s.dsbar:at(dslot))
-              mgpu.wgmma_wait(0)
-              mgpu.barrier_arrive(s.free:at(slot))
               mgpu.barrier_wait(s.dsbar:at(dslot))   -- both halves of dS^T are in SMEM
               for ch = 0, chunks - 1 do
                 mgpu.when(mgpu.eq((j + ch) % 2, wg), function()
@@ -339,6 +338,8 @@ local function fused_kernel(c, d)
                                          { reduction_op = "add" })
                 end)
               end
+              mgpu.wgmma_wait(0)   -- dK's wgmma, queued before dQ's, has read Q's slot
+              mgpu.barrier_arrive(s.free:at(slot))
             end)
             mgpu.barrier_arrive(s.kdone)   -- K is free once neither warpgroup's dQ wgmmas read it
             mgpu.barrier_wait(s.kdone)
