@@ -3,11 +3,29 @@ Flash attention backward: dQ, dK and dV of O = softmax(scale Q K^T) V from
 the forward's O and base-2 log-sum-exp (examples/attention.lua, lse=1) and
 dO, over (batch, seq, heads, head_dim) bf16 or f16 arrays, head_dim 64 or
 128, optionally causal, with grouped-query attention and any seq (ragged
-blocks masked) as in the forward.  Three kernels, deterministic (no
-atomics), as Pallas' attention_mgpu backward:
+blocks masked) as in the forward.  Two paths (cfg.fused):
 
+Fused (the default; FlashAttention-3's shape), three kernels:
 - delta = rowsum(dO * O), (batch * heads, seq) f32, one warpgroup per 64
-  rows of a head;
+  rows of a head, which also zeroes the f32 dQ accumulator
+  (batch, seq, heads * head_dim);
+- one block per (128 key rows, batch * kv head), as the dK, dV kernel
+  below, and per query block also dQ's share dS K over its 128 keys: both
+  compute warpgroups store their dS^T (bf16 or f16) in SMEM, meet at a
+  barrier, and each computes 64-column chunks of the 64 x head_dim share
+  (A: dS^T seen transposed, B: all 128 K rows) and adds them into the
+  accumulator with TMA reduce-add stores.  S and dP are computed once
+  (10 B H S^2 D flops);
+- dQ = scale * accumulator in the inputs' dtype.
+The order in which the key blocks' shares are added to dQ is not fixed, so
+dQ may differ in its last bits from run to run; dK and dV are
+deterministic.
+
+Three kernels, deterministic (no atomics), as Pallas' attention_mgpu
+backward (fused = false or 0), recomputing S and dP in both the dQ and the
+dK, dV kernels (14 B H S^2 D flops):
+
+- delta as above (without the accumulator);
 - dQ: one block per (128 query rows, batch * head); the memory warpgroup
   streams K and V blocks of 64 rows (K and V released separately), each
   compute warpgroup recomputes S = Q K^T and P = exp2(S scale log2(e) - lse)
@@ -21,17 +39,17 @@ atomics), as Pallas' attention_mgpu backward:
   dK += dS^T Q (the rows' lse and delta in the WGMMA:reduce(0) layout).
   Causal blocks start at the diagonal.  P^T's wgmma for dV is in flight
   while dP^T is computed, which keeps the peak at dK, dV (128 registers a
-  thread with head_dim 128), P^T and dP^T: ptxas still spills 16 bytes
-  there.
+  thread with head_dim 128), P^T and dP^T.
 
   mgpu examples/attention_bwd.lua [B] [S] [H] [D] [causal] [dtype] [key=value ...]
-    keys: hkv (kv heads) scale approx (0|1) depth (slots, >= 2) reps
-  (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted)
+    keys: hkv (kv heads) scale approx (0|1) depth (slots, >= 2) fused (0|1) reps
+  (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted).  Without
+  `fused` a GPU checks and times both paths, the interpreter the fused one.
 
-TFLOP/s counts the 10 B H S^2 D of the standard backward (recomputing S and
-dP in both kernels does 14), half that when causal.  Loaded with
-`loadfile("examples/attention_bwd.lua")("--lib")` it returns { build = ... }:
-build(cfg) gives bwd(q, k, v, o, lse, do) -> dq, dk, dv.
+TFLOP/s counts the 10 B H S^2 D of the standard backward, half that when
+causal.  Loaded with `loadfile("examples/attention_bwd.lua")("--lib")` it
+returns { build = ... }: build(cfg) gives bwd(q, k, v, o, lse, do) -> dq,
+dk, dv.
 ]]
 local mgpu = require "mgpu"
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
@@ -39,20 +57,43 @@ local amath = dofile(here .. "attention_math.lua")
 local lib = {}
 local BQ, BKV = amath.BQ, 64     -- 64-row blocks: dQ (or dK and dV), S and dP in 232 registers a thread
 local xf = amath.xf
+local xf32 = { mgpu.transforms.tiling{ 8, 32 }, mgpu.transforms.swizzle(128) }   -- 128-byte rows of f32
 
--- delta = rowsum(dO * O) in f32, (B * H, S).
-local function delta_kernel(d)
+-- delta = rowsum(dO * O) in f32, (B * H, S); with `fused` also the f32
+-- dQ accumulator (B, S, H * D), zeroed here since this kernel visits every
+-- row of every head.
+local function delta_kernel(d, fused)
   local H, D = d.H, d.D
+  local delta_shape = mgpu.shape({ d.B * H, d.S }, "f32")
+  local function body(o, dout, delta, dq_acc)
+    local bh, t = mgpu.program_id(0), mgpu.program_id(1)
+    local rows, cols = mgpu.ds(t * BQ, BQ), mgpu.ds((bh % H) * D, D)
+    local b = bh / H
+    local x = o:at(b, rows, cols):load():astype("f32") * dout:at(b, rows, cols):load():astype("f32")
+    delta:at(bh, rows):store(x:sum(1))
+    if dq_acc then dq_acc:at(b, rows, cols):store(mgpu.zeros({ BQ, D }, "f32")) end
+  end
   return mgpu.kernel{
-    name = "attention_bwd_delta",
-    out_shape = mgpu.shape({ d.B * H, d.S }, "f32"),
+    name = fused and "attention_bwd_delta_zero" or "attention_bwd_delta",
+    out_shape = fused and { delta_shape, mgpu.shape({ d.B, d.S, H * D }, "f32") } or delta_shape,
     grid = { d.B * H, math.ceil(d.S / BQ) }, grid_names = { "bh", "t" },
-    body = function(o, dout, delta)
+    body = fused and function(o, dout, delta, dq_acc) body(o, dout, delta, dq_acc) end
+           or function(o, dout, delta) body(o, dout, delta) end,
+  }
+end
+
+-- dQ = scale * the fused kernel's f32 accumulator, in the inputs' dtype.
+local function dq_convert_kernel(c, d)
+  local H, D, scale = d.H, d.D, c.scale or 1 / math.sqrt(d.D)
+  return mgpu.kernel{
+    name = "attention_bwd_dq_convert",
+    out_shape = mgpu.shape({ d.B, d.S, H * D }, d.dtype),
+    grid = { d.B * H, math.ceil(d.S / BQ) }, grid_names = { "bh", "t" },
+    body = function(dq_acc, dq)
       local bh, t = mgpu.program_id(0), mgpu.program_id(1)
       local rows, cols = mgpu.ds(t * BQ, BQ), mgpu.ds((bh % H) * D, D)
       local b = bh / H
-      local x = o:at(b, rows, cols):load():astype("f32") * dout:at(b, rows, cols):load():astype("f32")
-      delta:at(bh, rows):store(x:sum(1))
+      dq:at(b, rows, cols):store((dq_acc:at(b, rows, cols):load() * scale):astype(d.dtype))
     end,
   }
 end
@@ -203,11 +244,136 @@ local function dkv_kernel(c, d)
   }
 end
 
---- The backward for cfg (causal, scale, approx_math, depth):
+-- dK, dV and the dQ accumulator in one pass: per 128 key rows of a kv
+-- head as dkv_kernel, plus each query block's dQ share dS K (over these
+-- 128 keys) added into dq_acc.  Both warpgroups' dS^T go to SMEM, and the
+-- 64 x head_dim share is cut into 64-column chunks, chunk ch of query step
+-- j computed by warpgroup (j + ch) % 2 (one each with head_dim 128,
+-- alternate steps with 64): A is dS, dS^T's slot seen transposed, B the
+-- chunk's columns of all 128 K rows.
+local function fused_kernel(c, d)
+  local S, H, D, dtype, depth = d.S, d.H, d.D, d.dtype, c.depth
+  local group, scale = H / d.Hkv, c.scale or 1 / math.sqrt(D)
+  local col_l = mgpu.Layout.WGMMA:reduce(0)
+  local nqb, chunks = math.ceil(S / BQ), D / 64
+  local dkv = mgpu.shape({ d.B, S, d.Hkv * D }, dtype)
+  return mgpu.kernel{
+    name = c.causal and "attention_bwd_fused_causal" or "attention_bwd_fused",
+    out_shape = { dkv, dkv, mgpu.shape({ d.B, S, H * D }, "f32") },
+    grid = { d.B * d.Hkv, math.ceil(S / (2 * BKV)) }, grid_names = { "bh", "kt" },
+    num_threads = 3, thread_name = "wg",
+    compiler_params = mgpu.CompilerParams{ approx_math = c.approx_math },
+    body = function(q, k, v, dout, lse, delta, dk, dv, dq_acc)
+      local bhk, kt = mgpu.program_id(0), mgpu.program_id(1)
+      local b, hk = bhk / d.Hkv, bhk % d.Hkv
+      local wg = mgpu.axis_index("wg")
+      local k0 = kt * (2 * BKV)
+      local first = c.causal and k0 / BQ or 0           -- query blocks before the diagonal see none of these keys
+      local per_head = nqb - first
+      local n = per_head * group
+      local function head_block(j) return hk * group + j / per_head, first + j % per_head end   -- q head, query block
+      mgpu.run_scoped({ ks = mgpu.SMEM({ 2 * BKV, D }, dtype, { transforms = xf }), vs = slabs(d),
+                        q = slots(d, depth), dos = slots(d, depth),
+                        dst = mgpu.SMEM({ 2, 2 * BKV, BQ }, dtype, { transforms = xf }),   -- dS^T, two steps
+                        dqs = mgpu.SMEM({ 2, BQ, 64 }, "f32", { transforms = xf32 }),     -- a dQ chunk per warpgroup
+                        kvbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
+                        ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
+                        free = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
+                        dsbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
+                        kdone = mgpu.Barrier{ num_arrivals = 2 } }, function(s)
+        local function memory()
+          amath.memory_loop(n, depth, { { free = s.free, load = function(j, slot)
+            local h, qb = head_block(j)
+            local rows, cols = mgpu.ds(qb * BQ, BQ), mgpu.ds(h * D, D)
+            mgpu.copy_gmem_to_smem(q:at(b, rows, cols), s.q:at(slot), s.ready:at(slot))
+            mgpu.copy_gmem_to_smem(dout:at(b, rows, cols), s.dos:at(slot), s.ready:at(slot))
+          end } })
+        end
+        local function compute()
+          mgpu.set_max_registers(amath.COMPUTE_REGISTERS, { action = "increase" })
+          local row0 = k0 + wg * BKV
+          local rows, cols = mgpu.ds(row0, BKV), mgpu.ds(hk * D, D)
+          local my_k = s.ks:at(mgpu.ds(wg * BKV, BKV))
+          mgpu.copy_gmem_to_smem(k:at(b, rows, cols), my_k, s.kvbar:at(wg))
+          mgpu.copy_gmem_to_smem(v:at(b, rows, cols), s.vs:at(wg), s.kvbar:at(wg))
+          mgpu.barrier_wait(s.kvbar:at(0))   -- dQ's wgmmas read both warpgroups' K rows
+          mgpu.barrier_wait(s.kvbar:at(1))
+          mgpu.run_scoped(function(dk_acc, dv_acc)
+            mgpu.fori(0, n, function(j)
+              local slot, dslot = j % depth, j % 2
+              local h, qb = head_block(j)
+              local qrows = mgpu.ds(qb * BQ, BQ)
+              local lse_c = lse:at(b * H + h, qrows):load{ layout = col_l }
+              local delta_c = delta:at(b * H + h, qrows):load{ layout = col_l }
+              mgpu.barrier_wait(s.ready:at(slot))
+              local st = mgpu.run_scoped(function(sacc)
+                mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
+                return sacc:load()
+              end, mgpu.ACC({ BKV, BQ }, "f32"))
+              st = amath.mask(c, S, st * (scale * amath.LOG2E), { rows0 = row0, cols0 = qb * BQ, keys_in_rows = true,
+                                                                   queries = true })
+              local pt = mgpu.exp2(st - lse_c:broadcast_in_dim({ BKV, BQ }, { 1 }))
+              mgpu.wgmma(dv_acc, pt:astype(dtype), s.dos:at(slot))   -- in flight while dP^T is computed
+              local dpt = mgpu.run_scoped(function(dpacc)
+                mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
+                return dpacc:load()
+              end, mgpu.ACC({ BKV, BQ }, "f32"))
+              local dst = (pt * (dpt - delta_c:broadcast_in_dim({ BKV, BQ }, { 1 }))):astype(dtype)
+              mgpu.wgmma(dk_acc, dst, s.q:at(slot))
+              s.dst:at(dslot, mgpu.ds(wg * BKV, BKV)):store(dst)   -- while dK's wgmma runs
+              mgpu.commit_smem()
+              mgpu.barrier_arrive(s.dsbar:at(dslot))
+              mgpu.barrier_wait(s.dsbar:at(dslot))   -- both halves of dS^T are in SMEM
+              for ch = 0, chunks - 1 do
+                mgpu.when(mgpu.eq((j + ch) % 2, wg), function()
+                  local part = mgpu.run_scoped(function(dqacc)
+                    mgpu.wgmma(dqacc, mgpu.transpose_ref(s.dst:at(dslot), { 1, 0 }),
+                               s.ks:at(mgpu.all, mgpu.ds(ch * 64, 64)))
+                    return dqacc:load()
+                  end, mgpu.ACC({ BQ, 64 }, "f32"))
+                  mgpu.wait_smem_to_gmem(0, { wait_read_only = true })   -- the previous chunk has left dqs
+                  s.dqs:at(wg):store(part)
+                  mgpu.commit_smem()
+                  mgpu.copy_smem_to_gmem(s.dqs:at(wg), dq_acc:at(b, qrows, mgpu.ds(h * D + ch * 64, 64)),
+                                         { reduction_op = "add" })
+                end)
+              end
+              mgpu.wgmma_wait(0)   -- dK's wgmma, queued before dQ's, has read Q's slot
+              mgpu.barrier_arrive(s.free:at(slot))
+            end)
+            mgpu.barrier_arrive(s.kdone)   -- K is free once neither warpgroup's dQ wgmmas read it
+            mgpu.barrier_wait(s.kdone)
+            my_k:store((dk_acc:load() * scale):astype(dtype))
+            s.vs:at(wg):store(dv_acc:load():astype(dtype))
+            mgpu.commit_smem()
+            mgpu.copy_smem_to_gmem(my_k, dk:at(b, rows, cols))
+            mgpu.copy_smem_to_gmem(s.vs:at(wg), dv:at(b, rows, cols))
+            mgpu.wait_smem_to_gmem(0)
+          end, mgpu.ACC({ BKV, D }, "f32"), mgpu.ACC({ BKV, D }, "f32"))
+        end
+        mgpu.cond(mgpu.eq(wg, 2), memory, compute)
+      end)
+    end,
+  }
+end
+
+--- The backward for cfg (causal, scale, approx_math, depth, fused):
 --- bwd(q, k, v, o, lse, do) -> dq, dk, dv, with lse (B, H, S) f32 from the
 --- forward; bwd.call_into(dq, dk, dv, q, k, v, o, lse, do) writes into
---- existing arrays.
+--- existing arrays.  fused (default true; also 0 or 1) picks the one-pass
+--- kernel with dQ added up in f32, else the deterministic three kernels.
 function lib.build(cfg)
+  local fused = true
+  if type(cfg) == "table" and cfg.fused ~= nil then
+    local f = cfg.fused
+    if f ~= true and f ~= false and f ~= 0 and f ~= 1 then
+      error("attention_bwd: fused must be a boolean, 0 or 1, got " .. tostring(f), 2)
+    end
+    fused = f == true or f == 1
+    local rest = {}
+    for key, val in pairs(cfg) do if key ~= "fused" then rest[key] = val end end
+    cfg = rest
+  end
   local c, err = amath.config(cfg, "attention_bwd")
   if not c then error(err, 2) end
   if c.block_kv ~= nil or c.pingpong ~= nil or c.wgs ~= nil or c.overlap ~= nil or c.lse then
@@ -232,24 +398,36 @@ function lib.build(cfg)
     end
     local d = { B = B, S = S, H = H, Hkv = Hkv, D = D, dtype = q.dtype }
     local key = table.concat({ B, S, H, Hkv, D, q.dtype }, ",")
-    cache[key] = cache[key] or { delta = delta_kernel(d), dq = dq_kernel(c, d), dkv = dkv_kernel(c, d) }
+    if not cache[key] then
+      cache[key] = fused and { delta = delta_kernel(d, true), fused = fused_kernel(c, d), convert = dq_convert_kernel(c, d) }
+                   or { delta = delta_kernel(d, false), dq = dq_kernel(c, d), dkv = dkv_kernel(c, d) }
+    end
     local function flat(x) return x:reshape({ B, S, x.shape[3] * D }) end
     return cache[key], flat, lse:reshape({ B * H, S })
+  end
+  -- the kernels into flat views of dq, dk and dv (B, S, heads * D)
+  local function run(ks, fq, fk, fv, fo, fdo, lse2, dq, dk, dv)
+    if fused then
+      local delta, dq_acc = ks.delta(fo, fdo)
+      ks.fused:call_into({ dk, dv, dq_acc }, fq, fk, fv, fdo, lse2, delta)
+      ks.convert:call_into(dq, dq_acc)
+    else
+      local delta = ks.delta(fo, fdo)
+      ks.dq:call_into(dq, fq, fk, fv, fdo, lse2, delta)
+      ks.dkv:call_into({ dk, dv }, fq, fk, fv, fdo, lse2, delta)
+    end
   end
   local bwd = {}
   function bwd.call_into(dq, dk, dv, q, k, v, o, lse, dout)
     local ks, flat, lse2 = prepare(q, k, v, o, lse, dout)
-    local delta = ks.delta(flat(o), flat(dout))
-    ks.dq:call_into(flat(dq), flat(q), flat(k), flat(v), flat(dout), lse2, delta)
-    ks.dkv:call_into({ flat(dk), flat(dv) }, flat(q), flat(k), flat(v), flat(dout), lse2, delta)
+    run(ks, flat(q), flat(k), flat(v), flat(o), flat(dout), lse2, flat(dq), flat(dk), flat(dv))
     return dq, dk, dv
   end
   return setmetatable(bwd, { __call = function(_, q, k, v, o, lse, dout)
     local ks, flat, lse2 = prepare(q, k, v, o, lse, dout)
-    local delta = ks.delta(flat(o), flat(dout))
-    local dq = ks.dq(flat(q), flat(k), flat(v), flat(dout), lse2, delta)
-    local dk, dv = ks.dkv(flat(q), flat(k), flat(v), flat(dout), lse2, delta)
-    return dq:reshape(q.shape), dk:reshape(k.shape), dv:reshape(v.shape)
+    local dq, dk, dv = mgpu.empty(q.shape, q.dtype), mgpu.empty(k.shape, k.dtype), mgpu.empty(v.shape, v.dtype)
+    run(ks, flat(q), flat(k), flat(v), flat(o), flat(dout), lse2, flat(dq), flat(dk), flat(dv))
+    return dq, dk, dv
   end })
 end
 

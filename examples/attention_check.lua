@@ -134,26 +134,46 @@ function M.forward_script(lib, args, name)
 end
 
 --- The backward script: the forward (fwd_lib, with lse) and bwd_lib's
---- backward on fresh random inputs and dO; dQ, dK and dV checked against
---- float64 for the first and last (batch, kv head) and every q head of
---- their groups; timed on a GPU.
+--- backward on fresh random inputs and dO into NaN-filled outputs; dQ, dK
+--- and dV checked against float64 for the first and last (batch, kv head)
+--- and every q head of their groups; timed on a GPU.  Without a `fused`
+--- key a GPU (or --emit-ptx) runs both backward paths, the interpreter the
+--- default one.
 function M.backward_script(bwd_lib, fwd_lib, args)
   local pb, cfg = M.parse(args)
   if cfg.lse ~= nil then error("attention_bwd: lse is always computed (by the forward)", 0) end
   local B, S, H, Hkv, D = pb.B, pb.S, pb.H, pb.Hkv, pb.D
   local fcfg = { lse = true }
-  for key, val in pairs(cfg) do if key ~= "depth" then fcfg[key] = val end end
-  local attn, bwd = fwd_lib.build(fcfg), bwd_lib.build(cfg)
+  for key, val in pairs(cfg) do if key ~= "depth" and key ~= "fused" then fcfg[key] = val end end
+  local attn = fwd_lib.build(fcfg)
   local q = mgpu.random.normal({ B, S, H, D }, pb.dtype)
   local k = mgpu.random.normal({ B, S, Hkv, D }, pb.dtype)
   local v = mgpu.random.normal({ B, S, Hkv, D }, pb.dtype)
   local dout = mgpu.random.normal({ B, S, H, D }, pb.dtype)
   local o, lse = attn(q, k, v)
-  local dq, dk, dv = bwd(q, k, v, o, lse, dout)
+  local variants = { cfg.fused == nil and true or cfg.fused }
+  if cfg.fused == nil and not mgpu.interpreting() then variants = { true, false } end
+  for _, fused in ipairs(variants) do
+    cfg.fused = fused
+    local name = (fused == true or fused == 1) and "attention_bwd fused" or "attention_bwd three kernels"
+    M.backward_check(bwd_lib, fwd_lib, pb, cfg, fcfg, name, { q = q, k = k, v = v, dout = dout, o = o, lse = lse })
+  end
+end
+
+--- One backward path of backward_script (cfg.fused) on its inputs x.
+function M.backward_check(bwd_lib, fwd_lib, pb, cfg, fcfg, name, x)
+  local B, S, H, Hkv, D = pb.B, pb.S, pb.H, pb.Hkv, pb.D
+  local q, k, v, dout, o, lse = x.q, x.k, x.v, x.dout, x.o, x.lse
+  local bwd = bwd_lib.build(cfg)
+  local dq, dk, dv = mgpu.full(q.shape, 0 / 0, q.dtype), mgpu.full(k.shape, 0 / 0, k.dtype), mgpu.full(v.shape, 0 / 0, v.dtype)
+  bwd.call_into(dq, dk, dv, q, k, v, o, lse, dout)
   if mgpu.compile_only() then   -- --emit-ptx: the other variant too, so that ptxas checks both
-    cfg.causal, fcfg.causal = not cfg.causal, not cfg.causal
-    local o2, lse2 = fwd_lib.build(fcfg)(q, k, v)
-    bwd_lib.build(cfg)(q, k, v, o2, lse2, dout)
+    local ccfg, cfcfg = {}, {}
+    for key, val in pairs(cfg) do ccfg[key] = val end
+    for key, val in pairs(fcfg) do cfcfg[key] = val end
+    ccfg.causal, cfcfg.causal = not cfg.causal, not cfg.causal
+    local o2, lse2 = fwd_lib.build(cfcfg)(q, k, v)
+    bwd_lib.build(ccfg)(q, k, v, o2, lse2, dout)
     return
   end
   local scale = cfg.scale or 1 / math.sqrt(D)
@@ -176,10 +196,10 @@ function M.backward_script(bwd_lib, fwd_lib, args)
     ev = math.max(ev, Hs.relerr(M.head(dv, bb, hk, true), dvt))
   end
   local mode = mgpu.interpreting() and "interpreted" or mgpu.device().name
-  print(string.format("attention_bwd %s (%s): relative error dq %.2e dk %.2e dv %.2e", M.title(pb, cfg), mode, eq, ek, ev))
-  assert(math.max(eq, ek, ev) <= 2e-2, "attention_bwd: a gradient differs from the reference")
+  print(string.format("%s %s (%s): relative error dq %.2e dk %.2e dv %.2e", name, M.title(pb, cfg), mode, eq, ek, ev))
+  assert(math.max(eq, ek, ev) <= 2e-2, name .. ": a gradient differs from the reference")
   if not mgpu.interpreting() then
-    M.report("attention_bwd", function() bwd.call_into(dq, dk, dv, q, k, v, o, lse, dout) end,
+    M.report(name, function() bwd.call_into(dq, dk, dv, q, k, v, o, lse, dout) end,
              10 * B * H * S * S * D / (cfg.causal and 2 or 1), pb.reps)
   end
 end
