@@ -42,15 +42,23 @@ local add = mgpu.kernel{
   end,
 }
 
--- the same as a pallas_call: parallel columns, sequential rows
+-- the same as a pallas_call: parallel columns and row groups, sequential rows
+-- within a group.  Each parallel grid point is one block: the row groups
+-- (a divisor of the row blocks) give the GPU as many blocks as it has SMs.
+local groups = 1
+while row_blocks % (2 * groups) == 0 and col_blocks * 2 * groups <= sms do groups = 2 * groups end
+local per_group = row_blocks / groups
+local function call_spec()
+  return mgpu.BlockSpec{ { br, bc }, function(j, g, i) return g * per_group + i, j end }
+end
 local add_call = mgpu.pallas_call{
   name = "pallas_add",
-  grid = { col_blocks, row_blocks },
-  in_specs = { mgpu.BlockSpec{ { br, bc }, function(j, i) return i, j end },
-               mgpu.BlockSpec{ { br, bc }, function(j, i) return i, j end } },
-  out_specs = mgpu.BlockSpec{ { br, bc }, function(j, i) return i, j end },
+  grid = { col_blocks, groups, per_group },
+  in_specs = { call_spec(), call_spec() },
+  out_specs = call_spec(),
   out_shape = mgpu.shape({ R, C }, dtype),
-  compiler_params = mgpu.CompilerParams{ dimension_semantics = { "parallel", "sequential" }, max_concurrent_steps = depth },
+  compiler_params = mgpu.CompilerParams{ dimension_semantics = { "parallel", "parallel", "sequential" },
+                                         max_concurrent_steps = depth },
   body = function(xs, ys, os) os:store(xs:load() + ys:load()) end,
 }
 
