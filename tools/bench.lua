@@ -1,10 +1,12 @@
 --[[
 tools/bench.lua -- examples/matmul.lua against cuBLAS in the same process:
 
-  mgpu tools/bench.lua [MxNxK ...] [dtype=bf16|f16|f8e4m3|f8e5m2] [b_dtype=f8e4m3|f8e5m2] [reps=30]
+  mgpu tools/bench.lua [MxNxK ... | sweep | sweep=M,M...] [dtype=bf16|f16|f8e4m3|f8e5m2] [b_dtype=f8e4m3|f8e5m2] [reps=30]
                        [inner=10] [warmup=10] [key=value ...] [also=key=value,key=value ...]
 
-For each shape (default 4096x4096x4096 4096x8192x4096 8192x8192x8192):
+For each shape (default 4096x4096x4096 4096x8192x4096 8192x8192x8192;
+`sweep`: the 125 shapes with M, N, K in {512, 1024, 2048, 4096, 8192};
+`sweep=512,1024`: those with M among the sizes given, for splitting a sweep):
 builds our kernel with loadfile("examples/matmul.lua")("--lib").build(cfg)
 (other key=value arguments are its configuration: tile_m tile_n tile_k depth
 snake wg_dim cluster delay nobar), allocates enough sets of random normal
@@ -18,8 +20,9 @@ turns (mgpu.bench.compare), so clock and temperature drift weigh on all of
 them alike.  Each `also=` adds a configuration (the key=value options with
 these changed) timed in the same rotation and printed on a line of its own
 under its shape.  Prints one line per shape; ratio is our TFLOP/s over
-cuBLAS's (above 1: faster than cuBLAS).  Exits 1 when a shape fails,
-and when there is no GPU.
+cuBLAS's (above 1: faster than cuBLAS); over several shapes, a last line per
+configuration gives the geometric mean ratio, the lowest and the number of
+shapes below 0.9.  Exits 1 when a shape fails, and when there is no GPU.
 
 FP8 (dtype=f8e4m3 or f8e5m2, b_dtype for a B of the other kind): B is
 made as (N, K), the kernel and cuBLAS get the same random per-tensor
@@ -39,7 +42,7 @@ local H = mgpu.host
 local root = (arg and arg[0] or ""):match("^(.*)tools/bench%.lua$") or ""
 
 local function usage(msg)
-  io.stderr:write("bench: " .. msg .. "\nusage: mgpu tools/bench.lua [MxNxK ...] [dtype=bf16|f16|f8e4m3|f8e5m2] "
+  io.stderr:write("bench: " .. msg .. "\nusage: mgpu tools/bench.lua [MxNxK ... | sweep | sweep=M,...] [dtype=bf16|f16|f8e4m3|f8e5m2] "
                   .. "[b_dtype=f8e4m3|f8e5m2] [reps=30] [inner=10] [warmup=10] [matmul option=value ...]\n")
   os.exit(2)
 end
@@ -48,6 +51,7 @@ end
 
 local matmul_lib = assert(loadfile(root .. "examples/matmul.lua"))("--lib")
 local shapes, cfg, also = {}, {}, {}
+local SWEEP = { 512, 1024, 2048, 4096, 8192 }   -- `sweep`: every M, N, K among these (125 shapes)
 local opts = { dtype = "bf16", b_dtype = false, reps = 30, inner = 10, warmup = 10 }
 local function matmul_option(key, v, into)
   if matmul_lib.defaults[key] == nil or opts[key] ~= nil then usage("unknown option '" .. key .. "'") end
@@ -56,8 +60,15 @@ end
 for _, a in ipairs({ ... }) do
   local m, n, k = a:match("^(%d+)[xX](%d+)[xX](%d+)$")
   local key, v = a:match("^([%w_]+)=(.+)$")
+  if a == "sweep" then a, key, v = "sweep=" .. table.concat(SWEEP, ","), "sweep", table.concat(SWEEP, ",") end
   if m then
     shapes[#shapes + 1] = { tonumber(m), tonumber(n), tonumber(k) }
+  elseif key == "sweep" then   -- M in the list given, N and K in SWEEP
+    for ms in v:gmatch("[^,]+") do
+      local mm = tonumber(ms)
+      if not mm or mm < 1 or mm ~= math.floor(mm) then usage("sweep= takes sizes of M separated by commas, got '" .. v .. "'") end
+      for _, nn in ipairs(SWEEP) do for _, kk in ipairs(SWEEP) do shapes[#shapes + 1] = { mm, nn, kk } end end
+    end
   elseif key == "also" then
     local variant = { label = v, cfg = {} }
     for item in v:gmatch("[^,]+") do
@@ -230,6 +241,8 @@ local dw = math.max(5, #dtype_label)   -- (the dtype column's width)
 local fmt = "%-16s %-" .. dw .. "s %10s %9s %10s %9s %7s %9s %5s"
 print(string.format(fmt, "M x N x K", "dtype", "mgpu ms", "TFLOP/s", "cuBLAS ms", "TFLOP/s", "ratio", "rel.err", "sets"))
 local failed = 0
+local ratios = { {} }   -- per configuration (ours, then each also=): { shape, ratio } of the timed shapes
+for i = 1, #also do ratios[i + 1] = {} end
 for _, s in ipairs(shapes) do
   local M, N, K = s[1], s[2], s[3]
   local ok, row = pcall(run_shape, M, N, K)
@@ -242,6 +255,10 @@ for _, s in ipairs(shapes) do
     print(string.format(fmt, row.shape, dtype_label, num("%.4f", row.ours), num("%.1f", tflops(M, N, K, row.ours)),
                         num("%.4f", row.blas), num("%.1f", row.blas and tflops(M, N, K, row.blas)),
                         num("%.3f", row.blas and row.blas / row.ours), num("%.2e", row.err), tostring(row.sets)))
+    if row.blas and row.ours then table.insert(ratios[1], { shape = row.shape, ratio = row.blas / row.ours }) end
+    for i, v in ipairs(row.also) do
+      if row.blas and v.ms then table.insert(ratios[i + 1], { shape = row.shape, ratio = row.blas / v.ms }) end
+    end
     for _, v in ipairs(row.also) do
       if v.failed then print("+ " .. v.label .. ": not timed: " .. v.failed:gsub("\n.*", ""))
       else
@@ -258,6 +275,20 @@ for _, s in ipairs(shapes) do
   end
   collectgarbage()   -- this shape's device arrays go before the next one's are made
 end
+-- over several shapes: each configuration's geometric mean ratio, its worst shape, and the shapes below 0.9
+local function summary(label, list)
+  if #list < 2 then return end
+  local logsum, worst, below = 0, list[1], 0
+  for _, r in ipairs(list) do
+    logsum = logsum + math.log(r.ratio)
+    if r.ratio < worst.ratio then worst = r end
+    if r.ratio < 0.9 then below = below + 1 end
+  end
+  print(string.format("%s over %d shapes: geometric mean ratio %.3f, lowest %.3f (%s), %d below 0.9", label, #list,
+                      math.exp(logsum / #list), worst.ratio, worst.shape, below))
+end
+summary("mgpu", ratios[1])
+for i, v in ipairs(also) do summary("+ " .. v.label, ratios[i + 1]) end
 if failed > 0 then
   io.stderr:write(string.format("bench: %d of %d shape(s) failed\n", failed, #shapes))
   os.exit(1)
