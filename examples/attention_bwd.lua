@@ -15,7 +15,10 @@ Fused (the default; FlashAttention-3's shape), three kernels:
   barrier, and each computes 64-column chunks of the 64 x head_dim share
   (A: dS^T seen transposed, B: all 128 K rows) and adds them into the
   accumulator with TMA reduce-add stores.  S and dP are computed once
-  (10 B H S^2 D flops);
+  (10 B H S^2 D flops).  A step is 64 query rows, or 128 with bq = 128
+  (head_dim 64 only, as FlashAttention-3 there): each warpgroup's S^T and
+  dP^T are 64 x 128 (64 + 64 registers a thread) and each computes 64 rows
+  of the step's dQ share;
 - dQ = scale * accumulator in the inputs' dtype.
 The order in which the key blocks' shares are added to dQ is not fixed, so
 dQ may differ in its last bits from run to run; dK and dV are
@@ -42,9 +45,11 @@ dK, dV kernels (14 B H S^2 D flops):
   thread with head_dim 128), P^T and dP^T.
 
   mgpu examples/attention_bwd.lua [B] [S] [H] [D] [causal] [dtype] [key=value ...]
-    keys: hkv (kv heads) scale approx (0|1) depth (slots, >= 2) fused (0|1) reps
+    keys: hkv (kv heads) scale approx (0|1) depth (slots, >= 2) fused (0|1)
+          bq (64|128, the fused kernel's query rows a step) reps
   (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted).  Without
-  `fused` a GPU checks and times both paths, the interpreter the fused one.
+  `fused` or `bq` a GPU checks and times both paths (and with head_dim 64
+  the fused one with bq = 128 too), the interpreter the fused one.
 
 TFLOP/s counts the 10 B H S^2 D of the standard backward, half that when
 causal.  Loaded with `loadfile("examples/attention_bwd.lua")("--lib")` it
@@ -100,7 +105,7 @@ end
 
 -- The shared SMEM of a compute warpgroup pair: two 64-row slabs of two arrays.
 local function slabs(d) return mgpu.SMEM({ 2, BQ, d.D }, d.dtype, { transforms = xf }) end
-local function slots(d, depth) return mgpu.SMEM({ depth, BKV, d.D }, d.dtype, { transforms = xf }) end
+local function slots(d, depth, rows) return mgpu.SMEM({ depth, rows or BKV, d.D }, d.dtype, { transforms = xf }) end
 
 -- dQ: per 128 query rows of a head, over the KV blocks up to the diagonal.
 local function dq_kernel(c, d)
@@ -245,20 +250,33 @@ local function dkv_kernel(c, d)
 end
 
 -- dK, dV and the dQ accumulator in one pass: per 128 key rows of a kv
--- head as dkv_kernel, plus each query block's dQ share dS K (over these
--- 128 keys) added into dq_acc.  Both warpgroups' dS^T go to SMEM, and the
--- 64 x head_dim share is cut into 64-column chunks, chunk ch of query step
--- j computed by warpgroup (j + ch) % 2 (one each with head_dim 128,
--- alternate steps with 64): A is dS, dS^T's slot seen transposed, B the
--- chunk's columns of all 128 K rows.
-local function fused_kernel(c, d)
+-- head as dkv_kernel, in steps of bq (64 or 128) query rows, plus each
+-- step's dQ share dS K (over these 128 keys) added into dq_acc.  Both
+-- warpgroups' dS^T go to SMEM, and the bq x head_dim share is cut into
+-- 64 x 64 chunks, chunk i of step j computed by warpgroup (j + i) % 2 (one
+-- each with bq = 64 and head_dim 128 or bq = 128 and head_dim 64,
+-- alternate steps with both 64): A is the chunk's rows of dS, its columns
+-- of dS^T's slot seen transposed, B the chunk's columns of all 128 K rows.
+-- (Split by rows, a warpgroup's chunk is one M = 64, N = 64 wgmma reading
+-- half of dS^T; split by columns it would be 128 x 32, two M = 64 wgmmas
+-- reading all of it, for the same 32 registers a thread.)
+-- With bq = 128 (`folded`) the step's order keeps the register peak at dK,
+-- dV, S^T and dP^T (192 a thread): the accumulators of S^T and dP^T start
+-- from -lse / (scale log2(e)) and -delta, both wgmmas are issued at once and
+-- the exponentials run while dP^T's is on the tensor cores, then dV's and
+-- dK's wgmmas go together.  (bq = 64's order, dV's wgmma in flight during
+-- dP^T's with P^T in f32 and 16 bits, needs 224 there before lse, delta and
+-- addresses: ptxas spills.)
+local function fused_kernel(c, d, bq)
   local S, H, D, dtype, depth = d.S, d.H, d.D, d.dtype, c.depth
   local group, scale = H / d.Hkv, c.scale or 1 / math.sqrt(D)
   local col_l = mgpu.Layout.WGMMA:reduce(0)
-  local nqb, chunks = math.ceil(S / BQ), D / 64
+  local nqb, chunks = math.ceil(S / bq), D / 64
   local dkv = mgpu.shape({ d.B, S, d.Hkv * D }, dtype)
+  local log2s, folded = scale * amath.LOG2E, bq > BQ
+  local suffix = bq == BQ and "" or "_bq" .. bq
   return mgpu.kernel{
-    name = c.causal and "attention_bwd_fused_causal" or "attention_bwd_fused",
+    name = (c.causal and "attention_bwd_fused_causal" or "attention_bwd_fused") .. suffix,
     out_shape = { dkv, dkv, mgpu.shape({ d.B, S, H * D }, "f32") },
     grid = { d.B * d.Hkv, math.ceil(S / (2 * BKV)) }, grid_names = { "bh", "kt" },
     num_threads = 3, thread_name = "wg",
@@ -268,14 +286,14 @@ local function fused_kernel(c, d)
       local b, hk = bhk / d.Hkv, bhk % d.Hkv
       local wg = mgpu.axis_index("wg")
       local k0 = kt * (2 * BKV)
-      local first = c.causal and k0 / BQ or 0           -- query blocks before the diagonal see none of these keys
+      local first = c.causal and k0 / bq or 0           -- query steps before the diagonal see none of these keys
       local per_head = nqb - first
       local n = per_head * group
-      local function head_block(j) return hk * group + j / per_head, first + j % per_head end   -- q head, query block
+      local function head_block(j) return hk * group + j / per_head, first + j % per_head end   -- q head, query step
       mgpu.run_scoped({ ks = mgpu.SMEM({ 2 * BKV, D }, dtype, { transforms = xf }), vs = slabs(d),
-                        q = slots(d, depth), dos = slots(d, depth),
-                        dst = mgpu.SMEM({ 2, 2 * BKV, BQ }, dtype, { transforms = xf }),   -- dS^T, two steps
-                        dqs = mgpu.SMEM({ 2, BQ, 64 }, "f32", { transforms = xf32 }),     -- a dQ chunk per warpgroup
+                        q = slots(d, depth, bq), dos = slots(d, depth, bq),
+                        dst = mgpu.SMEM({ 2, 2 * BKV, bq }, dtype, { transforms = xf }),   -- dS^T, two steps
+                        dqs = mgpu.SMEM({ 2, 64, 64 }, "f32", { transforms = xf32 }),     -- a dQ chunk per warpgroup
                         kvbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
                         ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
                         free = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
@@ -284,7 +302,7 @@ local function fused_kernel(c, d)
         local function memory()
           amath.memory_loop(n, depth, { { free = s.free, load = function(j, slot)
             local h, qb = head_block(j)
-            local rows, cols = mgpu.ds(qb * BQ, BQ), mgpu.ds(h * D, D)
+            local rows, cols = mgpu.ds(qb * bq, bq), mgpu.ds(h * D, D)
             mgpu.copy_gmem_to_smem(q:at(b, rows, cols), s.q:at(slot), s.ready:at(slot))
             mgpu.copy_gmem_to_smem(dout:at(b, rows, cols), s.dos:at(slot), s.ready:at(slot))
           end } })
@@ -302,41 +320,58 @@ local function fused_kernel(c, d)
             mgpu.fori(0, n, function(j)
               local slot, dslot = j % depth, j % 2
               local h, qb = head_block(j)
-              local qrows = mgpu.ds(qb * BQ, BQ)
+              local qrows = mgpu.ds(qb * bq, bq)
               local lse_c = lse:at(b * H + h, qrows):load{ layout = col_l }
               local delta_c = delta:at(b * H + h, qrows):load{ layout = col_l }
+              local function cols(x) return x:broadcast_in_dim({ BKV, bq }, { 1 }) end
               mgpu.barrier_wait(s.ready:at(slot))
-              local st = mgpu.run_scoped(function(sacc)
-                mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
-                return sacc:load()
-              end, mgpu.ACC({ BKV, BQ }, "f32"))
-              st = amath.mask(c, S, st * (scale * amath.LOG2E), { rows0 = row0, cols0 = qb * BQ, keys_in_rows = true,
-                                                                   queries = true })
-              local pt = mgpu.exp2(st - lse_c:broadcast_in_dim({ BKV, BQ }, { 1 }))
-              mgpu.wgmma(dv_acc, pt:astype(dtype), s.dos:at(slot))   -- in flight while dP^T is computed
-              local dpt = mgpu.run_scoped(function(dpacc)
-                mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
-                return dpacc:load()
-              end, mgpu.ACC({ BKV, BQ }, "f32"))
-              local dst = (pt * (dpt - delta_c:broadcast_in_dim({ BKV, BQ }, { 1 }))):astype(dtype)
+              local function probs(st)   -- P^T from S^T (log2 scale, lse subtracted) masked
+                return mgpu.exp2(amath.mask(c, S, st, { rows0 = row0, cols0 = qb * bq, keys_in_rows = true,
+                                                         queries = true }))
+              end
+              local dst
+              if folded then
+                local pt, dpt = mgpu.run_scoped(function(sacc, dpacc)
+                  mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
+                  mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
+                  return probs(sacc:load() * log2s), dpacc:load()   -- the exponentials while dP^T's wgmma runs
+                end, mgpu.ACC.init(cols(lse_c) * (-1 / log2s)), mgpu.ACC.init(-cols(delta_c)))
+                dst = (pt * dpt):astype(dtype)
+                mgpu.wgmma(dv_acc, pt:astype(dtype), s.dos:at(slot))
+              else
+                local st = mgpu.run_scoped(function(sacc)
+                  mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
+                  return sacc:load()
+                end, mgpu.ACC({ BKV, bq }, "f32"))
+                local pt = probs(st * log2s - cols(lse_c))
+                mgpu.wgmma(dv_acc, pt:astype(dtype), s.dos:at(slot))   -- in flight while dP^T is computed
+                local dpt = mgpu.run_scoped(function(dpacc)
+                  mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
+                  return dpacc:load()
+                end, mgpu.ACC({ BKV, bq }, "f32"))
+                dst = (pt * (dpt - cols(delta_c))):astype(dtype)
+              end
               mgpu.wgmma(dk_acc, dst, s.q:at(slot))
               s.dst:at(dslot, mgpu.ds(wg * BKV, BKV)):store(dst)   -- while dK's wgmma runs
               mgpu.commit_smem()
               mgpu.barrier_arrive(s.dsbar:at(dslot))
               mgpu.barrier_wait(s.dsbar:at(dslot))   -- both halves of dS^T are in SMEM
-              for ch = 0, chunks - 1 do
-                mgpu.when(mgpu.eq((j + ch) % 2, wg), function()
-                  local part = mgpu.run_scoped(function(dqacc)
-                    mgpu.wgmma(dqacc, mgpu.transpose_ref(s.dst:at(dslot), { 1, 0 }),
-                               s.ks:at(mgpu.all, mgpu.ds(ch * 64, 64)))
-                    return dqacc:load()
-                  end, mgpu.ACC({ BQ, 64 }, "f32"))
-                  mgpu.wait_smem_to_gmem(0, { wait_read_only = true })   -- the previous chunk has left dqs
-                  s.dqs:at(wg):store(part)
-                  mgpu.commit_smem()
-                  mgpu.copy_smem_to_gmem(s.dqs:at(wg), dq_acc:at(b, qrows, mgpu.ds(h * D + ch * 64, 64)),
-                                         { reduction_op = "add" })
-                end)
+              for r = 0, bq / 64 - 1 do
+                for ch = 0, chunks - 1 do
+                  mgpu.when(mgpu.eq((j + r * chunks + ch) % 2, wg), function()
+                    local part = mgpu.run_scoped(function(dqacc)
+                      mgpu.wgmma(dqacc, mgpu.transpose_ref(s.dst:at(dslot, mgpu.all, mgpu.ds(r * 64, 64)), { 1, 0 }),
+                                 s.ks:at(mgpu.all, mgpu.ds(ch * 64, 64)))
+                      return dqacc:load()
+                    end, mgpu.ACC({ 64, 64 }, "f32"))
+                    mgpu.wait_smem_to_gmem(0, { wait_read_only = true })   -- the previous chunk has left dqs
+                    s.dqs:at(wg):store(part)
+                    mgpu.commit_smem()
+                    mgpu.copy_smem_to_gmem(s.dqs:at(wg), dq_acc:at(b, mgpu.ds(qb * bq + r * 64, 64),
+                                                                   mgpu.ds(h * D + ch * 64, 64)),
+                                           { reduction_op = "add" })
+                  end)
+                end
               end
               mgpu.wgmma_wait(0)   -- dK's wgmma, queued before dQ's, has read Q's slot
               mgpu.barrier_arrive(s.free:at(slot))
@@ -357,21 +392,31 @@ local function fused_kernel(c, d)
   }
 end
 
---- The backward for cfg (causal, scale, approx_math, depth, fused):
+--- The backward for cfg (causal, scale, approx_math, depth, fused, bq):
 --- bwd(q, k, v, o, lse, do) -> dq, dk, dv, with lse (B, H, S) f32 from the
 --- forward; bwd.call_into(dq, dk, dv, q, k, v, o, lse, do) writes into
 --- existing arrays.  fused (default true; also 0 or 1) picks the one-pass
---- kernel with dQ added up in f32, else the deterministic three kernels.
+--- kernel with dQ added up in f32, else the deterministic three kernels;
+--- bq (64, the default, or 128 with head_dim 64) is the fused kernel's
+--- query rows a step.
 function lib.build(cfg)
-  local fused = true
-  if type(cfg) == "table" and cfg.fused ~= nil then
+  local fused, bq = true, BQ
+  if type(cfg) == "table" and (cfg.fused ~= nil or cfg.bq ~= nil) then
     local f = cfg.fused
-    if f ~= true and f ~= false and f ~= 0 and f ~= 1 then
+    if f ~= nil and f ~= true and f ~= false and f ~= 0 and f ~= 1 then
       error("attention_bwd: fused must be a boolean, 0 or 1, got " .. tostring(f), 2)
     end
-    fused = f == true or f == 1
+    fused = f == nil or f == true or f == 1
+    if cfg.bq ~= nil and cfg.bq ~= 64 and cfg.bq ~= 128 then
+      error("attention_bwd: bq (query rows a step of the fused kernel) must be 64 or 128, got " .. tostring(cfg.bq), 2)
+    end
+    if cfg.bq == 128 and not fused then
+      error("attention_bwd: bq = 128 needs the fused kernel (the three kernels step 64 rows), got fused = "
+            .. tostring(f), 2)
+    end
+    bq = cfg.bq or BQ
     local rest = {}
-    for key, val in pairs(cfg) do if key ~= "fused" then rest[key] = val end end
+    for key, val in pairs(cfg) do if key ~= "fused" and key ~= "bq" then rest[key] = val end end
     cfg = rest
   end
   local c, err = amath.config(cfg, "attention_bwd")
@@ -392,6 +437,15 @@ function lib.build(cfg)
     if type(lse) ~= "table" or lse.dtype ~= "f32" or table.concat(lse.shape or {}, ",") ~= table.concat({ B, H, S }, ",") then
       error(string.format("attention_bwd: lse must be f32[%d,%d,%d] (the forward's, lse = true)", B, H, S), 3)
     end
+    if bq > BQ and D > 64 then
+      error(string.format("attention_bwd: bq = %d needs head_dim 64, got %d (dK and dV, 64 x head_dim, with S^T and "
+                          .. "dP^T, 64 x bq, all f32, would take %d of the %d registers a thread has)", bq, D, D + bq,
+                          amath.COMPUTE_REGISTERS), 3)
+    end
+    if bq > S then
+      error(string.format("attention_bwd: bq = %d needs seq >= %d (Q and dO move in boxes of bq rows), got seq = %d",
+                          bq, bq, S), 3)
+    end
     if D > 64 and S % 8 ~= 0 then
       error(string.format("attention_bwd: seq = %d must be a multiple of 8 with head_dim %d (TMA boxes of several "
                           .. "64-column tiles cover rows 8 at a time)", S, D), 3)
@@ -399,7 +453,7 @@ function lib.build(cfg)
     local d = { B = B, S = S, H = H, Hkv = Hkv, D = D, dtype = q.dtype }
     local key = table.concat({ B, S, H, Hkv, D, q.dtype }, ",")
     if not cache[key] then
-      cache[key] = fused and { delta = delta_kernel(d, true), fused = fused_kernel(c, d), convert = dq_convert_kernel(c, d) }
+      cache[key] = fused and { delta = delta_kernel(d, true), fused = fused_kernel(c, d, bq), convert = dq_convert_kernel(c, d) }
                    or { delta = delta_kernel(d, false), dq = dq_kernel(c, d), dkv = dkv_kernel(c, d) }
     end
     local function flat(x) return x:reshape({ B, S, x.shape[3] * D }) end

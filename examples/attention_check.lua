@@ -137,25 +137,30 @@ end
 --- backward on fresh random inputs and dO into NaN-filled outputs; dQ, dK
 --- and dV checked against float64 for the first and last (batch, kv head)
 --- and every q head of their groups; timed on a GPU.  Without a `fused`
---- key a GPU (or --emit-ptx) runs both backward paths, the interpreter the
+--- or `bq` key a GPU (or --emit-ptx) runs both backward paths (and with
+--- head_dim 64 the fused one with bq = 128 too), the interpreter the
 --- default one.
 function M.backward_script(bwd_lib, fwd_lib, args)
   local pb, cfg = M.parse(args)
   if cfg.lse ~= nil then error("attention_bwd: lse is always computed (by the forward)", 0) end
   local B, S, H, Hkv, D = pb.B, pb.S, pb.H, pb.Hkv, pb.D
   local fcfg = { lse = true }
-  for key, val in pairs(cfg) do if key ~= "depth" and key ~= "fused" then fcfg[key] = val end end
+  for key, val in pairs(cfg) do if key ~= "depth" and key ~= "fused" and key ~= "bq" then fcfg[key] = val end end
   local attn = fwd_lib.build(fcfg)
   local q = mgpu.random.normal({ B, S, H, D }, pb.dtype)
   local k = mgpu.random.normal({ B, S, Hkv, D }, pb.dtype)
   local v = mgpu.random.normal({ B, S, Hkv, D }, pb.dtype)
   local dout = mgpu.random.normal({ B, S, H, D }, pb.dtype)
   local o, lse = attn(q, k, v)
-  local variants = { cfg.fused == nil and true or cfg.fused }
-  if cfg.fused == nil and not mgpu.interpreting() then variants = { true, false } end
-  for _, fused in ipairs(variants) do
-    cfg.fused = fused
-    local name = (fused == true or fused == 1) and "attention_bwd fused" or "attention_bwd three kernels"
+  local variants = { { fused = cfg.fused == nil and true or cfg.fused, bq = cfg.bq } }
+  if cfg.fused == nil and cfg.bq == nil and not mgpu.interpreting() then
+    variants = { { fused = true }, { fused = false } }
+    if D == 64 then variants[3] = { fused = true, bq = 128 } end
+  end
+  for _, var in ipairs(variants) do
+    cfg.fused, cfg.bq = var.fused, var.bq
+    local name = (var.fused == true or var.fused == 1) and "attention_bwd fused" or "attention_bwd three kernels"
+    if var.bq then name = name .. " bq=" .. tostring(var.bq) end
     M.backward_check(bwd_lib, fwd_lib, pb, cfg, fcfg, name, { q = q, k = k, v = v, dout = dout, o = o, lse = lse })
   end
 end

@@ -31,6 +31,11 @@ describe("attention examples", function()
                    err_of(function() bwd.build{ lse = true } end), 1, true)
     l = line(); err = err_of(function() bwd.build{ fused = 2 } end)
     at(err, l); assert.matches("attention_bwd: fused must be a boolean, 0 or 1, got 2", err, 1, true)
+    l = line(); err = err_of(function() bwd.build{ bq = 96 } end)
+    at(err, l); assert.matches("attention_bwd: bq (query rows a step of the fused kernel) must be 64 or 128, got 96",
+                               err, 1, true)
+    assert.matches("attention_bwd: bq = 128 needs the fused kernel (the three kernels step 64 rows), got fused = 0",
+                   err_of(function() bwd.build{ bq = 128, fused = 0 } end), 1, true)
   end)
 
   it("refuse shapes at the call, naming the array", function()
@@ -100,6 +105,13 @@ describe("attention examples", function()
     local q3 = mgpu.abstract({ 1, 128, 1, 256 }, "bf16")
     err = err_of(function() b(q3, q3, q3, q3, mgpu.abstract({ 1, 1, 128 }, "f32"), q3) end)
     assert.matches("attention_bwd: head_dim must be 64 or 128, got 256", err, 1, true)
+    local b128 = bwd.build{ bq = 128 }
+    local q2 = mgpu.abstract({ 1, 128, 1, 128 }, "bf16")
+    l = line(); err = err_of(function() b128(q2, q2, q2, q2, mgpu.abstract({ 1, 1, 128 }, "f32"), q2) end)
+    at(err, l); assert.matches("attention_bwd: bq = 128 needs head_dim 64, got 128", err, 1, true)
+    local q1 = mgpu.abstract({ 1, 120, 1, 64 }, "bf16")
+    err = err_of(function() b128(q1, q1, q1, q1, mgpu.abstract({ 1, 1, 120 }, "f32"), q1) end)
+    assert.matches("attention_bwd: bq = 128 needs seq >= 128 (Q and dO move in boxes of bq rows), got seq = 120", err, 1, true)
   end)
 
   -- dQ's shares of two key blocks (ragged, causal, two q heads per kv head) added into the
@@ -116,5 +128,21 @@ describe("attention examples", function()
     assert.is_true(Hs.relerr(Hs.from(dq1), Hs.from(dq0)) < 1e-2)
     assert.are.equal(0, Hs.relerr(Hs.from(dk1), Hs.from(dk0)))   -- the same steps in both paths
     assert.are.equal(0, Hs.relerr(Hs.from(dv1), Hs.from(dv0)))
+  end)
+
+  -- 128-row query steps (ragged: the second step has 8 rows; causal: the second key block
+  -- starts at it; two q heads per kv head): a step's rows, its diagonal or either
+  -- warpgroup's 64 rows of dQ's share wrong moves dQ, dK or dV from the three kernels'
+  it("match the three kernels with 128 query rows a fused step", function()
+    local S = 136
+    local qa, dout = mgpu.random.normal({ 1, S, 2, 64 }, "bf16"), mgpu.random.normal({ 1, S, 2, 64 }, "bf16")
+    local ka, va = mgpu.random.normal({ 1, S, 1, 64 }, "bf16"), mgpu.random.normal({ 1, S, 1, 64 }, "bf16")
+    local o, lse = fwd.build{ causal = true, lse = true }(qa, ka, va)
+    local dq1, dk1, dv1 = bwd.build{ causal = true, bq = 128 }(qa, ka, va, o, lse, dout)
+    local dq0, dk0, dv0 = bwd.build{ causal = true, fused = 0 }(qa, ka, va, o, lse, dout)
+    local Hs = mgpu.host
+    assert.is_true(Hs.relerr(Hs.from(dq1), Hs.from(dq0)) < 1e-2)
+    assert.is_true(Hs.relerr(Hs.from(dk1), Hs.from(dk0)) < 1e-2)
+    assert.is_true(Hs.relerr(Hs.from(dv1), Hs.from(dv0)) < 1e-2)
   end)
 end)
