@@ -146,7 +146,10 @@ work never waits on anything but its loads: its memory warpgroup issued all of t
 moves on (and may wait) for its next tile, and its compute warpgroups wait only for their own
 stores.  Every block is resident (at most one per SM), so none waits for an SM.  With n = 2
 only the own chunk is forwarded (step 0, waiting for nothing); with n = 4 chunks d, d - 1 and
-d - 2 are, the last two by tiles that waited for them first. ]]
+d - 2 are, the last two by tiles that waited for them first.
+The interpreter runs a device's clusters one after another, so there a tile may only wait for
+forwards from the same or earlier clusters: interpreted runs with several tiles per cluster
+keep the forwarding tiles in the first one (sms = a chunk's column tiles, as the ctest does). ]]
 if ring == "mma" then
   local tk = g.tk
   local function nxt() return mgpu.rem(mgpu.device_id() + 1, n) end
