@@ -2,20 +2,28 @@
 Collective matmul: A is sharded by rows over the devices, B (K x N) is each
 device's own; every device computes C = all_gather(A) @ B ((n*M) x N) while
 the gather is still going on.  It is the pipelined matmul of
-examples/matmul.lua with three hooks:
+examples/matmul.lua with hooks:
 
 - A lives in a symmetric array `ag` of n*M rows; each device starts with its
-  own shard in its chunk (rows me*M ..) and the others' chunks fill in;
-- the first `comm` blocks are a ring all-gather: row block by row block they
-  copy chunk (me - s) mod n to the next device (TMA through a remote view)
-  and signal its semaphore for that row block, with one count for each tile
-  that will read it there (and one more when it is to be forwarded again);
-- the other blocks take output tiles chunk by chunk, this device's own chunk
-  first; before a tile of another chunk the memory warpgroup waits on the
-  row block's semaphore, so the matmul of the chunks present overlaps the
-  copies of the next.
+  own shard in its chunk (rows me*M ..) and the others' chunks fill in,
+  round a ring: device d passes chunks on to device d + 1;
+- the blocks take output tiles chunk by chunk, this device's own chunk
+  first, then chunks me - 1, me - 2, ...; before a tile of another chunk
+  the memory warpgroup waits on the row block's semaphore, so the matmul of
+  the chunks present overlaps the copies of the next.
 
-  mgpu -n 2 examples/collective_matmul.lua [M] [N] [K] [dtype] [comm=8] [reps=20] [key=value (matmul cfg)]
+Two ways to run the ring (ring=):
+- side (the default): the first `comm` blocks copy, row block by row block,
+  chunk (me - s) mod n to the next device (TMA through a remote view) and
+  signal its semaphore for that row block, with one count for each tile
+  that will read it there (and one more when it is to be forwarded again);
+- mma (as Pallas' collective matmul): no copy blocks; the tile in column 0
+  of each row block of a chunk the next device still needs passes its A
+  tiles, already in SMEM for the wgmma, on to the next device with a TMA
+  store per K step, and once they have landed signals the row block's
+  semaphore there with one count per tile that reads it.
+
+  mgpu -n 2 examples/collective_matmul.lua [M] [N] [K] [dtype] [ring=side|mma] [comm=8] [reps=20] [key=value (matmul cfg)]
   (per device M=8192 rows of A, N = K = 8192 on GPUs; 256x256x128 simulated)
 ]]
 local mgpu = require "mgpu"
@@ -30,10 +38,12 @@ local M = tonumber(pos[1]) or (small and 256 or 8192)
 local N = tonumber(pos[2]) or (small and 256 or 8192)
 local K = tonumber(pos[3]) or (small and 128 or 8192)
 local dtype = pos[4] or "bf16"
-local comm = cfg.comm or (small and 1 or 8)
+local ring = cfg.ring or "side"
+local comm = ring == "side" and (cfg.comm or (small and 1 or 8)) or 0
 local reps = cfg.reps or 20
-cfg.comm, cfg.reps = nil, nil
+cfg.comm, cfg.reps, cfg.ring = nil, nil, nil
 cfg.dtype = dtype
+assert(ring == "side" or ring == "mma", "ring must be side or mma")
 
 local tm, tn = cfg.tile_m or lib.defaults.tile_m, cfg.tile_n or lib.defaults.tile_n
 local cta_m, cta_n = 2 * tm, tn                   -- wg_dim = M: the block's tile
@@ -43,16 +53,24 @@ local TR, TC, slots_n = 64, 64, cfg.slots or 4    -- the ring's copies: 8 KiB ti
 cfg.slots = nil
 
 cfg.wg_dim = "M"
-cfg.side_blocks = comm
-cfg.scratch = { mgpu.SemaphoreType.REGULAR({ n, m_blocks }), mgpu.Barrier{ num_barriers = slots_n } }
+cfg.side_blocks = comm > 0 and comm or nil
+cfg.scratch = { mgpu.SemaphoreType.REGULAR({ n, m_blocks }), ring == "side" and mgpu.Barrier{ num_barriers = slots_n } or nil }
+-- ring=mma keeps the matmul's clusters of 2 where a chunk's tiles pair up
+local g = lib.geometry(cfg)
+if ring == "mma" and cfg.cluster == nil and (m_blocks % g.cm ~= 0 or n_iters % g.cn ~= 0) then
+  cfg.cluster = 1
+  g = lib.geometry(cfg)
+end
+assert(m_blocks % g.cm == 0 and n_iters % g.cn == 0, "a chunk's row blocks and column tiles must pair up in clusters of 2")
+local pm, pn = m_blocks / g.cm, n_iters / g.cn   -- a chunk's tiles in clusters
 
 -- output tiles chunk by chunk, this device's chunk first, planar snake inside a chunk
 cfg.tile_of = function(t)
-  local per = m_blocks * n_iters
+  local per = pm * pn
   local s = t / per
-  local lm, ln = mgpu.planar_snake(mgpu.rem(t, per), { m_blocks, n_iters }, 1, cfg.snake or lib.defaults.snake)
+  local lm, ln = mgpu.planar_snake(mgpu.rem(t, per), { pm, pn }, 1, cfg.snake or lib.defaults.snake)
   local chunk = mgpu.rem(mgpu.device_id() + n - s, n)
-  return chunk * m_blocks + lm, ln
+  return chunk * pm + lm, ln
 end
 
 -- the memory warpgroup waits until another chunk's row block has landed here
@@ -63,8 +81,8 @@ cfg.before_tile = function(mi, _, wg, ext)
   end)
 end
 
--- the ring: side block b copies row blocks b, b + comm, ... of each chunk to the next device
-cfg.side = function(ext)
+-- ring=side: side block b copies row blocks b, b + comm, ... of each chunk to the next device
+local function side(ext)
   local sems, bars = ext[1], ext[2]
   local wg = mgpu.axis_index("wg")
   mgpu.when(mgpu.eq(wg, 0), function()
@@ -111,6 +129,54 @@ cfg.side = function(ext)
   end)
 end
 
+--[[ ring=mma: the tile in column 0 of each row block forwards it.  Device d computes chunk d - s
+in step s and forwards it unless it is d + 1's own chunk (s = n - 1).
+Order: the planar snake walks a chunk's first strip of columns (0 .. snake - 1) first, down the row
+blocks and across each row block's columns in turn, so a row block's column-0 tile is its first
+tile on the device: the forward starts with the row block's first use here and ends a fraction
+of the chunk's time later, while the next device uses the row block a whole chunk later (its
+step s + 1, in the same order).  The forwarding tiles are spread over the first strip's
+rounds of tiles (every snake-th tile), so few blocks send at once.
+Progress (no deadlock), for any n: a block takes its tiles in increasing index, hence step by
+step; only the memory warpgroup waits, before a tile of step s >= 1, for a row block that device
+d - 1 forwards from a tile of its step s - 1, which itself waits only for step s - 2 tiles of
+device d - 2, and so on down to step 0, where nothing waits.  By induction over s, every tile of
+step s - 1 on every device finishes, so every wait in step s ends.  The forwarding tile's own
+work never waits on anything but its loads: its memory warpgroup issued all of them before it
+moves on (and may wait) for its next tile, and its compute warpgroups wait only for their own
+stores.  Every block is resident (at most one per SM), so none waits for an SM.  With n = 2
+only the own chunk is forwarded (step 0, waiting for nothing); with n = 4 chunks d, d - 1 and
+d - 2 are, the last two by tiles that waited for them first.
+The interpreter runs a device's clusters one after another, so there a tile may only wait for
+forwards from the same or earlier clusters: interpreted runs with several tiles per cluster
+keep the forwarding tiles in the first one (sms = a chunk's column tiles, as the ctest does). ]]
+if ring == "mma" then
+  local tk = g.tk
+  local function nxt() return mgpu.rem(mgpu.device_id() + 1, n) end
+  local function forwards(mi, ni, wg)   -- warpgroup 0 of a column-0 tile of a chunk the next device lacks
+    return mgpu.eq(wg, 0):band(mgpu.eq(ni, 0)):band(mgpu.ne(mi / m_blocks, nxt()))
+  end
+  -- each K step's A tile goes on to the same place in the next device's ag
+  cfg.on_k_step = function(mi, ni, k, a_smem, wg, ext)
+    mgpu.when(forwards(mi, ni, wg), function()
+      mgpu.copy_smem_to_gmem(a_smem, ext.a:on_device(nxt()):at(mgpu.ds(mi * cta_m, cta_m), mgpu.ds(k * tk, tk)))
+    end)
+  end
+  -- a slot goes back to the memory warpgroup once its store has read it
+  cfg.before_release = function(mi, ni, pending, wg)
+    mgpu.when(forwards(mi, ni, wg), function() mgpu.wait_smem_to_gmem(pending, { wait_read_only = true }) end)
+  end
+  -- the row block has landed: one count for each tile that reads it there
+  cfg.after_mainloop = function(mi, ni, wg, ext)
+    mgpu.when(forwards(mi, ni, wg), function()
+      mgpu.wait_smem_to_gmem(0)
+      mgpu.semaphore_signal(ext[1]:at(mi / m_blocks, mgpu.rem(mi, m_blocks)), n_iters, { device_id = nxt() })
+    end)
+  end
+else
+  cfg.side = side
+end
+
 local matmul = lib.build(cfg)
 
 -- A: this device's shard in its chunk of the symmetric array (fresh values, from per-device seeds)
@@ -145,6 +211,7 @@ if not small then
   end
   local ms = mgpu.bench(run, { reps = reps })
   local tflops = 2 * n * M * N * K / ms / 1e9
-  print(string.format("device %d: %.3f ms, %.1f TFLOP/s, TC utilisation %.1f%% (all-gather overlapped; %d ring blocks)",
-                      me, ms, tflops, 100 * tflops / PEAK_TFLOPS, comm))
+  print(string.format("device %d: %.3f ms, %.1f TFLOP/s, TC utilisation %.1f%% (all-gather overlapped; ring=%s, %s)",
+                      me, ms, tflops, 100 * tflops / PEAK_TFLOPS, ring,
+                      ring == "side" and comm .. " ring blocks" or "cluster " .. g.cm * g.cn))
 end

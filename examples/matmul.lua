@@ -33,14 +33,14 @@ Shapes need not divide the tiles: edge tiles are zero-filled when loaded
 and clipped when stored.  N must be a multiple of 64 and K of 8 (16 with
 FP8: TMA's rows are whole 16-byte units).  Loaded
 with `loadfile("examples/matmul.lua")("--lib")` it returns { build,
-defaults, tile_n_for, for_shape, operands } for tools and specs.
+defaults, tile_n_for, for_shape, operands, geometry } for tools and specs.
 ]]
 local mgpu = require "mgpu"
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
 local plan = dofile(here .. "matmul_plan.lua")
 local T = mgpu.transforms
 local lib = { defaults = plan.defaults, tile_n_for = plan.tile_n_for, for_shape = plan.for_shape,
-              operands = plan.operands }
+              operands = plan.operands, geometry = function(cfg) return plan.geometry(plan.filled(cfg)) end }
 local unpack = table.unpack or unpack
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
@@ -128,7 +128,8 @@ function lib.build(cfg)
       -- the pipeline of one tile (mi, ni), over K steps [k0, k0 + nk) (all of them by default); skx
       -- (stream-K) says whether the tile's sum is partial and from which step its owner holds it
       local function pipe_for(mi, ni, state, offset, k0, nk, skx)
-        local function mma(_, a_smem, b_smem, acc)   -- one K step: this warpgroup's half of the tile
+        local function kof(k) return k0 and k0 + k or k end
+        local function mma(idx, a_smem, b_smem, acc)   -- one K step: this warpgroup's half of the tile
           local a_part = c.wg_dim == "M" and a_smem:at(mgpu.ds(wg * tm, tm), mgpu.all) or a_smem
           local b_part = c.wg_dim == "N" and b_cols(b_smem, mgpu.ds(wg * tn, tn)) or b_smem
           for j = 0, tn / mma_n - 1 do   -- one wgmma (one group) per mma_n columns
@@ -136,6 +137,7 @@ function lib.build(cfg)
             mgpu.wgmma(mma_n < tn and acc:at(mgpu.all, cols) or acc, a_part,
                        b_operand(mma_n < tn and b_cols(b_part, cols) or b_part))
           end
+          if c.on_k_step then c.on_k_step(mi, ni, kof(idx[1]), a_smem, wg, ext) end
           mgpu.wgmma_wait(delay * (tn / mma_n))
           return acc
         end
@@ -199,6 +201,7 @@ function lib.build(cfg)
           local scale = o.f8 and a_scale:load() * b_scale:load() or nil
           mgpu.run_scoped(function(acc)
             mgpu.named_scope("mainloop", run, acc)
+            if c.after_mainloop then c.after_mainloop(mi, ni, wg, ext) end
             if not skx then return mgpu.named_scope("epilogue", store_tile, acc, scale) end
             if skx.lin then return mgpu.named_scope("split", add_split, acc, scale) end
             mgpu.cond(skx.partial, function() mgpu.named_scope("partial", function()   -- leave the partial sum for the owner
@@ -210,11 +213,11 @@ function lib.build(cfg)
             end)
           end, mgpu.ACC({ tm, tn }, "f32"))
         end
-        local function kof(k) return k0 and k0 + k or k end
         return mgpu.emit_pipeline_warp_specialized(mma, {
           grid = { nk or k_iters }, memory_registers = 40, num_compute_wgs = 2, wg_axis = "wg",
           max_concurrent_steps = depth, compute_context = epilogue, pipeline_state = state, step_offset = offset,
           memory_warps = c.mwarps,
+          before_release = c.before_release and function(pending) c.before_release(mi, ni, pending, wg, ext) end,
           in_specs = {
             mgpu.BlockSpec{ { cta_m, tk }, function(k) return mi, kof(k) end, transforms = xf, delay_release = delay,
                             collective_axes = (cn == 2 and c.mcast ~= 0) and "c" or nil },
@@ -230,13 +233,13 @@ function lib.build(cfg)
       local shared = k_iters >= depth or sch.stream_k or sch.split
       local proto = pipe_for(0, 0, shared and mgpu.PipelineState.START or nil, (sch.stream_k or sch.split) and 0 or nil)
       mgpu.run_scoped({ p = proto:get_allocations(a, b) }, function(s)
-        local function tile_mn(lin)   -- the block's tile of linear (planar-snake) index lin
-          local lm, ln = mgpu.planar_snake(lin, { sch.pm, sch.pn }, 1, c.snake)
+        local function tile_mn(lin)   -- the block's tile of linear index lin: tile_of's cluster tile, or the planar snake's
+          local lm, ln
+          if c.tile_of then lm, ln = c.tile_of(lin, ext) else lm, ln = mgpu.planar_snake(lin, { sch.pm, sch.pn }, 1, c.snake) end
           return lm * cm + (cm == 2 and cidx or 0), ln * cn + (cn == 2 and cidx or 0)
         end
         local function tile(info)   -- one whole tile, the loop's step info.index[1]
-          local mi, ni
-          if c.tile_of then mi, ni = c.tile_of(info.index[1], ext) else mi, ni = tile_mn(info.index[1]) end
+          local mi, ni = tile_mn(info.index[1])
           if c.before_tile then c.before_tile(mi, ni, wg, ext) end
           local state, offset
           if shared then

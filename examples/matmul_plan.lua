@@ -45,8 +45,17 @@ b_scale: C = a_scale * b_scale * (A @ B^T), the scales applied to the f32
 tile in the epilogue, before `epilogue`.  The wgmma accumulator sums all of
 K with the tensor cores' FP8 accumulation, never promoted to a separate f32
 sum: cublasLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM mode.
-Hooks for kernels built on this one (examples/collective_matmul.lua): scratch, side_blocks,
-side(ext), tile_of(index, ext), before_tile(mi, ni, wg, ext).
+Hooks for kernels built on this one (examples/collective_matmul.lua), mi and ni being the
+block's tile, wg its warpgroup, ext the hooks' scratch with the operands as ext.a and ext.b:
+  scratch                    scratch shapes of the hooks (ext[1], ext[2], ...)
+  side_blocks, side(ext)     blocks before the matmul's that run side(ext) instead
+  tile_of(index, ext)        the cluster tile (row, column, in cluster tiles) of a linear index
+  before_tile(mi, ni, wg, ext)  in every warpgroup before a tile's pipeline
+  on_k_step(mi, ni, k, a_smem, wg, ext)  in each compute warpgroup after a K step's wgmmas are
+                             issued; a_smem is the block's whole A tile of step k
+  before_release(mi, ni, pending, wg, ext)  the pipeline's before_release (lua/mgpu/pipeline.lua):
+                             before a compute warpgroup releases a slot
+  after_mainloop(mi, ni, wg, ext)  in each compute warpgroup after the tile's last K step
 ]]
 local mgpu = require "mgpu"
 

@@ -233,6 +233,52 @@ describe("emit_pipeline_warp_specialized", function()
     assert.is_true(maxdiff(k(x):to_table(), want) < 1e-5)
   end)
 
+  -- the body TMA-stores each slot it reads to o (and sums it), leaving the store in flight;
+  -- before_release waits until the store has read the slot, so the memory warpgroup may refill it
+  local function forward_copy(delay, wait)
+    local steps, calls = 6, {}
+    local k = mgpu.kernel{
+      out_shape = { mgpu.shape({ steps * 64, 64 }, "f32"), mgpu.shape({ 64, 64 }, "f32") },
+      num_threads = 2, thread_name = "wg",
+      body = function(x, o, total)
+        local function body(idx, xs, acc)
+          mgpu.copy_smem_to_gmem(xs, o:at(mgpu.ds(idx[1] * 64, 64), mgpu.all))
+          return acc + xs:load()
+        end
+        mgpu.emit_pipeline_warp_specialized(body, {
+          grid = { steps }, memory_registers = 40, num_compute_wgs = 1, wg_axis = "wg", max_concurrent_steps = 3,
+          in_specs = { mgpu.BlockSpec{ { 64, 64 }, function(s) return s, 0 end, delay_release = delay } },
+          compute_context = function(run) total:store(run(mgpu.broadcast(0.0, { 64, 64 }))) end,
+          before_release = function(pending)
+            calls[#calls + 1] = pending
+            if wait then mgpu.wait_smem_to_gmem(pending, { wait_read_only = true }) end
+          end,
+        })(x)
+        mgpu.wait_smem_to_gmem(0)
+      end,
+    }
+    local x = mgpu.random.normal({ steps * 64, 64 }, "f32")
+    local got, sum = k(x)
+    local xt, want = x:to_table(), {}
+    for i = 1, 64 * 64 do
+      want[i] = 0
+      for st = 0, steps - 1 do want[i] = want[i] + xt[st * 64 * 64 + i] end
+    end
+    return maxdiff(got:to_table(), xt), maxdiff(sum:to_table(), want), calls
+  end
+  for delay = 0, 1 do
+    it("waits out the body's stores from its slots in before_release, delay_release = " .. delay, function()
+      local copied, summed, calls = forward_copy(delay, true)
+      assert.are.equal(0, copied)
+      assert.is_true(summed < 1e-3)
+      -- traced once per release site: the loop's (pending delay), the end's (pending 0 per delayed slot)
+      assert.are.same(delay == 0 and { 0 } or { 1, 0 }, calls)
+    end)
+  end
+  it("copies refilled slots without the wait in before_release (the check above can fail)", function()
+    assert.is_true(forward_copy(1, false) > 0.1)
+  end)
+
   it("runs START, STEADY and STOP pipelines on one allocation", function()
     local k = mgpu.kernel{
       out_shape = mgpu.shape({ 3, 64, 64 }, "f32"), num_threads = 2, thread_name = "wg",
@@ -681,6 +727,10 @@ describe("pipeline errors", function()
   it("refuses memory_warps other than 1 and 4", function()
     assert.matches(here .. "emit_pipeline_warp_specialized: memory_warps must be 4 %(the whole memory warpgroup loads%) or 1 %(its first warp%), got 2",
       ws({ memory_warps = 2 }, 2, false))
+  end)
+  it("refuses before_release with manual consumed barriers", function()
+    assert.matches(here .. "emit_pipeline_warp_specialized: before_release runs where the pipeline releases slots, so not with manual_consumed_barriers",
+      ws({ manual_consumed_barriers = true, before_release = function() end }, 2, false))
   end)
   it("refuses pipeline_state without allocations", function()
     assert.matches(here .. "emit_pipeline_warp_specialized: pipeline_state needs allocations",

@@ -281,6 +281,7 @@ return {
   PIPELINE_STATE_DYNAMIC_GRID = "%s: pipeline_state needs a grid known at trace time",
   PIPELINE_STATE_MANUAL_DELAY = "%s: pipeline_state is not supported with manual_consumed_barriers and delay_release (the last delay_release slots of one pipeline are never released for the next)",
   PIPELINE_STATE_SHORT_GRID = "%s: pipeline_state needs at least max_concurrent_steps = %d steps, the grid has %d",
+  BEFORE_RELEASE_MANUAL = "%s: before_release runs where the pipeline releases slots, so not with manual_consumed_barriers (the body releases them)",
   STEP_OFFSET_ALONE = "%s: step_offset only makes sense with pipeline_state",
   STEP_OFFSET_BAD = "%s: step_offset must be an integer or a traced scalar",
   PIPELINE_RUN_TWICE = "%s: the pipeline can run only once in compute_context",

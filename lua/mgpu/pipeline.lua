@@ -244,7 +244,7 @@ end
 local known_ws = { grid = true, memory_registers = true, in_specs = true, out_specs = true, max_concurrent_steps = true,
                    wg_axis = true, num_compute_wgs = true, pipeline_state = true, manual_ready_barriers = true,
                    manual_consumed_barriers = true, compute_context = true, memory_thread_idx = true,
-                   step_offset = true, memory_warps = true }
+                   step_offset = true, memory_warps = true, before_release = true }
 
 local WS = {}
 WS.__index = WS
@@ -279,6 +279,13 @@ end
 --- memory_warps (an mgpu extension): 4 (the default) runs the memory
 --- warpgroup's load loop on all its warps, 1 on its first warp only
 --- (mgpu.single_warp), as CUTLASS's and cuBLAS's producers run.
+--- before_release(pending) (an mgpu extension): called in each compute
+--- warpgroup just before it releases an input slot, with the number of
+--- later steps whose bodies have run since the body that used the slot
+--- (delay_release in the loop, fewer at the end); a body that leaves an
+--- asynchronous read of its slots in flight (a TMA store from them) waits
+--- for it here: mgpu.wait_smem_to_gmem(pending, { wait_read_only = true })
+--- when it issues one store per step.  Not with manual_consumed_barriers.
 function M.emit_pipeline_warp_specialized(body, opts)
   opts = opts or {}
   local what = "emit_pipeline_warp_specialized"
@@ -304,6 +311,11 @@ function M.emit_pipeline_warp_specialized(body, opts)
   end
   p.compute_context = opts.compute_context
   p.memory_thread_idx = opts.memory_thread_idx
+  if opts.before_release ~= nil and type(opts.before_release) ~= "function" then
+    fail("NOT_FUNCTION", what .. ": before_release")
+  end
+  if opts.before_release ~= nil and p.manual_consumed then fail("BEFORE_RELEASE_MANUAL", what) end
+  p.before_release = opts.before_release
   p.memory_warps = int_opt(opts.memory_warps, 4, what .. ": memory_warps", 1)
   if p.memory_warps ~= 1 and p.memory_warps ~= 4 then fail("MEMORY_WARPS_BAD", what, p.memory_warps) end
   if #p.in_specs == 0 then fail("PIPELINE_NO_INPUT", what) end
@@ -439,8 +451,14 @@ end
 -- The code of a compute warpgroup: wait for a slot, run the body, release it.
 function WS:compute(ins, outs, a)
   local depth, nsteps, grid, delay = self.depth, self.nsteps, self.grid, self.delay
-  local function arrive(slot) barrier.barrier_arrive(a.consumed[1]:at(slot)) end   -- the slot is free
-  local function release(step, slot) ops.when(L.lt(-1, step), function() arrive(slot) end) end   -- (no step before 0)
+  -- the slot is free (pending: the later steps whose bodies ran, for before_release)
+  local function arrive(slot, pending)
+    if self.before_release then self.before_release(pending) end
+    barrier.barrier_arrive(a.consumed[1]:at(slot))
+  end
+  local function release(step, slot, pending)   -- (no step before 0)
+    ops.when(L.lt(-1, step), function() arrive(slot, pending) end)
+  end
   wgmma.set_max_registers(compute_registers(self.memory_registers, self.num_compute_wgs), { action = "increase" })
   local ran = false
   local function run(init_carry)
@@ -472,7 +490,7 @@ function WS:compute(ins, outs, a)
       local nc = self.body(compat.unpack(args, 1, #args))
       if not has_carry then nc = nil end
       if not self.manual_consumed then
-        if delay == 0 then arrive(slot) else release(L.sub(step, delay), self:slot_add(slot, -delay)) end
+        if delay == 0 then arrive(slot, 0) else release(L.sub(step, delay), self:slot_add(slot, -delay), delay) end
       end
       local no = {}
       if #outs > 0 then   -- one compute warpgroup: it stores its outputs itself
@@ -485,7 +503,7 @@ function WS:compute(ins, outs, a)
     end, self.what)
     if not self.manual_consumed and delay > 0 then
       wgmma.wgmma_wait(0)   -- the delayed slots are free only once their wgmmas are done
-      for k = delay, 1, -1 do release(L.sub(nsteps, k), self:slot(L.sub(nsteps, k))) end
+      for k = delay, 1, -1 do release(L.sub(nsteps, k), self:slot(L.sub(nsteps, k)), k - 1) end
     end
     if #outs > 0 then copy.wait_smem_to_gmem(0) end
     return final.c
