@@ -1,12 +1,18 @@
 --[[
-Ring all-gather across devices: every device holds a shard x (M rows) and
-ends with out = the shards of all devices, device after device (n*M rows).
-At step s a device sends chunk (me - s) mod n to the next device: tiles go
-GMEM -> SMEM (TMA) -> the next device's `out` (TMA through a remote view),
-and a semaphore per block tells the next device that the block's part of the
-chunk has landed, so it can forward it at step s + 1.
+All-gather across devices: every device holds a shard x (M rows) and ends
+with out = the shards of all devices, device after device (n*M rows, a
+symmetric array).  Each device pushes its own shard straight to every
+device: a block's tiles go GMEM -> SMEM (TMA) once, then from the slot to
+its chunk of `out` on every device (TMA through remote views, the next
+device first), with `depth` slots of stores in flight.  No device forwards
+another's data, so nothing waits on a peer between the first and the last
+tile.
 
-  mgpu -n 2 examples/allgather.lua [M] [C] [dtype] [rows=64] [depth=4] [reps=20]
+Contract (as NCCL's): every device calls it together.  A block first tells
+its peers that this device's out may be written and waits for theirs; at
+the end it tells them its tiles have landed and waits until theirs have.
+
+  mgpu -n 2 examples/allgather.lua [M] [C] [dtype] [rows=64] [depth=4] [seed=100] [reps=20]
   (per device 8192x4096 bf16 = 64 MiB on GPUs; 128x256 simulated)
 ]]
 local mgpu = require "mgpu"
@@ -27,39 +33,36 @@ local allgather = mgpu.kernel{
   grid = { B }, grid_names = { "b" },
   out_shape = mgpu.shape({ n * M, C }, dtype),
   scratch_shapes = { mgpu.SMEM({ depth, TR, TC }, dtype), mgpu.Barrier{ num_barriers = depth },
-                     mgpu.SemaphoreType.REGULAR({ B }) },
+                     mgpu.SemaphoreType.REGULAR({ 2, B }) },
   body = function(x, out, slots, bars, sems)
     local b = mgpu.program_id(0)
     local dev = mgpu.device_id()
-    local nxt = mgpu.rem(dev + 1, n)
     local mine = mgpu.cdiv(tiles - b, B)            -- this block's tiles: b, b + B, ...
-    local t = 0                                     -- tiles copied so far (Lua count of fori calls is traced)
-    for s = 0, math.max(n - 2, 0) do              -- (one device: only its own shard, at step 0)
-      local chunk = mgpu.rem(dev + n - s, n)
-      if s > 0 then mgpu.semaphore_wait(sems:at(b)) end   -- the previous device's copy of this chunk has landed
-      mgpu.fori(0, mine, function(i)
-        local tile = b + i * B
-        local r, c = tile / (C / TC) * TR, mgpu.rem(tile, C / TC) * TC
-        local slot = mgpu.rem(i + t, depth)
-        mgpu.wait_smem_to_gmem(depth - 1, { wait_read_only = true })   -- the slot's last copy has read it
-        local src = s == 0 and x:at(mgpu.ds(r, TR), mgpu.ds(c, TC))
-                             or out:at(mgpu.ds(chunk * M + r, TR), mgpu.ds(c, TC))
-        mgpu.copy_gmem_to_smem(src, slots:at(slot), bars:at(slot))
-        mgpu.barrier_wait(bars:at(slot))
-        if s == 0 then   -- this device's own shard also goes into its own out
-          mgpu.copy_smem_to_gmem(slots:at(slot), out:at(mgpu.ds(chunk * M + r, TR), mgpu.ds(c, TC)), { commit_group = n == 1 })
-        end
-        if n > 1 then mgpu.copy_smem_to_gmem(slots:at(slot), out:on_device(nxt):at(mgpu.ds(chunk * M + r, TR), mgpu.ds(c, TC))) end
-      end)
-      t = t + 1
-      mgpu.wait_smem_to_gmem(0)                     -- every copy of this step has landed on the next device
-      if n > 1 then mgpu.semaphore_signal(sems:at(b), 1, { device_id = nxt }) end
+    local function tell_peers(sem)              -- this block's counterpart on every other device
+      for step = 1, n - 1 do mgpu.semaphore_signal(sem, 1, { device_id = mgpu.rem(dev + step, n) }) end
+      mgpu.semaphore_wait(sem, n - 1)
     end
-    if n > 1 then mgpu.semaphore_wait(sems:at(b)) end    -- the last chunk has arrived
+    if n > 1 then tell_peers(sems:at(0, b)) end   -- every device's out may be written
+    mgpu.fori(0, mine, function(i)
+      local tile = b + i * B
+      local r, c = tile / (C / TC) * TR, mgpu.rem(tile, C / TC) * TC
+      local slot = mgpu.rem(i, depth)
+      mgpu.wait_smem_to_gmem(depth - 1, { wait_read_only = true })   -- the slot's last stores have read it
+      mgpu.copy_gmem_to_smem(x:at(mgpu.ds(r, TR), mgpu.ds(c, TC)), slots:at(slot), bars:at(slot))
+      mgpu.barrier_wait(bars:at(slot))
+      for step = 1, n do                          -- the next device first, this one last (closing the group)
+        local d = mgpu.rem(dev + step, n)
+        mgpu.copy_smem_to_gmem(slots:at(slot), out:on_device(d):at(mgpu.ds(dev * M + r, TR), mgpu.ds(c, TC)),
+                               { commit_group = step == n })
+      end
+    end)
+    mgpu.wait_smem_to_gmem(0)
+    if n > 1 then tell_peers(sems:at(1, b)) end   -- every device's tiles of this block have landed here
   end,
 }
 
-local x = mgpu.random.normal({ M, C }, dtype, 100 + me)
+local seed = opt.seed or 100
+local x = mgpu.random.normal({ M, C }, dtype, seed + me)
 local out = mgpu.symmetric({ n * M, C }, dtype)
 allgather:call_into(out, x)
 if mgpu.compile_only() then return end
@@ -68,7 +71,7 @@ if mgpu.compile_only() then return end
 local H = mgpu.host
 local worst = 0
 for d = 0, n - 1 do
-  local ref = H.from(mgpu.random.normal({ M, C }, dtype, 100 + d))
+  local ref = H.from(mgpu.random.normal({ M, C }, dtype, seed + d))
   local err = H.relerr(H.from(out):rows(d * M, M), ref)
   if err ~= err or err > worst then worst = err end
 end
