@@ -13,17 +13,18 @@ examples/matmul.lua with hooks:
   the chunks present overlaps the copies of the next.
 
 Two ways to run the ring (ring=):
-- side (the default): the first `comm` blocks copy, row block by row block,
+- side: the first `comm` blocks copy, row block by row block,
   chunk (me - s) mod n to the next device (TMA through a remote view) and
   signal its semaphore for that row block, with one count for each tile
   that will read it there (and one more when it is to be forwarded again);
-- mma (as Pallas' collective matmul): no copy blocks; the tile in column 0
+- mma (the default, as Pallas' collective matmul): no copy blocks, so
+  every SM computes (in clusters of 2); the tile in column 0
   of each row block of a chunk the next device still needs passes its A
   tiles, already in SMEM for the wgmma, on to the next device with a TMA
   store per K step, and once they have landed signals the row block's
   semaphore there with one count per tile that reads it.
 
-  mgpu -n 2 examples/collective_matmul.lua [M] [N] [K] [dtype] [ring=side|mma] [comm=8] [reps=20] [key=value (matmul cfg)]
+  mgpu -n 2 examples/collective_matmul.lua [M] [N] [K] [dtype] [ring=mma|side] [comm=8 (side)] [reps=20] [key=value (matmul cfg)]
   (per device M=8192 rows of A, N = K = 8192 on GPUs; 256x256x128 simulated)
 ]]
 local mgpu = require "mgpu"
@@ -38,7 +39,7 @@ local M = tonumber(pos[1]) or (small and 256 or 8192)
 local N = tonumber(pos[2]) or (small and 256 or 8192)
 local K = tonumber(pos[3]) or (small and 128 or 8192)
 local dtype = pos[4] or "bf16"
-local ring = cfg.ring or "side"
+local ring = cfg.ring or "mma"
 local comm = ring == "side" and (cfg.comm or (small and 1 or 8)) or 0
 local reps = cfg.reps or 20
 cfg.comm, cfg.reps, cfg.ring = nil, nil, nil
