@@ -140,6 +140,23 @@ k()
     assert.are.equal(2, calls)
   end)
 
+  it("says so when a deadlocked semaphore might be signalled by a later cluster", function()
+    -- block 0 waits for block 1, which the interpreter only starts once block 0 has ended
+    local out, code = run_on(2, [[
+local mgpu = require "mgpu"
+local k = mgpu.kernel{ out_shape = mgpu.shape({1}, "i32"), grid = {2},
+  scratch_shapes = { mgpu.SemaphoreType.REGULAR({1}) },
+  body = function(o, sems)
+    mgpu.cond(mgpu.eq(mgpu.program_id(0), 0), function() mgpu.semaphore_wait(sems:at(0), 1) end,
+              function() mgpu.semaphore_signal(sems:at(0), 1) end)
+  end }
+k()
+]])
+    assert.are_not.equal(0, code)
+    assert.matches("deadlock", out)
+    assert.matches("the interpreter runs one cluster at a time, here 1 of 2", out, 1, true)
+  end)
+
   it("refuses a device out of range, a non-symmetric remote array and unbalanced semaphores", function()
     local out, code, p = run_on(2, [[
 local mgpu = require "mgpu"

@@ -470,6 +470,12 @@ MGPU_NORET void interp_deadlock(interp *I) {
                             "(%d of %d arrivals missing, %lld bytes outstanding)", ir_loc(k, op), who, a->block % I->cblocks,
                             a->wg, (long long)a->waits[idx] + 1, x->missing, x->count, (long long)x->tx);
   }
+  bool sem = false;
+  for (int w = 0; w < I->nagents; w++) sem |= !I->agents[w].done && k->ops.v[I->agents[w].pc].code == IR_sem_wait;
+  if (sem && I->next_cluster < I->nclusters && len < sizeof msg)   /* a later cluster might have signalled it */
+    snprintf(msg + len, sizeof msg - len, "\n  (the interpreter runs one cluster at a time, here %llu of %llu: a semaphore "
+             "that only a later cluster signals never completes in it, though it may on a GPU where every block is "
+             "resident)", (unsigned long long)I->next_cluster, (unsigned long long)I->nclusters);
   const iagent *first = NULL;
   for (int w = 0; w < I->nagents && !first; w++) if (!I->agents[w].done) first = &I->agents[w];
   diag_throw(I->d, ERR_INTERP, first ? ir_loc(k, &k->ops.v[first->pc]) : "", msg);
