@@ -108,6 +108,18 @@ local function slabs(d) return mgpu.SMEM({ 2, BQ, d.D }, d.dtype, { transforms =
 local function slots(d, depth, rows) return mgpu.SMEM({ depth, rows or BKV, d.D }, d.dtype, { transforms = xf }) end
 
 -- dQ: per 128 query rows of a head, over the KV blocks up to the diagonal.
+-- The memory warpgroup of the dK, dV and fused kernels: the n query blocks of
+-- rows rows each (head_block(j) -> q head, block) of Q and dO into the depth
+-- slots s.q and s.dos, each slot filled once s.free says its readers are done.
+local function stream_q_do(s, n, depth, head_block, rows, D, q, dout, b)
+  amath.memory_loop(n, depth, { { free = s.free, load = function(j, slot)
+    local h, qb = head_block(j)
+    local r, cols = mgpu.ds(qb * rows, rows), mgpu.ds(h * D, D)
+    mgpu.copy_gmem_to_smem(q:at(b, r, cols), s.q:at(slot), s.ready:at(slot))
+    mgpu.copy_gmem_to_smem(dout:at(b, r, cols), s.dos:at(slot), s.ready:at(slot))
+  end } })
+end
+
 local function dq_kernel(c, d)
   local S, H, D, dtype, depth = d.S, d.H, d.D, d.dtype, c.depth
   local group, scale = H / d.Hkv, c.scale or 1 / math.sqrt(D)
@@ -194,14 +206,7 @@ local function dkv_kernel(c, d)
                         kvbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
                         ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
                         free = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 } }, function(s)
-        local function memory()
-          amath.memory_loop(n, depth, { { free = s.free, load = function(j, slot)
-            local h, qb = head_block(j)
-            local rows, cols = mgpu.ds(qb * BQ, BQ), mgpu.ds(h * D, D)
-            mgpu.copy_gmem_to_smem(q:at(b, rows, cols), s.q:at(slot), s.ready:at(slot))
-            mgpu.copy_gmem_to_smem(dout:at(b, rows, cols), s.dos:at(slot), s.ready:at(slot))
-          end } })
-        end
+        local function memory() stream_q_do(s, n, depth, head_block, BQ, D, q, dout, b) end
         local function compute()
           mgpu.set_max_registers(amath.COMPUTE_REGISTERS, { action = "increase" })
           local row0 = k0 + wg * BKV
@@ -299,14 +304,7 @@ local function fused_kernel(c, d, bq)
                         free = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
                         dsbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
                         kdone = mgpu.Barrier{ num_arrivals = 2 } }, function(s)
-        local function memory()
-          amath.memory_loop(n, depth, { { free = s.free, load = function(j, slot)
-            local h, qb = head_block(j)
-            local rows, cols = mgpu.ds(qb * bq, bq), mgpu.ds(h * D, D)
-            mgpu.copy_gmem_to_smem(q:at(b, rows, cols), s.q:at(slot), s.ready:at(slot))
-            mgpu.copy_gmem_to_smem(dout:at(b, rows, cols), s.dos:at(slot), s.ready:at(slot))
-          end } })
-        end
+        local function memory() stream_q_do(s, n, depth, head_block, bq, D, q, dout, b) end
         local function compute()
           mgpu.set_max_registers(amath.COMPUTE_REGISTERS, { action = "increase" })
           local row0 = k0 + wg * BKV
