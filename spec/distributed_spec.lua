@@ -82,30 +82,22 @@ describe("mgpu -n", function()
     end)
   end
 
-  -- examples/reduce_scatter.lua on fresh inputs (seed=): each device checks its chunk exactly against
-  -- the f32 sum in device order, rounded once.  f32 inputs on 3 or more devices tell that order from
-  -- any other (bf16 parts sum exactly in f32); a part summed twice or missed is far off.
-  for _, n in ipairs({ 2, 3, 4 }) do
-    it("reduce-scatters f32 exactly in device order on " .. n .. " simulated devices (examples/reduce_scatter.lua)", function()
-      local seed = math.random(1, 1000000)
-      local out, code = run_file(n, "examples/reduce_scatter.lua", "", "32 256 f32 rows=8 seed=" .. seed)
-      assert.are.equal(0, code, out)
-      for d = 0, n - 1 do
-        assert.matches("device " .. d .. " of " .. n .. ": reduce%-scatter of 32x256 f32 per device: rel%. error 0\n", out)
-      end
-    end)
-  end
-
-  -- examples/allgather.lua on fresh inputs: every device checks every chunk exactly
-  for _, n in ipairs({ 2, 3, 4 }) do
-    it("all-gathers exactly on " .. n .. " simulated devices (examples/allgather.lua)", function()
-      local seed = math.random(1, 1000000)
-      local out, code = run_file(n, "examples/allgather.lua", "", "32 256 f32 rows=8 seed=" .. seed)
-      assert.are.equal(0, code, out)
-      for d = 0, n - 1 do
-        assert.matches("device " .. d .. " of " .. n .. ": all%-gather of 32x256 f32 per device: max rel%. error 0\n", out)
-      end
-    end)
+  -- The collective examples on fresh inputs (seed=), every device checking its result exactly.
+  -- examples/reduce_scatter.lua: each chunk against the f32 sum in device order, rounded once; f32
+  -- inputs on 3 or more devices tell that order from any other (bf16 parts sum exactly in f32), and
+  -- a part summed twice or missed is far off.  examples/allgather.lua: every chunk of every device.
+  for _, ex in ipairs({ { "reduce_scatter", "reduce-scatters f32 exactly in device order", "reduce%-scatter", "rel%. error 0" },
+                        { "allgather", "all-gathers exactly", "all%-gather", "max rel%. error 0" } }) do
+    for _, n in ipairs({ 2, 3, 4 }) do
+      it(ex[2] .. " on " .. n .. " simulated devices (examples/" .. ex[1] .. ".lua)", function()
+        local seed = math.random(1, 1000000)
+        local out, code = run_file(n, "examples/" .. ex[1] .. ".lua", "", "32 256 f32 rows=8 seed=" .. seed)
+        assert.are.equal(0, code, out)
+        for d = 0, n - 1 do
+          assert.matches("device " .. d .. " of " .. n .. ": " .. ex[3] .. " of 32x256 f32 per device: " .. ex[4] .. "\n", out)
+        end
+      end)
+    end
   end
 
   it("gives one device without -n", function()
