@@ -120,6 +120,17 @@ local function stream_q_do(s, n, depth, head_block, rows, D, q, dout, b)
   end } })
 end
 
+-- A compute warpgroup's dK (scaled) and dV out in dtype, at (b, rows, cols)
+-- of dk and dv, through its free K and V slabs, until the stores have landed.
+local function store_dk_dv(kslab, vslab, dk_acc, dv_acc, scale, dtype, dk, dv, b, rows, cols)
+  kslab:store((dk_acc:load() * scale):astype(dtype))
+  vslab:store(dv_acc:load():astype(dtype))
+  mgpu.commit_smem()
+  mgpu.copy_smem_to_gmem(kslab, dk:at(b, rows, cols))
+  mgpu.copy_smem_to_gmem(vslab, dv:at(b, rows, cols))
+  mgpu.wait_smem_to_gmem(0)
+end
+
 local function dq_kernel(c, d)
   local S, H, D, dtype, depth = d.S, d.H, d.D, d.dtype, c.depth
   local group, scale = H / d.Hkv, c.scale or 1 / math.sqrt(D)
@@ -240,12 +251,7 @@ local function dkv_kernel(c, d)
               mgpu.barrier_arrive(s.free:at(slot))
             end)
             -- K's and V's slabs are free: every wgmma reading them is done
-            s.ks:at(wg):store((dk_acc:load() * scale):astype(dtype))
-            s.vs:at(wg):store(dv_acc:load():astype(dtype))
-            mgpu.commit_smem()
-            mgpu.copy_smem_to_gmem(s.ks:at(wg), dk:at(b, rows, cols))
-            mgpu.copy_smem_to_gmem(s.vs:at(wg), dv:at(b, rows, cols))
-            mgpu.wait_smem_to_gmem(0)
+            store_dk_dv(s.ks:at(wg), s.vs:at(wg), dk_acc, dv_acc, scale, dtype, dk, dv, b, rows, cols)
           end, mgpu.ACC({ BKV, D }, "f32"), mgpu.ACC({ BKV, D }, "f32"))
         end
         mgpu.cond(mgpu.eq(wg, 2), memory, compute)
@@ -376,12 +382,7 @@ local function fused_kernel(c, d, bq)
             end)
             mgpu.barrier_arrive(s.kdone)   -- K is free once neither warpgroup's dQ wgmmas read it
             mgpu.barrier_wait(s.kdone)
-            my_k:store((dk_acc:load() * scale):astype(dtype))
-            s.vs:at(wg):store(dv_acc:load():astype(dtype))
-            mgpu.commit_smem()
-            mgpu.copy_smem_to_gmem(my_k, dk:at(b, rows, cols))
-            mgpu.copy_smem_to_gmem(s.vs:at(wg), dv:at(b, rows, cols))
-            mgpu.wait_smem_to_gmem(0)
+            store_dk_dv(my_k, s.vs:at(wg), dk_acc, dv_acc, scale, dtype, dk, dv, b, rows, cols)
           end, mgpu.ACC({ BKV, D }, "f32"), mgpu.ACC({ BKV, D }, "f32"))
         end
         mgpu.cond(mgpu.eq(wg, 2), memory, compute)
