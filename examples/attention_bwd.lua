@@ -120,6 +120,23 @@ local function stream_q_do(s, n, depth, head_block, rows, D, q, dout, b)
   end } })
 end
 
+-- The key block of a dK/dV or fused block (grid: batch * kv head, 128-key
+-- block) and its steps of `rows` query rows: b, the kv head hk, the
+-- warpgroup, the first key row k0, the step count n over the group's q
+-- heads, and head_block(j) -> (q head, query step) of step j.  Causal
+-- blocks start at the diagonal: earlier query steps see none of these keys.
+local function key_block(c, d, rows)
+  local group = d.H / d.Hkv
+  local bhk, kt = mgpu.program_id(0), mgpu.program_id(1)
+  local b, hk = bhk / d.Hkv, bhk % d.Hkv
+  local wg = mgpu.axis_index("wg")
+  local k0 = kt * (2 * BKV)
+  local first = c.causal and k0 / rows or 0
+  local per_head = math.ceil(d.S / rows) - first
+  local function head_block(j) return hk * group + j / per_head, first + j % per_head end
+  return b, hk, wg, k0, per_head * group, head_block
+end
+
 -- A compute warpgroup's dK (scaled) and dV out in dtype, at (b, rows, cols)
 -- of dk and dv, through its free K and V slabs, until the stores have landed.
 local function store_dk_dv(kslab, vslab, dk_acc, dv_acc, scale, dtype, dk, dv, b, rows, cols)
@@ -195,9 +212,8 @@ end
 -- group's q heads from the diagonal on.
 local function dkv_kernel(c, d)
   local S, H, D, dtype, depth = d.S, d.H, d.D, d.dtype, c.depth
-  local group, scale = H / d.Hkv, c.scale or 1 / math.sqrt(D)
+  local scale = c.scale or 1 / math.sqrt(D)
   local col_l = mgpu.Layout.WGMMA:reduce(0)
-  local nqb = math.ceil(S / BQ)
   return mgpu.kernel{
     name = c.causal and "attention_bwd_dkv_causal" or "attention_bwd_dkv",
     out_shape = { mgpu.shape({ d.B, S, d.Hkv * D }, dtype), mgpu.shape({ d.B, S, d.Hkv * D }, dtype) },
@@ -205,14 +221,7 @@ local function dkv_kernel(c, d)
     num_threads = 3, thread_name = "wg",
     compiler_params = mgpu.CompilerParams{ approx_math = c.approx_math },
     body = function(q, k, v, dout, lse, delta, dk, dv)
-      local bhk, kt = mgpu.program_id(0), mgpu.program_id(1)
-      local b, hk = bhk / d.Hkv, bhk % d.Hkv
-      local wg = mgpu.axis_index("wg")
-      local k0 = kt * (2 * BKV)
-      local first = c.causal and k0 / BQ or 0           -- query blocks before the diagonal see none of these keys
-      local per_head = nqb - first
-      local n = per_head * group
-      local function head_block(j) return hk * group + j / per_head, first + j % per_head end   -- q head, query block
+      local b, hk, wg, k0, n, head_block = key_block(c, d, BQ)
       mgpu.run_scoped({ ks = slabs(d), vs = slabs(d), q = slots(d, depth), dos = slots(d, depth),
                         kvbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
                         ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
@@ -280,9 +289,9 @@ end
 -- addresses: ptxas spills.)
 local function fused_kernel(c, d, bq)
   local S, H, D, dtype, depth = d.S, d.H, d.D, d.dtype, c.depth
-  local group, scale = H / d.Hkv, c.scale or 1 / math.sqrt(D)
+  local scale = c.scale or 1 / math.sqrt(D)
   local col_l = mgpu.Layout.WGMMA:reduce(0)
-  local nqb, chunks = math.ceil(S / bq), D / 64
+  local chunks = D / 64
   local dkv = mgpu.shape({ d.B, S, d.Hkv * D }, dtype)
   local log2s, folded = scale * amath.LOG2E, bq > BQ
   local suffix = bq == BQ and "" or "_bq" .. bq
@@ -293,14 +302,7 @@ local function fused_kernel(c, d, bq)
     num_threads = 3, thread_name = "wg",
     compiler_params = mgpu.CompilerParams{ approx_math = c.approx_math },
     body = function(q, k, v, dout, lse, delta, dk, dv, dq_acc)
-      local bhk, kt = mgpu.program_id(0), mgpu.program_id(1)
-      local b, hk = bhk / d.Hkv, bhk % d.Hkv
-      local wg = mgpu.axis_index("wg")
-      local k0 = kt * (2 * BKV)
-      local first = c.causal and k0 / bq or 0           -- query steps before the diagonal see none of these keys
-      local per_head = nqb - first
-      local n = per_head * group
-      local function head_block(j) return hk * group + j / per_head, first + j % per_head end   -- q head, query step
+      local b, hk, wg, k0, n, head_block = key_block(c, d, bq)
       mgpu.run_scoped({ ks = mgpu.SMEM({ 2 * BKV, D }, dtype, { transforms = xf }), vs = slabs(d),
                         q = slots(d, depth, bq), dos = slots(d, depth, bq),
                         dst = mgpu.SMEM({ 2, 2 * BKV, bq }, dtype, { transforms = xf }),   -- dS^T, two steps
