@@ -30,10 +30,7 @@ Scratch.__alloc = function(spec) return require("mgpu.distributed").take_hidden(
 M.GMEM = setmetatable({}, {
   __tostring = function() return "mgpu.GMEM" end,
   __call = function(_, shape, dtype)
-    dtype = dtype or "f32"
-    if type(dtype) ~= "string" or not require("mgpu.context").core.dtype_size(dtype) or dtype == "pred" then
-      fail("UNKNOWN_DTYPE", "GMEM", tostring(dtype))
-    end
+    dtype = require("mgpu.context").memory_dtype(dtype, "GMEM")
     return setmetatable({ shape = compat.shape(shape, "GMEM shape"), dtype = dtype, where = compat.where() }, Scratch)
   end })
 local function space_of(x)

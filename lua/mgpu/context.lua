@@ -9,6 +9,17 @@ local M = {}
 
 M.core = jit and require "mgpu.ffi" or require "mgpu.core"
 
+--- The element type of a memory declaration (mgpu.shape, GMEM, SMEM, TMEM):
+--- dtype (f32 when nil) when the engine knows it and it is not pred, else an
+--- error naming `what`.
+function M.memory_dtype(dtype, what)
+  dtype = dtype or "f32"
+  if type(dtype) ~= "string" or not M.core.dtype_size(dtype) or dtype == "pred" then
+    compat.fail("UNKNOWN_DTYPE", what, tostring(dtype))
+  end
+  return dtype
+end
+
 -- Settings read when the default context is created.  The `mgpu` command
 -- sets them from its flags; MGPU_EMIT_PTX=dir does the same as --emit-ptx;
 -- MGPU_COMPILE_ONLY=1 compiles without running (and without writing PTX).

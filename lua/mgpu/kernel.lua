@@ -26,10 +26,7 @@ M.MAX_RANK = 8
 
 --- The shape and dtype of a kernel output (Pallas' ShapeDtypeStruct).
 function M.shape(shape, dtype)
-  dtype = dtype or "f32"
-  if type(dtype) ~= "string" or not context.core.dtype_size(dtype) or dtype == "pred" then
-    fail("UNKNOWN_DTYPE", "shape", tostring(dtype))
-  end
+  dtype = context.memory_dtype(dtype, "shape")
   shape = compat.shape(shape, "shape")
   if #shape > M.MAX_RANK then fail("SHAPE_RANK", M.MAX_RANK, #shape) end
   return setmetatable({ shape = shape, dtype = dtype }, Shape)

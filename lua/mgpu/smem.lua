@@ -93,10 +93,7 @@ end
 --- mgpu.SMEM(shape, dtype, { transforms = {...} }): an SMEM scratch buffer,
 --- allocated by scratch_shapes or mgpu.run_scoped.
 function M.SMEM(shape, dtype, opts)
-  dtype = dtype or "f32"
-  if type(dtype) ~= "string" or not context.core.dtype_size(dtype) or dtype == "pred" then
-    fail("UNKNOWN_DTYPE", "SMEM", tostring(dtype))
-  end
+  dtype = context.memory_dtype(dtype, "SMEM")
   if opts ~= nil and type(opts) ~= "table" then fail("SMEM_OPTIONS") end
   for k in pairs(opts or {}) do
     if k ~= "transforms" then fail("UNKNOWN_OPTION", "SMEM", tostring(k)) end

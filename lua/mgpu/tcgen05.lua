@@ -50,10 +50,7 @@ end
 --- false is not supported).  collective: the TMEM of a cluster pair's 2-CTA
 --- MMAs (a kernel's TMEM is all collective or none).
 function M.TMEM(shape, dtype, opts)
-  dtype = dtype or "f32"
-  if type(dtype) ~= "string" or not context.core.dtype_size(dtype) or dtype == "pred" then
-    fail("UNKNOWN_DTYPE", "TMEM", tostring(dtype))
-  end
+  dtype = context.memory_dtype(dtype, "TMEM")
   opts = opts or {}
   if type(opts) ~= "table" then fail("OPTIONS_NOT_TABLE", "TMEM") end
   compat.check_keys(opts, { collective = true, packed = true }, "TMEM")
