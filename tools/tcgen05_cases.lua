@@ -12,12 +12,36 @@ writes their PTX (ctest assembles it with ptxas -arch=sm_100a).
 ]]
 local mgpu = require "mgpu"
 local T = mgpu.transforms
-if mgpu.device().target ~= "sm_100a" then error("run with --target sm_100a (or MGPU_TARGET=sm_100a)") end
 
 local function xf(dt)
   local bytes = ({ bf16 = 2, f16 = 2, f32 = 4, i32 = 4 })[dt] or 1
   return { transforms = { T.tiling{ 8, math.floor(128 / bytes) }, T.swizzle(128) } }
 end
+
+-- The 2-CTA MMA of a cluster pair: each block 128 rows of A (256 x K) and of the accumulator,
+-- half of B (N x K, K-major); C is 256 x N f32.
+local function mma_pair(N, K)
+  return mgpu.kernel{ name = "mma_pair", out_shape = mgpu.shape({ 256, N }, "f32"), grid = { 1 }, cluster = { 2 },
+    cluster_names = { "x" },
+    scratch_shapes = { mgpu.SMEM({ 128, K }, "bf16", xf("bf16")), mgpu.SMEM({ N / 2, K }, "bf16", xf("bf16")),
+                       mgpu.TMEM({ 128, N }, "f32", { collective = true }), mgpu.Barrier{ orders_tensor_core = true },
+                       mgpu.ClusterBarrier{ collective_axes = "x" } },
+    body = function(a, b, c, as, bs, t, bar, ready)
+      local x = mgpu.axis_index("x")
+      as:store(a:at(mgpu.ds(x * 128, 128), mgpu.all):load())
+      bs:store(b:at(mgpu.ds(x * (N / 2), N / 2), mgpu.all):load())
+      mgpu.commit_smem()
+      mgpu.barrier_arrive(ready)
+      mgpu.barrier_wait(ready)
+      mgpu.tcgen05_mma(t, as, mgpu.transpose_ref(bs, { 1, 0 }), bar, { accumulate = false, collective_axis = "x" })
+      mgpu.barrier_wait(bar)
+      c:at(mgpu.ds(x * 128, 128), mgpu.all):store(mgpu.async_load_tmem(t))
+    end }
+end
+
+-- loadfile("tools/tcgen05_cases.lua")("--lib") gives { mma_pair = mma_pair } to specs
+if ({ ... })[1] == "--lib" then return { mma_pair = mma_pair } end
+if mgpu.device().target ~= "sm_100a" then error("run with --target sm_100a (or MGPU_TARGET=sm_100a)") end
 
 local failed = 0
 local function check(name, err, tol)
@@ -98,25 +122,10 @@ mma_case("mma_u8", "u8", "i32", 64, 128, {})
 mma_case("mma_a_tmem", "bf16", "f32", 128, 64, { atmem = true })
 mma_case("mma_n512", "bf16", "f32", 512, 64, {})
 
--- The 2-CTA MMA of a cluster pair: each block 128 rows of A and of the accumulator, half of B.
+-- The 2-CTA MMA of a cluster pair.
 do
   local N, K = 256, 64
-  local k = mgpu.kernel{ name = "mma_pair", out_shape = mgpu.shape({ 256, N }, "f32"), grid = { 1 }, cluster = { 2 },
-    cluster_names = { "x" },
-    scratch_shapes = { mgpu.SMEM({ 128, K }, "bf16", xf("bf16")), mgpu.SMEM({ N / 2, K }, "bf16", xf("bf16")),
-                       mgpu.TMEM({ 128, N }, "f32", { collective = true }), mgpu.Barrier{ orders_tensor_core = true },
-                       mgpu.ClusterBarrier{ collective_axes = "x" } },
-    body = function(a, b, c, as, bs, t, bar, ready)
-      local x = mgpu.axis_index("x")
-      as:store(a:at(mgpu.ds(x * 128, 128), mgpu.all):load())
-      bs:store(b:at(mgpu.ds(x * (N / 2), N / 2), mgpu.all):load())
-      mgpu.commit_smem()
-      mgpu.barrier_arrive(ready)
-      mgpu.barrier_wait(ready)
-      mgpu.tcgen05_mma(t, as, mgpu.transpose_ref(bs, { 1, 0 }), bar, { accumulate = false, collective_axis = "x" })
-      mgpu.barrier_wait(bar)
-      c:at(mgpu.ds(x * 128, 128), mgpu.all):store(mgpu.async_load_tmem(t))
-    end }
+  local k = mma_pair(N, K)
   local a, b = mgpu.random.uniform({ 256, K }, "bf16", 4, -2, 2), mgpu.random.uniform({ N, K }, "bf16", 5, -2, 2)
   local c = k(a, b)
   if not mgpu.compile_only() then
