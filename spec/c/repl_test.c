@@ -81,17 +81,25 @@ static const char long_kernel[] =
   "k = mgpu.kernel{ out_shape = mgpu.shape({1024}, 'f32'), body = function(o) "
   "o:store(mgpu.fori(0, 100000000, function(i, acc) return acc + 1 end, o:load() * 0)) end }\n";
 
-static void repl_on_pty(const char *mgpu, const char *home) {
-  int fd;
-  pid_t pid = forkpty(&fd, NULL, NULL, NULL);
-  if (pid < 0) { perror("repl_test: forkpty"); failures++; return; }
+/* The REPL (interpreted, HOME = home) on a new terminal *fd, once it
+** prompts; its pid, or -1 (counted as a failure) when it cannot start. */
+static pid_t start_repl(const char *mgpu, const char *home, int *fd) {
+  pid_t pid = forkpty(fd, NULL, NULL, NULL);
+  if (pid < 0) { perror("repl_test: forkpty"); failures++; return -1; }
   if (pid == 0) {
     setenv("HOME", home, 1);
     setenv("MGPU_INTERPRET", "1", 1);
     execl(mgpu, mgpu, (char *)NULL);
     _exit(127);
   }
-  EXPECT(wait_for(fd, 0, "> ", 10000), "the REPL prompts");
+  EXPECT(wait_for(*fd, 0, "> ", 10000), "the REPL prompts");
+  return pid;
+}
+
+static void repl_on_pty(const char *mgpu, const char *home) {
+  int fd;
+  pid_t pid = start_repl(mgpu, home, &fd);
+  if (pid < 0) return;
   size_t mark = out_len;
   say(fd, "while true do end\n");
   pause_ms(300);
@@ -134,15 +142,8 @@ static void repl_on_pty(const char *mgpu, const char *home) {
 static void completion_on_pty(const char *mgpu, const char *home) {
   int fd;
   out_len = 0;
-  pid_t pid = forkpty(&fd, NULL, NULL, NULL);
-  if (pid < 0) { perror("repl_test: forkpty"); failures++; return; }
-  if (pid == 0) {
-    setenv("HOME", home, 1);
-    setenv("MGPU_INTERPRET", "1", 1);
-    execl(mgpu, mgpu, (char *)NULL);
-    _exit(127);
-  }
-  EXPECT(wait_for(fd, 0, "> ", 10000), "the REPL prompts");
+  pid_t pid = start_repl(mgpu, home, &fd);
+  if (pid < 0) return;
   size_t mark = out_len;
   say(fd, "mgpu.zer\t(3)\n");
   EXPECT(wait_for(fd, mark, "mgpu.array(f32[3], {0, 0, 0})", 5000), "TAB completes mgpu.zer to mgpu.zeros");
