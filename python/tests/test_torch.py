@@ -11,15 +11,17 @@ except ImportError:
     torch = None
 
 import mgpu
+from mgpu._lib import ARG_WORDS
 
 KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels.lua")
 CUDA = torch is not None and torch.cuda.is_available()
 
 
 def launch_pointers(k):
-    """The addresses k's only traced kernel was last launched on (arguments, then outputs)."""
+    """The addresses k's only traced kernel was last launched on (arguments, then outputs): word 2 of
+    each argument's ARG_WORDS-word record."""
     (e,) = k._cache.values()
-    return [e.u64[3 * i + 2] for i in range(e.nin + len(e.outs)) if i >= e.nin or not e.scalars[i]]
+    return [e.u64[ARG_WORDS * i + 2] for i in range(e.nin + len(e.outs)) if i >= e.nin or not e.scalars[i]]
 
 
 def relerr(out, ref):
