@@ -69,14 +69,15 @@ function lib.build(cfg)
     scratch[#scratch + 1] = mgpu.SemaphoreType.REGULAR({ pmax, c.cluster, 2 })
   end
   -- split-K: f32 epilogue slots, the workspace (an f32 tile per split tile, block and warpgroup,
-  -- zero between launches; one 2-D array, so that a TMA copy into it has few dims) and the count
-  -- of partials added to each
+  -- zero between launches; one 2-D array, so that a TMA copy into it has few dims), the count
+  -- of partials added to each, and a barrier per warpgroup for reading the sum back
   if split then
     local fswz = mgpu.find_swizzle(epi * 32)
     local ntiles = plan.split_tiles(g, c)
     scratch[#scratch + 1] = mgpu.SMEM({ 2, nslot, tm, epi }, "f32", { transforms = { T.tiling{ 8, fswz * 8 / 32 }, T.swizzle(fswz) } })
     scratch[#scratch + 1] = mgpu.GMEM({ ntiles * c.cluster * 2 * tm, tn }, "f32")
     scratch[#scratch + 1] = mgpu.GMEM({ ntiles, c.cluster, 2 }, "i32")
+    scratch[#scratch + 1] = mgpu.Barrier{ num_barriers = 2, num_arrivals = 1 }
   end
 
   return mgpu.kernel{
@@ -102,6 +103,7 @@ function lib.build(cfg)
       local a_scale = o.f8 and table.remove(rest, 1) or nil
       local b_scale = o.f8 and table.remove(rest, 1) or nil
       local counter = c.sched == "dynamic" and table.remove(rest, 1) or nil
+      local sbar = split and table.remove(rest) or nil
       local count = split and table.remove(rest) or nil
       local sum = split and table.remove(rest) or nil
       local fslots = split and table.remove(rest) or nil
@@ -174,7 +176,9 @@ function lib.build(cfg)
           end, bidx - 1)
         end
         -- split-K: add the partial sum into the tile's workspace; the last of the splits to do so
-        -- takes the sum, clears the workspace and the count, and stores the tile
+        -- takes the sum, clears the workspace and the count, and stores the tile.  The sum is read
+        -- back with TMA loads: the other blocks' TMA reduce-adds are not reliably visible to generic
+        -- loads after the count, however fenced (docs/matmul.md)
         local function add_split(acc, scale)
           local ws = sum:at(mgpu.ds(((skx.lin * c.cluster + cidx) * 2 + wg) * tm, tm), mgpu.all)
           for j = 0, tn / epi - 1 do
@@ -190,7 +194,11 @@ function lib.build(cfg)
           mgpu.when(mgpu.eq(mgpu.atomic_add(n, 1), sch.split - 1), function()
             mgpu.atomic_exchange(n, 0, { sem = "relaxed" })
             for j = 0, tn / epi - 1 do
-              chunk(acc, j):store(chunk(ws, j):load{ layout = mgpu.Layout.WGMMA })
+              local slot = fslots:at(wg, j % nslot)
+              if j >= nslot then mgpu.commit_smem() end   -- every thread has read the slot's last chunk
+              mgpu.copy_gmem_to_smem(chunk(ws, j), slot, sbar:at(wg))
+              mgpu.barrier_wait(sbar:at(wg))
+              chunk(acc, j):store(slot:load{ layout = mgpu.Layout.WGMMA })
               chunk(ws, j):store(mgpu.broadcast(0.0, { tm, epi }, "f32"))
             end
             mgpu.named_scope("epilogue", store_tile, acc, scale)

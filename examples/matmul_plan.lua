@@ -245,12 +245,13 @@ end
 function P.split_tiles(g, c) return math.max(1, math.floor(math.floor(g.sms / c.cluster) / 2)) end
 
 --- Split-K's cost in K steps of the block's tile beyond its share of K: the partial's trip through
---- SMEM, the TMA reduce-add and its completion, the count, and the last block's load of the sum.
-P.split_cost = 4
+--- SMEM, the TMA reduce-add and its completion, the count, and the last block's TMA load of the sum
+--- (fitted to split and unsplit timings of 19 shapes with M, N <= 2048: about 4 us).
+P.split_cost = 12
 
 --- The split-K count for an M x N x K problem under cfg (its tile width chosen): the S whose K steps
 --- on the critical path, plus the exchange and the reduce-adds' traffic into L2 (M x N f32 per
---- split at about 3 TB/s, in steps of the tile, 0.64 us for 128x256x64), are fewest; 1 where the
+--- split at about 6 TB/s, in steps of the tile, 0.64 us for 128x256x64), are fewest; 1 where the
 --- tiles alone fill the SMs or a split saves nothing.  Only 128-wide tiles or narrower:
 --- the f32 staging slots do not fit in SMEM beside a 256-wide pipeline.
 function P.split_for(M, N, K, cfg)
@@ -265,7 +266,7 @@ function P.split_for(M, N, K, cfg)
   for s = 2, math.floor(math.floor(g.sms / c.cluster) / (base.pm * base.pn)) do
     g.split = s
     local t = P.plan(c, g, M, N, K)
-    local steps = t.split and t.steps + s * M * N * 4 / 3e6 / step_us
+    local steps = t.split and t.steps + s * M * N * 4 / 6e6 / step_us
     if steps and steps < best_steps then best, best_steps = s, steps end
   end
   return best

@@ -4,7 +4,8 @@
 -- the whole product however the last round's K steps fall on the blocks;
 -- without it the grid is only as large as the rounds of tiles need; split-K
 -- (split=S) computes the whole product however K falls on the splits, and
--- for_shape takes it only where few tiles leave the SMs idle.
+-- for_shape takes it only where few tiles leave the SMs idle; the hand-over
+-- of the reduce-adds to the last block (tools/tma_handover.lua) is exact.
 local mgpu = require "mgpu"
 local lib = loadfile("examples/matmul.lua")("--lib")
 local err_of = dofile("spec/support/util.lua").err_of
@@ -109,7 +110,7 @@ describe("examples/matmul.lua", function()
   it("splits K where few tiles leave the SMs idle over a long K, and only there", function()
     -- (132 SMs: 512x512 is 8 pairs of 128x128 tiles, 1024x1024 32; the large shapes fill the SMs)
     local cases = { { 512, 512, 4096, 8 }, { 512, 512, 8192, 8 }, { 1024, 1024, 4096, 2 }, { 512, 1024, 2048, 4 },
-                    { 512, 512, 512, 1 }, { 1024, 2048, 8192, 1 }, { 4096, 4096, 4096, 1 }, { 8192, 8192, 8192, 1 },
+                    { 512, 512, 512, 1 }, { 512, 512, 1024, 1 }, { 1024, 1024, 2048, 1 }, { 1024, 2048, 8192, 1 }, { 4096, 4096, 4096, 1 }, { 8192, 8192, 8192, 1 },
                     { 4096, 8192, 4096, 1 } }
     for _, t in ipairs(cases) do
       assert.equals(t[4], lib.for_shape(t[1], t[2], t[3], { sms = 132 }).split, table.concat(t, "x", 1, 3))
@@ -126,6 +127,14 @@ describe("examples/matmul.lua", function()
     assert.is_truthy(wait and red and wait < red)
     assert.matches("split must be auto or a whole number", select(2, pcall(lib.build, { split = 0 })))
     assert.matches("split needs sched=static", select(2, pcall(lib.build, { split = 2, sched = "dynamic" })))
+  end)
+
+  it("hands TMA reduce-adds to the last block, read back with TMA (tools/tma_handover.lua)", function()
+    local util = dofile("spec/support/util.lua")
+    local out = util.output("MGPU_INTERPRET=1 " .. util.bin .. " tools/tma_handover.lua tiles=3 splits=2 launches=1 2>&1; echo status=$?")
+    assert.matches("3 tiles x 2 splits, generic reads: 0 of 1 launches wrong, 0 elements", out, 1, true)
+    assert.matches("3 tiles x 2 splits, tma     reads: 0 of 1 launches wrong, 0 elements", out, 1, true)
+    assert.matches("status=0", out, 1, true)
   end)
 
   it("takes only the clusters its rounds of tiles need, unless balance=0", function()
