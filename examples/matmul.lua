@@ -18,7 +18,11 @@ hopper_matmul_mgpu is:
 - an optional 2-block cluster multicasts the operand both blocks share;
 - stream-K (sk): when the last round of tiles does not fill the blocks,
   its K steps are split over all of them, partial sums passed through a
-  GMEM workspace with semaphores.
+  GMEM workspace with semaphores;
+- split-K (split): where a few tiles leave SMs idle over a long K, S
+  blocks share each tile's K steps and TMA-add their f32 partial sums into
+  a GMEM workspace; the last to arrive (a counter) stores the tile and
+  clears the workspace for the next launch.
 
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
 
@@ -45,7 +49,7 @@ function lib.build(cfg)
   local c = plan.filled(cfg)
   local g, wd = plan.geometry(c), plan.widths(c)
   local tm, tn, tk, depth = c.tile_m, c.tile_n, c.tile_k, c.depth
-  local cta_m, cta_n, cm, cn, sk = g.cta_m, g.cta_n, g.cm, g.cn, g.sk
+  local cta_m, cta_n, cm, cn, sk, split = g.cta_m, g.cta_n, g.cm, g.cn, g.sk, g.split > 1
   local mma_n, epi, nslot, side = wd.mma_n, wd.epi, wd.nslot, wd.side
   local o = plan.operands(c)
   local bits, obits = o.bits, o.f8 and 16 or o.bits
@@ -63,6 +67,17 @@ function lib.build(cfg)
     local pmax = math.floor(g.sms / c.cluster)
     scratch[#scratch + 1] = mgpu.GMEM({ pmax, c.cluster, 2, tm, tn }, "f32")
     scratch[#scratch + 1] = mgpu.SemaphoreType.REGULAR({ pmax, c.cluster, 2 })
+  end
+  -- split-K: f32 epilogue slots, the workspace (an f32 tile per split tile, block and warpgroup,
+  -- zero between launches; one 2-D array, so that a TMA copy into it has few dims), the count
+  -- of partials added to each, and a barrier per warpgroup for reading the sum back
+  if split then
+    local fswz = mgpu.find_swizzle(epi * 32)
+    local ntiles = plan.split_tiles(g, c)
+    scratch[#scratch + 1] = mgpu.SMEM({ 2, nslot, tm, epi }, "f32", { transforms = { T.tiling{ 8, fswz * 8 / 32 }, T.swizzle(fswz) } })
+    scratch[#scratch + 1] = mgpu.GMEM({ ntiles * c.cluster * 2 * tm, tn }, "f32")
+    scratch[#scratch + 1] = mgpu.GMEM({ ntiles, c.cluster, 2 }, "i32")
+    scratch[#scratch + 1] = mgpu.Barrier{ num_barriers = 2, num_arrivals = 1 }
   end
 
   return mgpu.kernel{
@@ -88,6 +103,10 @@ function lib.build(cfg)
       local a_scale = o.f8 and table.remove(rest, 1) or nil
       local b_scale = o.f8 and table.remove(rest, 1) or nil
       local counter = c.sched == "dynamic" and table.remove(rest, 1) or nil
+      local sbar = split and table.remove(rest) or nil
+      local count = split and table.remove(rest) or nil
+      local sum = split and table.remove(rest) or nil
+      local fslots = split and table.remove(rest) or nil
       local sems = sk and table.remove(rest) or nil
       local ws = sk and table.remove(rest) or nil
       local out, out_smem = rest[1], rest[2]
@@ -156,6 +175,35 @@ function lib.build(cfg)
             return p - 1
           end, bidx - 1)
         end
+        -- split-K: add the partial sum into the tile's workspace; the last of the splits to do so
+        -- takes the sum, clears the workspace and the count, and stores the tile.  The sum is read
+        -- back with TMA loads: the other blocks' TMA reduce-adds are not reliably visible to generic
+        -- loads after the count, however fenced (docs/matmul.md)
+        local function add_split(acc, scale)
+          local ws = sum:at(mgpu.ds(((skx.lin * c.cluster + cidx) * 2 + wg) * tm, tm), mgpu.all)
+          for j = 0, tn / epi - 1 do
+            local part = chunk(acc, j):load()
+            mgpu.wait_smem_to_gmem(j == 0 and 0 or nslot - 1, { wait_read_only = true })
+            local slot = fslots:at(wg, j % nslot)
+            slot:store(part)
+            mgpu.commit_smem()
+            mgpu.copy_smem_to_gmem(slot, chunk(ws, j), { reduction_op = "add" })
+          end
+          mgpu.wait_smem_to_gmem(0)   -- the adds are done before the count says so
+          local n = count:at(skx.lin, cidx, wg)
+          mgpu.when(mgpu.eq(mgpu.atomic_add(n, 1), sch.split - 1), function()
+            mgpu.atomic_exchange(n, 0, { sem = "relaxed" })
+            for j = 0, tn / epi - 1 do
+              local slot = fslots:at(wg, j % nslot)
+              if j >= nslot then mgpu.commit_smem() end   -- every thread has read the slot's last chunk
+              mgpu.copy_gmem_to_smem(chunk(ws, j), slot, sbar:at(wg))
+              mgpu.barrier_wait(sbar:at(wg))
+              chunk(acc, j):store(slot:load{ layout = mgpu.Layout.WGMMA })
+              chunk(ws, j):store(mgpu.broadcast(0.0, { tm, epi }, "f32"))
+            end
+            mgpu.named_scope("epilogue", store_tile, acc, scale)
+          end)
+        end
         local function epilogue(run)   -- the compute warpgroups' context: the accumulator, then its tile out
           -- (FP8's scales are loaded ahead of the main loop, which hides their latency)
           local scale = o.f8 and a_scale:load() * b_scale:load() or nil
@@ -163,6 +211,7 @@ function lib.build(cfg)
             mgpu.named_scope("mainloop", run, acc)
             if c.after_mainloop then c.after_mainloop(mi, ni, wg, ext) end
             if not skx then return mgpu.named_scope("epilogue", store_tile, acc, scale) end
+            if skx.lin then return mgpu.named_scope("split", add_split, acc, scale) end
             mgpu.cond(skx.partial, function() mgpu.named_scope("partial", function()   -- leave the partial sum for the owner
               for j = 0, tn / epi - 1 do chunk(ws:at(bidx, cidx, wg), j):store(chunk(acc, j):load()) end
               mgpu.semaphore_signal(sems:at(bidx, cidx, wg), 1)
@@ -189,8 +238,8 @@ function lib.build(cfg)
       end
 
       -- one allocation for every tile's pipeline (no state without k steps to share it)
-      local shared = k_iters >= depth or sch.stream_k
-      local proto = pipe_for(0, 0, shared and mgpu.PipelineState.START or nil, sch.stream_k and 0 or nil)
+      local shared = k_iters >= depth or sch.stream_k or sch.split
+      local proto = pipe_for(0, 0, shared and mgpu.PipelineState.START or nil, (sch.stream_k or sch.split) and 0 or nil)
       mgpu.run_scoped({ p = proto:get_allocations(a, b) }, function(s)
         local function tile_mn(lin)   -- the block's tile of linear index lin: tile_of's cluster tile, or the planar snake's
           local lm, ln
@@ -221,6 +270,11 @@ function lib.build(cfg)
             pipe_for(mi, ni, state, done, k0, k1 - k0, skx)(a, b, { allocations = s.p })
             return done + (k1 - k0)
           end, 0)
+        elseif sch.split then    -- one tile's share of K steps (matmul_plan.lua deals them)
+          local lin, k0, k1 = plan.split_item(sch, bidx)
+          local mi, ni = tile_mn(lin)
+          pipe_for(mi, ni, mgpu.PipelineState.START + mgpu.PipelineState.STOP, 0, k0, k1 - k0, { lin = lin })(
+            a, b, { allocations = s.p })
         elseif c.sched == "dynamic" then
           mgpu.dynamic_scheduling_loop("sm", { counter = counter, grid = { sch.pm * sch.pn }, thread_axis = "wg" }, tile)
         elseif side > 0 then     -- the tiles go round the blocks after the side blocks

@@ -26,6 +26,10 @@ Options (cfg fields; `mgpu examples/matmul.lua M N K dtype key=value ...`):
   balance = 1 | 0       take only as many clusters as the rounds of tiles need (1)
   sk = auto | 1 | 0     stream-K: split the K steps of a last round that does not fill the blocks
                         over all of them (auto: where the steps saved outweigh the exchange)
+  split = auto | S      split-K: S blocks per tile, each over a 1/S of K, adding their f32 partial
+                        sums into a GMEM workspace with TMA reduce-adds; the last to arrive stores
+                        the tile (auto: for_shape picks S where few tiles leave SMs idle over a
+                        long K; a kernel built with auto does not split)
   mwarps = 4 | 1        the memory warpgroup's warps that run the load loop
   nobar = 0 | 1         1: no automatic warpgroup barriers (wgmma_wait, commit_smem and
                         wait_smem_to_gmem order the SMEM traffic themselves)
@@ -67,7 +71,7 @@ local P = {}
 --- cluster defaults to 1.
 P.defaults = { tile_m = 64, tile_n = 256, tile_k = false, depth = 4, snake = 8, wg_dim = "M", cluster = 2, cdim = "wg",
                delay = 1, balance = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, mwarps = 4, sk = "auto",
-               sms = false, dtype = "bf16", b_dtype = false }
+               split = "auto", sms = false, dtype = "bf16", b_dtype = false }
                -- (false: tile_k 128 bytes of K, sms the device's SMs, b_dtype dtype)
 
 local f8 = { f8e4m3 = true, f8e5m2 = true }
@@ -115,6 +119,10 @@ function P.geometry(c)
   local sk_allowed = c.sched == "static" and (c.side_blocks or 0) == 0 and not c.tile_of
   assert(c.sk ~= 1 or sk_allowed, "sk=1 needs sched=static and no side blocks or tile_of")
   g.sk = c.sk == 1 or (c.sk == "auto" and sk_allowed)   -- (auto: the shape decides, in plan)
+  assert(c.split == "auto" or (type(c.split) == "number" and c.split >= 1 and c.split == math.floor(c.split)),
+         "split must be auto or a whole number, at least 1")
+  g.split = c.split ~= "auto" and c.split or 1            -- (auto: for_shape decides)
+  assert(g.split == 1 or sk_allowed, "split needs sched=static and no side blocks or tile_of")
   return g
 end
 
@@ -168,6 +176,14 @@ function P.plan(c, g, M, N, K)
   local t = { m_iters = mgpu.cdiv(M, g.cta_m), n_iters = mgpu.cdiv(N, g.cta_n), k_iters = mgpu.cdiv(K, g.tk) }
   t.pm, t.pn = mgpu.cdiv(t.m_iters, g.cm), mgpu.cdiv(t.n_iters, g.cn)
   local tiles = t.pm * t.pn
+  -- split-K: a cluster per tile and split, where they fit on the SMs at once (no more splits than
+  -- K steps); else the schedule below
+  local split = math.min(g.split, t.k_iters)
+  if split > 1 and tiles * split <= math.floor(g.sms / c.cluster) then
+    t.split, t.tiles, t.P, t.stream_k = split, tiles, tiles * split, false
+    t.steps = mgpu.cdiv(t.k_iters, split) + P.split_cost
+    return t
+  end
   -- whole tiles need no more clusters than there are tiles; stream-K may deal a short round's K
   -- steps over every SM
   local dp = math.max(1, math.floor(math.min(g.sms, t.m_iters * t.n_iters) / c.cluster))
@@ -218,6 +234,44 @@ function P.stream_k_items(t, bidx)
   end
 end
 
+--- Split-K's item for block bidx (traced): the tile's linear index and its K steps [k0, k1).
+--- Clusters take the tiles in turn, then the next split: a split's blocks read the same K range.
+function P.split_item(t, bidx)
+  local s = bidx / t.tiles
+  return bidx - s * t.tiles, (s * t.k_iters) / t.split, ((s + 1) * t.k_iters) / t.split
+end
+
+--- The tiles split-K's workspace holds: at most half the clusters (a split tile takes two or more).
+function P.split_tiles(g, c) return math.max(1, math.floor(math.floor(g.sms / c.cluster) / 2)) end
+
+--- Split-K's cost in K steps of the block's tile beyond its share of K: the partial's trip through
+--- SMEM, the TMA reduce-add and its completion, the count, and the last block's TMA load of the sum
+--- (fitted to split and unsplit timings of 19 shapes with M, N <= 2048: about 4 us).
+P.split_cost = 12
+
+--- The split-K count for an M x N x K problem under cfg (its tile width chosen): the S whose K steps
+--- on the critical path, plus the exchange and the reduce-adds' traffic into L2 (M x N f32 per
+--- split at about 6 TB/s, in steps of the tile, 0.64 us for 128x256x64), are fewest; 1 where the
+--- tiles alone fill the SMs or a split saves nothing.  Only 128-wide tiles or narrower:
+--- the f32 staging slots do not fit in SMEM beside a 256-wide pipeline.
+function P.split_for(M, N, K, cfg)
+  local c = P.filled(cfg)
+  if (cfg or {}).split ~= nil and cfg.split ~= "auto" then return cfg.split end
+  c.split = 1
+  local g = P.geometry(c)
+  local base = P.plan(c, g, M, N, K)
+  if c.tile_n > 128 or c.sched ~= "static" or c.side_blocks or c.tile_of then return 1 end
+  local step_us = 0.64 * g.cta_m * g.cta_n / (128 * 256)
+  local best, best_steps = 1, base.steps
+  for s = 2, math.floor(math.floor(g.sms / c.cluster) / (base.pm * base.pn)) do
+    g.split = s
+    local t = P.plan(c, g, M, N, K)
+    local steps = t.split and t.steps + s * M * N * 4 / 6e6 / step_us
+    if steps and steps < best_steps then best, best_steps = s, steps end
+  end
+  return best
+end
+
 --- The tile width (tile_n) for an M x N x K problem under cfg.  Where cfg leaves it open and the
 --- warpgroups split the tile along M, the width of 256, 192 and 128 whose schedule has the shortest
 --- critical path, counted in columns times K steps, with the narrower tiles' lower efficiency
@@ -244,11 +298,13 @@ function P.tile_n_for(M, N, K, cfg)
   return tn
 end
 
---- A copy of cfg for an M x N x K problem, its tile width chosen (tile_n_for).
+--- A copy of cfg for an M x N x K problem, its tile width (tile_n_for) and split-K count
+--- (split_for) chosen.
 function P.for_shape(M, N, K, cfg)
   local c = {}
   for k, v in pairs(cfg or {}) do c[k] = v end
   c.tile_n = P.tile_n_for(M, N, K, cfg)
+  c.split = P.split_for(M, N, K, c)
   return c
 end
 

@@ -2,10 +2,14 @@
 -- naming the sizes, and the default configuration builds for any K (a
 -- single K step keeps no wgmma group in flight); stream-K (sk=1) computes
 -- the whole product however the last round's K steps fall on the blocks;
--- without it the grid is only as large as the rounds of tiles need.
+-- without it the grid is only as large as the rounds of tiles need; split-K
+-- (split=S) computes the whole product however K falls on the splits, and
+-- for_shape takes it only where few tiles leave the SMs idle; the hand-over
+-- of the reduce-adds to the last block (tools/tma_handover.lua) is exact.
 local mgpu = require "mgpu"
 local lib = loadfile("examples/matmul.lua")("--lib")
 local err_of = dofile("spec/support/util.lua").err_of
+local unpack = table.unpack or unpack
 
 describe("examples/matmul.lua", function()
   local mm = lib.build{}
@@ -65,6 +69,73 @@ describe("examples/matmul.lua", function()
       end
     end)
   end
+
+  -- (M, N, K, options, what the splits look like; 128x64 blocks and K steps of 32 keep them small)
+  local relu = function(t) return mgpu.max(t, 0.0) end
+  local split_cases = {
+    { 256, 128, 256, { split = 2, cluster = 1, sms = 8 }, "two splits of four tiles, launched twice" },
+    { 256, 192, 320, { split = 3, sms = 18 }, "clusters of two, ten K steps dealt 3, 3 and 4" },
+    { 200, 128, 152, { split = 4, cluster = 1, mwarps = 1, sms = 16 },
+      "edge tiles, a K tile past the end, splits of one step" },
+    { 128, 128, 64, { split = 4, cluster = 1, sms = 8 }, "more splits than K steps: two" },
+    { 256, 128, 256, { split = 2, cluster = 1, sms = 8, epilogue = relu }, "a fused epilogue on the sum only" },
+    { 256, 128, 512, { split = 2, cluster = 1, sms = 8, dtype = "f8e4m3", tile_k = false },
+      "FP8: the scales on the sum" },
+    { 256, 128, 256, { split = 4, cluster = 1, sms = 8 }, "more split tiles than blocks: not split" },
+  }
+  for _, case in ipairs(split_cases) do
+    local M, N, K, opts, what = case[1], case[2], case[3], case[4], case[5]
+    it(string.format("split=%d at %dx%dx%d: %s", opts.split, M, N, K, what), function()
+      local cfg = { tile_n = 64, tile_k = 32 }
+      for k, v in pairs(opts) do cfg[k] = v end
+      if cfg.tile_k == false then cfg.tile_k = nil end
+      local H = mgpu.host
+      local f8 = cfg.dtype == "f8e4m3"
+      local a = mgpu.random.normal({ M, K }, cfg.dtype or "bf16")
+      local b = mgpu.random.normal(f8 and { N, K } or { K, N }, cfg.dtype or "bf16")
+      local args = { a, b }
+      if f8 then args[3], args[4] = mgpu.random.uniform({}, "f32", nil, 0.5, 2), mgpu.random.uniform({}, "f32", nil, 0.5, 2) end
+      local ref = H.matmul(H.from(a), f8 and H.from(b):transpose() or H.from(b))
+      if f8 then ref = ref * H.from(args[3]) * H.from(args[4]) end
+      if cfg.epilogue then ref = ref:max(0) end
+      local k = lib.build(cfg)
+      for _ = 1, what == split_cases[1][5] and 2 or 1 do   -- (the workspace and counts serve the next launch)
+        local c = mgpu.full({ M, N }, 0 / 0, f8 and "bf16" or cfg.dtype or "bf16")
+        k:call_into(c, unpack(args))
+        assert.is_true(H.relerr(H.from(c), ref) < 1e-2)
+      end
+    end)
+  end
+
+  it("splits K where few tiles leave the SMs idle over a long K, and only there", function()
+    -- (132 SMs: 512x512 is 8 pairs of 128x128 tiles, 1024x1024 32; the large shapes fill the SMs)
+    local cases = { { 512, 512, 4096, 8 }, { 512, 512, 8192, 8 }, { 1024, 1024, 4096, 2 }, { 512, 1024, 2048, 4 },
+                    { 512, 512, 512, 1 }, { 512, 512, 1024, 1 }, { 1024, 1024, 2048, 1 }, { 1024, 2048, 8192, 1 }, { 4096, 4096, 4096, 1 }, { 8192, 8192, 8192, 1 },
+                    { 4096, 8192, 4096, 1 } }
+    for _, t in ipairs(cases) do
+      assert.equals(t[4], lib.for_shape(t[1], t[2], t[3], { sms = 132 }).split, table.concat(t, "x", 1, 3))
+    end
+    assert.equals(1, lib.for_shape(512, 512, 4096, { sms = 132, split = 1 }).split)
+    assert.equals(1, lib.for_shape(512, 512, 4096, { sms = 132, tile_n = 256 }).split)   -- (no SMEM for its slots)
+    -- the grid: a pair of blocks per tile and split; a kernel built with split=auto does not split
+    local a, b = mgpu.abstract({ 512, 4096 }, "bf16"), mgpu.abstract({ 4096, 512 }, "bf16")
+    local function grid(cfg) return lib.build(cfg):lower(a, b).ir:match("grid=%((%d+)%)") end
+    assert.equals("64", grid{ sms = 132, tile_n = 128, split = 8 })
+    assert.equals("8", grid{ sms = 132, tile_n = 128, sk = 0 })
+    local ptx = lib.build{ sms = 132, tile_n = 128, split = 8 }:lower(a, b).ptx
+    local wait, red = ptx:find("griddepcontrol.wait;", 1, true), ptx:find("cp.reduce.async.bulk", 1, true)
+    assert.is_truthy(wait and red and wait < red)
+    assert.matches("split must be auto or a whole number", select(2, pcall(lib.build, { split = 0 })))
+    assert.matches("split needs sched=static", select(2, pcall(lib.build, { split = 2, sched = "dynamic" })))
+  end)
+
+  it("hands TMA reduce-adds to the last block, read back with TMA (tools/tma_handover.lua)", function()
+    local util = dofile("spec/support/util.lua")
+    local out = util.output("MGPU_INTERPRET=1 " .. util.bin .. " tools/tma_handover.lua tiles=3 splits=2 launches=1 2>&1; echo status=$?")
+    assert.matches("3 tiles x 2 splits, generic reads: 0 of 1 launches wrong, 0 elements", out, 1, true)
+    assert.matches("3 tiles x 2 splits, tma     reads: 0 of 1 launches wrong, 0 elements", out, 1, true)
+    assert.matches("status=0", out, 1, true)
+  end)
 
   it("takes only the clusters its rounds of tiles need, unless balance=0", function()
     -- 512x768 in 128x256 tiles: 6 pairs of tiles; sms=10 gives 5 clusters of two, so two rounds,

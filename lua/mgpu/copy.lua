@@ -122,8 +122,9 @@ function M.commit_smem_to_gmem_group() trace.op("commit_group", {}) end
 
 --- Wait until at most n groups of this warpgroup's SMEM->GMEM copies are in
 --- flight.  opts.wait_read_only: only until their SMEM may be reused; a full
---- wait also orders the copies' GMEM writes before the warpgroup's later
---- generic accesses (fence.proxy.async.global).
+--- wait also orders the copies' GMEM writes before the warpgroup's own later
+--- generic accesses (fence.proxy.async.global).  Another block of the kernel
+--- must read them with TMA (docs/reference.md).
 function M.wait_smem_to_gmem(n, opts)
   opts = check_opts(opts, "wait_smem_to_gmem", { wait_read_only = true })
   trace.op("wait_group", {}, { compat.int(n or 0, "wait_smem_to_gmem n"), opts.wait_read_only and 1 or 0 })

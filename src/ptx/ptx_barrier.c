@@ -181,7 +181,8 @@ void ptx_sync_op(pe *e, const ir_op *op) {
   case IR_wait_group:
     pe_ins(e, at[1] ? "cp.async.bulk.wait_group.read" : "cp.async.bulk.wait_group", 1, I(at[0]));
     /* a full wait: the stores' (and reduce-adds') GMEM writes, made by the async proxy, are ordered
-    ** before this thread's later generic accesses, such as the release that hands them to another block */
+    ** before this thread's later generic accesses; another block reads them reliably only through the
+    ** async proxy (TMA), not with generic loads after a release (docs/reference.md) */
     if (!at[1]) pe_ins(e, "fence.proxy.async.global", 0);
     pe_wg_barrier(e);
     e->smem_reads = false;
