@@ -47,9 +47,27 @@ dK, dV kernels (14 B H S^2 D flops):
   mgpu examples/attention_bwd.lua [B] [S] [H] [D] [causal] [dtype] [key=value ...]
     keys: hkv (kv heads) scale approx (0|1) depth (slots, >= 2) fused (0|1)
           bq (64|128, the fused kernel's query rows a step) reps
+          variants=A;B;... (fused configurations, each key=value,... or -)
+    the fused kernel's own keys (defaults first):
+          fold (0|1; 1 with bq = 128): S^T's and dP^T's wgmmas issued
+            together, lse and delta folded into their accumulators
+          profile=DIR: the in-kernel profiler's trace of the fused kernel
+            (run twice, not timed; read it with tools/profile_phases.lua)
   (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted).  Without
-  `fused` or `bq` a GPU checks and times both paths (and with head_dim 64
-  the fused one with bq = 128 too), the interpreter the fused one.
+  `fused`, `bq` or `variants` a GPU checks and times both paths (and with
+  head_dim 64 the fused one with bq = 128 too), the interpreter the fused
+  one; `variants` checks and times each configuration against one float64
+  reference.
+
+Profiled, each compute warpgroup's step is cut into scopes: wait_ready (Q
+and dO's slot), st (S^T's wgmma and its wait), exp (P^T and dV's issue), dp
+(dP^T's wgmma and wait), ds (dS^T and dK's issue) or, folded, init (the
+accumulators' lse and delta), sdp_issue, s_wait, exp, dp_wait, ds (dS^T,
+dV's and dK's issue); then ds_store (dS^T into SMEM), ds_bar (the meeting
+of both warpgroups), dq (a dQ chunk's wgmma and wait), dq_store (its SMEM
+slot free, filled and the reduce-add issued) and tail (the last wgmma wait
+and the slot's release); outside the loop kv_load and epilogue.  The
+memory warpgroup's are load and wait_free.
 
 TFLOP/s counts the 10 B H S^2 D of the standard backward, half that when
 causal.  Loaded with `loadfile("examples/attention_bwd.lua")("--lib")` it
@@ -63,6 +81,10 @@ local lib = {}
 local BQ, BKV = amath.BQ, 64     -- 64-row blocks: dQ (or dK and dV), S and dP in 232 registers a thread
 local xf = amath.xf
 local xf32 = { mgpu.transforms.tiling{ 8, 32 }, mgpu.transforms.swizzle(128) }   -- 128-byte rows of f32
+-- The fused kernel's keys beside bq and profile (a directory): their values, the default first
+-- (fold's is 1 with bq = 128).
+local FUSED_KEYS = { fold = { 0, 1 } }
+local PROFILE_EVENTS = 32   -- the profiler's events a warpgroup stamps in a step, at most
 
 -- delta = rowsum(dO * O) in f32, (B * H, S); with `fused` also the f32
 -- dQ accumulator (B, S, H * D), zeroed here since this kernel visits every
@@ -113,10 +135,12 @@ local function slots(d, depth, rows) return mgpu.SMEM({ depth, rows or BKV, d.D 
 -- slots s.q and s.dos, each slot filled once s.free says its readers are done.
 local function stream_q_do(s, n, depth, head_block, rows, D, q, dout, b)
   amath.memory_loop(n, depth, { { free = s.free, load = function(j, slot)
-    local h, qb = head_block(j)
-    local r, cols = mgpu.ds(qb * rows, rows), mgpu.ds(h * D, D)
-    mgpu.copy_gmem_to_smem(q:at(b, r, cols), s.q:at(slot), s.ready:at(slot))
-    mgpu.copy_gmem_to_smem(dout:at(b, r, cols), s.dos:at(slot), s.ready:at(slot))
+    mgpu.named_scope("load", function()
+      local h, qb = head_block(j)
+      local r, cols = mgpu.ds(qb * rows, rows), mgpu.ds(h * D, D)
+      mgpu.copy_gmem_to_smem(q:at(b, r, cols), s.q:at(slot), s.ready:at(slot))
+      mgpu.copy_gmem_to_smem(dout:at(b, r, cols), s.dos:at(slot), s.ready:at(slot))
+    end)
   end } })
 end
 
@@ -287,20 +311,22 @@ end
 -- dK's wgmmas go together.  (bq = 64's order, dV's wgmma in flight during
 -- dP^T's with P^T in f32 and 16 bits, needs 224 there before lse, delta and
 -- addresses: ptxas spills.)
-local function fused_kernel(c, d, bq)
+local function fused_kernel(c, d, bq, opt)
   local S, H, D, dtype, depth = d.S, d.H, d.D, d.dtype, c.depth
   local scale = c.scale or 1 / math.sqrt(D)
   local col_l = mgpu.Layout.WGMMA:reduce(0)
   local chunks = D / 64
   local dkv = mgpu.shape({ d.B, S, d.Hkv * D }, dtype)
-  local log2s, folded = scale * amath.LOG2E, bq > BQ
+  local log2s, folded = scale * amath.LOG2E, opt.fold == 1
   local suffix = bq == BQ and "" or "_bq" .. bq
+  local scope = mgpu.named_scope
   return mgpu.kernel{
     name = (c.causal and "attention_bwd_fused_causal" or "attention_bwd_fused") .. suffix,
     out_shape = { dkv, dkv, mgpu.shape({ d.B, S, H * D }, "f32") },
     grid = { d.B * d.Hkv, math.ceil(S / (2 * BKV)) }, grid_names = { "bh", "kt" },
     num_threads = 3, thread_name = "wg",
-    compiler_params = mgpu.CompilerParams{ approx_math = c.approx_math },
+    compiler_params = mgpu.CompilerParams{ approx_math = c.approx_math, profile_dir = opt.profile,
+                                           profile_space = opt.profile and PROFILE_EVENTS * math.ceil(S / bq) * H / d.Hkv + 16 },
     body = function(q, k, v, dout, lse, delta, dk, dv, dq_acc)
       local b, hk, wg, k0, n, head_block = key_block(c, d, bq)
       mgpu.run_scoped({ ks = mgpu.SMEM({ 2 * BKV, D }, dtype, { transforms = xf }), vs = slabs(d),
@@ -318,10 +344,12 @@ local function fused_kernel(c, d, bq)
           local row0 = k0 + wg * BKV
           local rows, cols = mgpu.ds(row0, BKV), mgpu.ds(hk * D, D)
           local my_k = s.ks:at(mgpu.ds(wg * BKV, BKV))
-          mgpu.copy_gmem_to_smem(k:at(b, rows, cols), my_k, s.kvbar:at(wg))
-          mgpu.copy_gmem_to_smem(v:at(b, rows, cols), s.vs:at(wg), s.kvbar:at(wg))
-          mgpu.barrier_wait(s.kvbar:at(0))   -- dQ's wgmmas read both warpgroups' K rows
-          mgpu.barrier_wait(s.kvbar:at(1))
+          scope("kv_load", function()
+            mgpu.copy_gmem_to_smem(k:at(b, rows, cols), my_k, s.kvbar:at(wg))
+            mgpu.copy_gmem_to_smem(v:at(b, rows, cols), s.vs:at(wg), s.kvbar:at(wg))
+            mgpu.barrier_wait(s.kvbar:at(0))   -- dQ's wgmmas read both warpgroups' K rows
+            mgpu.barrier_wait(s.kvbar:at(1))
+          end)
           mgpu.run_scoped(function(dk_acc, dv_acc)
             mgpu.fori(0, n, function(j)
               local slot, dslot = j % depth, j % 2
@@ -330,61 +358,84 @@ local function fused_kernel(c, d, bq)
               local lse_c = lse:at(b * H + h, qrows):load{ layout = col_l }
               local delta_c = delta:at(b * H + h, qrows):load{ layout = col_l }
               local function cols(x) return x:broadcast_in_dim({ BKV, bq }, { 1 }) end
-              mgpu.barrier_wait(s.ready:at(slot))
+              scope("wait_ready", mgpu.barrier_wait, s.ready:at(slot))
               local function probs(st)   -- P^T from S^T (log2 scale, lse subtracted) masked
                 return mgpu.exp2(amath.mask(c, S, st, { rows0 = row0, cols0 = qb * bq, keys_in_rows = true,
                                                          queries = true }))
               end
               local dst
               if folded then
+                local s0, dp0 = scope("init", function() return cols(lse_c) * (-1 / log2s), -cols(delta_c) end)
                 local pt, dpt = mgpu.run_scoped(function(sacc, dpacc)
-                  mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
-                  mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
-                  return probs(sacc:load() * log2s), dpacc:load()   -- the exponentials while dP^T's wgmma runs
-                end, mgpu.ACC.init(cols(lse_c) * (-1 / log2s)), mgpu.ACC.init(-cols(delta_c)))
-                dst = (pt * dpt):astype(dtype)
-                mgpu.wgmma(dv_acc, pt:astype(dtype), s.dos:at(slot))
+                  scope("sdp_issue", function()
+                    mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
+                    mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
+                  end)
+                  local st = scope("s_wait", function() return sacc:load() end)
+                  return scope("exp", function() return probs(st * log2s) end),   -- while dP^T's wgmma runs
+                         scope("dp_wait", function() return dpacc:load() end)
+                end, mgpu.ACC.init(s0), mgpu.ACC.init(dp0))
+                scope("ds", function()
+                  dst = (pt * dpt):astype(dtype)
+                  mgpu.wgmma(dv_acc, pt:astype(dtype), s.dos:at(slot))
+                  mgpu.wgmma(dk_acc, dst, s.q:at(slot))
+                end)
               else
-                local st = mgpu.run_scoped(function(sacc)
+                local st = scope("st", mgpu.run_scoped, function(sacc)
                   mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
                   return sacc:load()
                 end, mgpu.ACC({ BKV, bq }, "f32"))
-                local pt = probs(st * log2s - cols(lse_c))
-                mgpu.wgmma(dv_acc, pt:astype(dtype), s.dos:at(slot))   -- in flight while dP^T is computed
-                local dpt = mgpu.run_scoped(function(dpacc)
+                local pt = scope("exp", function()
+                  local p = probs(st * log2s - cols(lse_c))
+                  mgpu.wgmma(dv_acc, p:astype(dtype), s.dos:at(slot))   -- in flight while dP^T is computed
+                  return p
+                end)
+                local dpt = scope("dp", mgpu.run_scoped, function(dpacc)
                   mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
                   return dpacc:load()
                 end, mgpu.ACC({ BKV, bq }, "f32"))
-                dst = (pt * (dpt - cols(delta_c))):astype(dtype)
+                scope("ds", function()
+                  dst = (pt * (dpt - cols(delta_c))):astype(dtype)
+                  mgpu.wgmma(dk_acc, dst, s.q:at(slot))
+                end)
               end
-              mgpu.wgmma(dk_acc, dst, s.q:at(slot))
-              s.dst:at(dslot, mgpu.ds(wg * BKV, BKV)):store(dst)   -- while dK's wgmma runs
-              mgpu.commit_smem()
-              mgpu.barrier_arrive(s.dsbar:at(dslot))
-              mgpu.barrier_wait(s.dsbar:at(dslot))   -- both halves of dS^T are in SMEM
+              scope("ds_store", function()
+                s.dst:at(dslot, mgpu.ds(wg * BKV, BKV)):store(dst)   -- while dK's wgmma runs
+                mgpu.commit_smem()
+              end)
+              scope("ds_bar", function()
+                mgpu.barrier_arrive(s.dsbar:at(dslot))
+                mgpu.barrier_wait(s.dsbar:at(dslot))   -- both halves of dS^T are in SMEM
+              end)
               for r = 0, bq / 64 - 1 do
                 for ch = 0, chunks - 1 do
                   mgpu.when(mgpu.eq((j + r * chunks + ch) % 2, wg), function()
-                    local part = mgpu.run_scoped(function(dqacc)
+                    local part = scope("dq", mgpu.run_scoped, function(dqacc)
                       mgpu.wgmma(dqacc, mgpu.transpose_ref(s.dst:at(dslot, mgpu.all, mgpu.ds(r * 64, 64)), { 1, 0 }),
                                  s.ks:at(mgpu.all, mgpu.ds(ch * 64, 64)))
                       return dqacc:load()
                     end, mgpu.ACC({ 64, 64 }, "f32"))
-                    mgpu.wait_smem_to_gmem(0, { wait_read_only = true })   -- the previous chunk has left dqs
-                    s.dqs:at(wg):store(part)
-                    mgpu.commit_smem()
-                    mgpu.copy_smem_to_gmem(s.dqs:at(wg), dq_acc:at(b, mgpu.ds(qb * bq + r * 64, 64),
-                                                                   mgpu.ds(h * D + ch * 64, 64)),
-                                           { reduction_op = "add" })
+                    scope("dq_store", function()
+                      mgpu.wait_smem_to_gmem(0, { wait_read_only = true })   -- the previous chunk has left dqs
+                      s.dqs:at(wg):store(part)
+                      mgpu.commit_smem()
+                      mgpu.copy_smem_to_gmem(s.dqs:at(wg), dq_acc:at(b, mgpu.ds(qb * bq + r * 64, 64),
+                                                                     mgpu.ds(h * D + ch * 64, 64)),
+                                             { reduction_op = "add" })
+                    end)
                   end)
                 end
               end
-              mgpu.wgmma_wait(0)   -- dK's wgmma, queued before dQ's, has read Q's slot
-              mgpu.barrier_arrive(s.free:at(slot))
+              scope("tail", function()
+                mgpu.wgmma_wait(0)   -- dK's wgmma, queued before dQ's, has read Q's slot
+                mgpu.barrier_arrive(s.free:at(slot))
+              end)
             end)
-            mgpu.barrier_arrive(s.kdone)   -- K is free once neither warpgroup's dQ wgmmas read it
-            mgpu.barrier_wait(s.kdone)
-            store_dk_dv(my_k, s.vs:at(wg), dk_acc, dv_acc, scale, dtype, dk, dv, b, rows, cols)
+            scope("epilogue", function()
+              mgpu.barrier_arrive(s.kdone)   -- K is free once neither warpgroup's dQ wgmmas read it
+              mgpu.barrier_wait(s.kdone)
+              store_dk_dv(my_k, s.vs:at(wg), dk_acc, dv_acc, scale, dtype, dk, dv, b, rows, cols)
+            end)
           end, mgpu.ACC({ BKV, D }, "f32"), mgpu.ACC({ BKV, D }, "f32"))
         end
         mgpu.cond(mgpu.eq(wg, 2), memory, compute)
@@ -399,10 +450,11 @@ end
 --- existing arrays.  fused (default true; also 0 or 1) picks the one-pass
 --- kernel with dQ added up in f32, else the deterministic three kernels;
 --- bq (64, the default, or 128 with head_dim 64) is the fused kernel's
---- query rows a step.
+--- query rows a step; the fused kernel's other keys (fold, profile) are
+--- the header's.
 function lib.build(cfg)
-  local fused, bq = true, BQ
-  if type(cfg) == "table" and (cfg.fused ~= nil or cfg.bq ~= nil) then
+  local fused, bq, opt = true, BQ, {}
+  if type(cfg) == "table" then
     local f = cfg.fused
     if f ~= nil and f ~= true and f ~= false and f ~= 0 and f ~= 1 then
       error("attention_bwd: fused must be a boolean, 0 or 1, got " .. tostring(f), 2)
@@ -417,8 +469,27 @@ function lib.build(cfg)
     end
     bq = cfg.bq or BQ
     local rest = {}
-    for key, val in pairs(cfg) do if key ~= "fused" and key ~= "bq" then rest[key] = val end end
+    for key, val in pairs(cfg) do
+      local allowed = FUSED_KEYS[key]
+      if allowed or key == "profile" then
+        local ok = key == "profile" and type(val) == "string"
+        for _, a in ipairs(allowed or {}) do ok = ok or a == val end
+        if not ok then
+          error(string.format("attention_bwd: %s must be %s, got %s", key,
+                              allowed and table.concat(allowed, " or ") or "a directory name", tostring(val)), 2)
+        end
+        if not fused then error(string.format("attention_bwd: %s needs the fused kernel, got fused = %s", key, tostring(f)), 2) end
+        opt[key] = val
+      elseif key ~= "fused" and key ~= "bq" then
+        rest[key] = val
+      end
+    end
     cfg = rest
+  end
+  opt.fold = opt.fold or (bq > BQ and 1 or 0)
+  if bq > BQ and opt.fold == 0 then
+    error("attention_bwd: bq = 128 needs fold = 1 (dK, dV, S^T, dP^T and P^T in 16 bits would take 224 of the 232 "
+          .. "registers a thread has)", 2)
   end
   local c, err = amath.config(cfg, "attention_bwd")
   if not c then error(err, 2) end
@@ -454,7 +525,8 @@ function lib.build(cfg)
     local d = { B = B, S = S, H = H, Hkv = Hkv, D = D, dtype = q.dtype }
     local key = table.concat({ B, S, H, Hkv, D, q.dtype }, ",")
     if not cache[key] then
-      cache[key] = fused and { delta = delta_kernel(d, true), fused = fused_kernel(c, d, bq), convert = dq_convert_kernel(c, d) }
+      cache[key] = fused and { delta = delta_kernel(d, true), fused = fused_kernel(c, d, bq, opt),
+                               convert = dq_convert_kernel(c, d) }
                    or { delta = delta_kernel(d, false), dq = dq_kernel(c, d), dkv = dkv_kernel(c, d) }
     end
     local function flat(x) return x:reshape({ B, S, x.shape[3] * D }) end

@@ -36,6 +36,13 @@ describe("attention examples", function()
                                err, 1, true)
     assert.matches("attention_bwd: bq = 128 needs the fused kernel (the three kernels step 64 rows), got fused = 0",
                    err_of(function() bwd.build{ bq = 128, fused = 0 } end), 1, true)
+    l = line(); err = err_of(function() bwd.build{ fold = 2 } end)
+    at(err, l); assert.matches("attention_bwd: fold must be 0 or 1, got 2", err, 1, true)
+    assert.matches("attention_bwd: fold needs the fused kernel, got fused = 0",
+                   err_of(function() bwd.build{ fold = 1, fused = 0 } end), 1, true)
+    assert.matches("attention_bwd: bq = 128 needs fold = 1", err_of(function() bwd.build{ bq = 128, fold = 0 } end), 1, true)
+    assert.matches("attention_bwd: profile must be a directory name, got true",
+                   err_of(function() bwd.build{ profile = true } end), 1, true)
   end)
 
   it("refuse shapes at the call, naming the array", function()
