@@ -47,10 +47,13 @@ dK, dV kernels (14 B H S^2 D flops):
   mgpu examples/attention_bwd.lua [B] [S] [H] [D] [causal] [dtype] [key=value ...]
     keys: hkv (kv heads) scale approx (0|1) depth (slots, >= 2) fused (0|1)
           bq (64|128, the fused kernel's query rows a step) reps
-          variants=A;B;... (fused configurations, each key=value,... or -)
+          variants=A/B/... (fused configurations, each key=value,... or -)
     the fused kernel's own keys (defaults first):
           fold (0|1; 1 with bq = 128): S^T's and dP^T's wgmmas issued
             together, lse and delta folded into their accumulators
+          stats (gmem|tma): each step's lse and delta loaded from GMEM by the
+            compute warpgroups, or brought into SMEM with Q and dO by the
+            memory warpgroup (seq a multiple of 4)
           profile=DIR: the in-kernel profiler's trace of the fused kernel
             (run twice, not timed; read it with tools/profile_phases.lua)
   (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted).  Without
@@ -71,7 +74,7 @@ memory warpgroup's are load and wait_free.
 
 TFLOP/s counts the 10 B H S^2 D of the standard backward, half that when
 causal.  Loaded with `loadfile("examples/attention_bwd.lua")("--lib")` it
-returns { build = ... }: build(cfg) gives bwd(q, k, v, o, lse, do) -> dq,
+returns { build = ..., fused_only = ... }: build(cfg) gives bwd(q, k, v, o, lse, do) -> dq,
 dk, dv.
 ]]
 local mgpu = require "mgpu"
@@ -83,7 +86,7 @@ local xf = amath.xf
 local xf32 = { mgpu.transforms.tiling{ 8, 32 }, mgpu.transforms.swizzle(128) }   -- 128-byte rows of f32
 -- The fused kernel's keys beside bq and profile (a directory): their values, the default first
 -- (fold's is 1 with bq = 128).
-local FUSED_KEYS = { fold = { 0, 1 } }
+local FUSED_KEYS = { fold = { 0, 1 }, stats = { "gmem", "tma" } }
 local PROFILE_EVENTS = 32   -- the profiler's events a warpgroup stamps in a step, at most
 
 -- delta = rowsum(dO * O) in f32, (B * H, S); with `fused` also the f32
@@ -132,14 +135,20 @@ local function slots(d, depth, rows) return mgpu.SMEM({ depth, rows or BKV, d.D 
 -- dQ: per 128 query rows of a head, over the KV blocks up to the diagonal.
 -- The memory warpgroup of the dK, dV and fused kernels: the n query blocks of
 -- rows rows each (head_block(j) -> q head, block) of Q and dO into the depth
--- slots s.q and s.dos, each slot filled once s.free says its readers are done.
-local function stream_q_do(s, n, depth, head_block, rows, D, q, dout, b)
+-- slots s.q and s.dos, each slot filled once s.free says its readers are done;
+-- with stats ({ lse, delta, H }) the blocks' lse and delta too, into s.lses
+-- and s.deltas.
+local function stream_q_do(s, n, depth, head_block, rows, D, q, dout, b, stats)
   amath.memory_loop(n, depth, { { free = s.free, load = function(j, slot)
     mgpu.named_scope("load", function()
       local h, qb = head_block(j)
       local r, cols = mgpu.ds(qb * rows, rows), mgpu.ds(h * D, D)
       mgpu.copy_gmem_to_smem(q:at(b, r, cols), s.q:at(slot), s.ready:at(slot))
       mgpu.copy_gmem_to_smem(dout:at(b, r, cols), s.dos:at(slot), s.ready:at(slot))
+      if stats then
+        mgpu.copy_gmem_to_smem(stats.lse:at(b * stats.H + h, r), s.lses:at(slot), s.ready:at(slot))
+        mgpu.copy_gmem_to_smem(stats.delta:at(b * stats.H + h, r), s.deltas:at(slot), s.ready:at(slot))
+      end
     end)
   end } })
 end
@@ -320,6 +329,8 @@ local function fused_kernel(c, d, bq, opt)
   local log2s, folded = scale * amath.LOG2E, opt.fold == 1
   local suffix = bq == BQ and "" or "_bq" .. bq
   local scope = mgpu.named_scope
+  local tma_stats = opt.stats == "tma"
+  local stats_slots = tma_stats and mgpu.SMEM({ depth, bq }, "f32") or nil
   return mgpu.kernel{
     name = (c.causal and "attention_bwd_fused_causal" or "attention_bwd_fused") .. suffix,
     out_shape = { dkv, dkv, mgpu.shape({ d.B, S, H * D }, "f32") },
@@ -330,15 +341,17 @@ local function fused_kernel(c, d, bq, opt)
     body = function(q, k, v, dout, lse, delta, dk, dv, dq_acc)
       local b, hk, wg, k0, n, head_block = key_block(c, d, bq)
       mgpu.run_scoped({ ks = mgpu.SMEM({ 2 * BKV, D }, dtype, { transforms = xf }), vs = slabs(d),
-                        q = slots(d, depth, bq), dos = slots(d, depth, bq),
+                        q = slots(d, depth, bq), dos = slots(d, depth, bq), lses = stats_slots, deltas = stats_slots,
                         dst = mgpu.SMEM({ 2, 2 * BKV, bq }, dtype, { transforms = xf }),   -- dS^T, two steps
                         dqs = mgpu.SMEM({ 2, 64, 64 }, "f32", { transforms = xf32 }),     -- a dQ chunk per warpgroup
                         kvbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
-                        ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
+                        ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = tma_stats and 4 or 2 },
                         free = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
                         dsbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
                         kdone = mgpu.Barrier{ num_arrivals = 2 } }, function(s)
-        local function memory() stream_q_do(s, n, depth, head_block, bq, D, q, dout, b) end
+        local function memory()
+          stream_q_do(s, n, depth, head_block, bq, D, q, dout, b, tma_stats and { lse = lse, delta = delta, H = H })
+        end
         local function compute()
           mgpu.set_max_registers(amath.COMPUTE_REGISTERS, { action = "increase" })
           local row0 = k0 + wg * BKV
@@ -355,9 +368,12 @@ local function fused_kernel(c, d, bq, opt)
               local slot, dslot = j % depth, j % 2
               local h, qb = head_block(j)
               local qrows = mgpu.ds(qb * bq, bq)
-              local lse_c = lse:at(b * H + h, qrows):load{ layout = col_l }
-              local delta_c = delta:at(b * H + h, qrows):load{ layout = col_l }
-              local function cols(x) return x:broadcast_in_dim({ BKV, bq }, { 1 }) end
+              local lse_c, delta_c   -- the step's lse and delta: from GMEM ahead of the wait, or from their slots
+              if not tma_stats then
+                lse_c = lse:at(b * H + h, qrows):load{ layout = col_l }
+                delta_c = delta:at(b * H + h, qrows):load{ layout = col_l }
+              end
+              local function cols(x, xs) return (x or xs:at(slot):load{ layout = col_l }):broadcast_in_dim({ BKV, bq }, { 1 }) end
               scope("wait_ready", mgpu.barrier_wait, s.ready:at(slot))
               local function probs(st)   -- P^T from S^T (log2 scale, lse subtracted) masked
                 return mgpu.exp2(amath.mask(c, S, st, { rows0 = row0, cols0 = qb * bq, keys_in_rows = true,
@@ -365,7 +381,7 @@ local function fused_kernel(c, d, bq, opt)
               end
               local dst
               if folded then
-                local s0, dp0 = scope("init", function() return cols(lse_c) * (-1 / log2s), -cols(delta_c) end)
+                local s0, dp0 = scope("init", function() return cols(lse_c, s.lses) * (-1 / log2s), -cols(delta_c, s.deltas) end)
                 local pt, dpt = mgpu.run_scoped(function(sacc, dpacc)
                   scope("sdp_issue", function()
                     mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
@@ -386,7 +402,7 @@ local function fused_kernel(c, d, bq, opt)
                   return sacc:load()
                 end, mgpu.ACC({ BKV, bq }, "f32"))
                 local pt = scope("exp", function()
-                  local p = probs(st * log2s - cols(lse_c))
+                  local p = probs(st * log2s - cols(lse_c, s.lses))
                   mgpu.wgmma(dv_acc, p:astype(dtype), s.dos:at(slot))   -- in flight while dP^T is computed
                   return p
                 end)
@@ -395,7 +411,7 @@ local function fused_kernel(c, d, bq, opt)
                   return dpacc:load()
                 end, mgpu.ACC({ BKV, bq }, "f32"))
                 scope("ds", function()
-                  dst = (pt * (dpt - cols(delta_c))):astype(dtype)
+                  dst = (pt * (dpt - cols(delta_c, s.deltas))):astype(dtype)
                   mgpu.wgmma(dk_acc, dst, s.q:at(slot))
                 end)
               end
@@ -450,8 +466,8 @@ end
 --- existing arrays.  fused (default true; also 0 or 1) picks the one-pass
 --- kernel with dQ added up in f32, else the deterministic three kernels;
 --- bq (64, the default, or 128 with head_dim 64) is the fused kernel's
---- query rows a step; the fused kernel's other keys (fold, profile) are
---- the header's.
+--- query rows a step; the fused kernel's other keys (fold, stats,
+--- profile, ...) are the header's.
 function lib.build(cfg)
   local fused, bq, opt = true, BQ, {}
   if type(cfg) == "table" then
@@ -514,6 +530,10 @@ function lib.build(cfg)
                           .. "dP^T, 64 x bq, all f32, would take %d of the %d registers a thread has)", bq, D, D + bq,
                           amath.COMPUTE_REGISTERS), 3)
     end
+    if opt.stats == "tma" and S % 4 ~= 0 then
+      error(string.format("attention_bwd: stats = tma needs seq a multiple of 4 (the copy engine's rows of lse and "
+                          .. "delta start on 16-byte boundaries), got seq = %d", S), 3)
+    end
     if bq > S then
       error(string.format("attention_bwd: bq = %d needs seq >= %d (Q and dO move in boxes of bq rows), got seq = %d",
                           bq, bq, S), 3)
@@ -557,6 +577,9 @@ function lib.build(cfg)
     return dq, dk, dv
   end })
 end
+
+--- Whether a cfg key is the fused kernel's alone (fold, profile, ...).
+function lib.fused_only(key) return FUSED_KEYS[key] ~= nil or key == "profile" end
 
 local args = { ... }
 if args[1] == "--lib" then return lib end

@@ -137,9 +137,10 @@ end
 --- backward on fresh random inputs and dO into NaN-filled outputs; dQ, dK
 --- and dV checked against float64 for the first and last (batch, kv head)
 --- and every q head of their groups; timed on a GPU.  Without a `fused`,
---- `bq` or `variants` key a GPU (or --emit-ptx) runs both backward paths
+--- `bq`, `variants` or fused kernel's key (bwd_lib.fused_only) a GPU (or
+--- --emit-ptx) runs both backward paths
 --- (and with head_dim 64 the fused one with bq = 128 too), the interpreter
---- the default one.  variants=A;B;... runs each fused configuration A, B,
+--- the default one.  variants=A/B/... runs each fused configuration A, B,
 --- ... (keys as key=value separated by commas over the command line's, or
 --- "-" for none) against one reference.  With `profile` the fused kernel
 --- runs twice (the second launch's trace is the steady one) and is not timed.
@@ -159,7 +160,7 @@ function M.backward_script(bwd_lib, fwd_lib, args)
   local variants = { { fused = cfg.fused == nil and true or cfg.fused, bq = cfg.bq } }
   if cfg.variants then
     variants = {}
-    for spec in tostring(cfg.variants):gmatch("[^;]+") do
+    for spec in tostring(cfg.variants):gmatch("[^/]+") do
       local var = { name = "attention_bwd fused " .. spec }
       for kv in spec:gmatch("[^,]+") do
         local key, val = kv:match("^([%w_]+)=(.+)$")
@@ -169,8 +170,12 @@ function M.backward_script(bwd_lib, fwd_lib, args)
       variants[#variants + 1] = var
     end
   elseif cfg.fused == nil and cfg.bq == nil and not mgpu.interpreting() then
-    variants = { { fused = true }, { fused = false } }
-    if D == 64 then variants[3] = { fused = true, bq = 128 } end
+    local fused_keys = false
+    for key in pairs(cfg) do fused_keys = fused_keys or bwd_lib.fused_only(key) end
+    if not fused_keys then
+      variants = { { fused = true }, { fused = false } }
+      if D == 64 then variants[3] = { fused = true, bq = 128 } end
+    end
   end
   cfg.variants = nil
   local x, ref = { q = q, k = k, v = v, dout = dout, o = o, lse = lse }, {}

@@ -119,6 +119,9 @@ describe("attention examples", function()
     local q1 = mgpu.abstract({ 1, 120, 1, 64 }, "bf16")
     err = err_of(function() b128(q1, q1, q1, q1, mgpu.abstract({ 1, 1, 120 }, "f32"), q1) end)
     assert.matches("attention_bwd: bq = 128 needs seq >= 128 (Q and dO move in boxes of bq rows), got seq = 120", err, 1, true)
+    local q137 = mgpu.abstract({ 1, 137, 4, 64 }, "bf16")
+    l = line(); err = err_of(function() bwd.build{ stats = "tma" }(q137, q137, q137, q137, mgpu.abstract({ 1, 4, 137 }, "f32"), q137) end)
+    at(err, l); assert.matches("attention_bwd: stats = tma needs seq a multiple of 4", err, 1, true)
   end)
 
   -- dQ, dK and dV of a fused configuration and of the three kernels (causal, S rows, two q heads
