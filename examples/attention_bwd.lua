@@ -54,6 +54,9 @@ dK, dV kernels (14 B H S^2 D flops):
           stats (gmem|tma): each step's lse and delta loaded from GMEM by the
             compute warpgroups, or brought into SMEM with Q and dO by the
             memory warpgroup (seq a multiple of 4)
+          dq_first (0|1): dK's wgmma issued after the dQ chunk's (as
+            FlashAttention-3), so that it runs while the chunk is stored
+            and reduce-added; else before dS^T's store and the meeting
           profile=DIR: the in-kernel profiler's trace of the fused kernel
             (run twice, not timed; read it with tools/profile_phases.lua)
   (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted).  Without
@@ -86,7 +89,7 @@ local xf = amath.xf
 local xf32 = { mgpu.transforms.tiling{ 8, 32 }, mgpu.transforms.swizzle(128) }   -- 128-byte rows of f32
 -- The fused kernel's keys beside bq and profile (a directory): their values, the default first
 -- (fold's is 1 with bq = 128).
-local FUSED_KEYS = { fold = { 0, 1 }, stats = { "gmem", "tma" } }
+local FUSED_KEYS = { fold = { 0, 1 }, stats = { "gmem", "tma" }, dq_first = { 0, 1 } }
 local PROFILE_EVENTS = 32   -- the profiler's events a warpgroup stamps in a step, at most
 
 -- delta = rowsum(dO * O) in f32, (B * H, S); with `fused` also the f32
@@ -326,7 +329,7 @@ local function fused_kernel(c, d, bq, opt)
   local col_l = mgpu.Layout.WGMMA:reduce(0)
   local chunks = D / 64
   local dkv = mgpu.shape({ d.B, S, d.Hkv * D }, dtype)
-  local log2s, folded = scale * amath.LOG2E, opt.fold == 1
+  local log2s, folded, dq_first = scale * amath.LOG2E, opt.fold == 1, opt.dq_first == 1
   local suffix = bq == BQ and "" or "_bq" .. bq
   local scope = mgpu.named_scope
   local tma_stats = opt.stats == "tma"
@@ -380,6 +383,7 @@ local function fused_kernel(c, d, bq, opt)
                                                          queries = true }))
               end
               local dst
+              local function issue_dk() mgpu.wgmma(dk_acc, dst, s.q:at(slot)) end
               if folded then
                 local s0, dp0 = scope("init", function() return cols(lse_c, s.lses) * (-1 / log2s), -cols(delta_c, s.deltas) end)
                 local pt, dpt = mgpu.run_scoped(function(sacc, dpacc)
@@ -394,7 +398,7 @@ local function fused_kernel(c, d, bq, opt)
                 scope("ds", function()
                   dst = (pt * dpt):astype(dtype)
                   mgpu.wgmma(dv_acc, pt:astype(dtype), s.dos:at(slot))
-                  mgpu.wgmma(dk_acc, dst, s.q:at(slot))
+                  if not dq_first then issue_dk() end
                 end)
               else
                 local st = scope("st", mgpu.run_scoped, function(sacc)
@@ -412,11 +416,11 @@ local function fused_kernel(c, d, bq, opt)
                 end, mgpu.ACC({ BKV, bq }, "f32"))
                 scope("ds", function()
                   dst = (pt * (dpt - cols(delta_c, s.deltas))):astype(dtype)
-                  mgpu.wgmma(dk_acc, dst, s.q:at(slot))
+                  if not dq_first then issue_dk() end
                 end)
               end
               scope("ds_store", function()
-                s.dst:at(dslot, mgpu.ds(wg * BKV, BKV)):store(dst)   -- while dK's wgmma runs
+                s.dst:at(dslot, mgpu.ds(wg * BKV, BKV)):store(dst)   -- while dK's wgmma runs (dV's with dq_first)
                 mgpu.commit_smem()
               end)
               scope("ds_bar", function()
@@ -429,6 +433,7 @@ local function fused_kernel(c, d, bq, opt)
                     local part = scope("dq", mgpu.run_scoped, function(dqacc)
                       mgpu.wgmma(dqacc, mgpu.transpose_ref(s.dst:at(dslot, mgpu.all, mgpu.ds(r * 64, 64)), { 1, 0 }),
                                  s.ks:at(mgpu.all, mgpu.ds(ch * 64, 64)))
+                      if dq_first then issue_dk() end   -- queued behind: in flight while the chunk is stored
                       return dqacc:load()
                     end, mgpu.ACC({ 64, 64 }, "f32"))
                     scope("dq_store", function()
@@ -442,8 +447,11 @@ local function fused_kernel(c, d, bq, opt)
                   end)
                 end
               end
+              if dq_first and bq * chunks == 64 then   -- one chunk a step: the other warpgroup's dK
+                mgpu.when(mgpu.ne(j % 2, wg), issue_dk)
+              end
               scope("tail", function()
-                mgpu.wgmma_wait(0)   -- dK's wgmma, queued before dQ's, has read Q's slot
+                mgpu.wgmma_wait(0)   -- dK's wgmma (queued before dQ's, or after with dq_first) has read Q's slot
                 mgpu.barrier_arrive(s.free:at(slot))
               end)
             end)
