@@ -57,6 +57,9 @@ dK, dV kernels (14 B H S^2 D flops):
           dq_first (0|1): dK's wgmma issued after the dQ chunk's (as
             FlashAttention-3), so that it runs while the chunk is stored
             and reduce-added; else before dS^T's store and the meeting
+          defer (0|1): a step's Q and dO slot released in the next step,
+            after S^T's wait, instead of after waiting for dK's wgmma at
+            the step's end: dK runs on while the next step starts (fold 0)
           profile=DIR: the in-kernel profiler's trace of the fused kernel
             (run twice, not timed; read it with tools/profile_phases.lua)
   (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted).  Without
@@ -89,7 +92,7 @@ local xf = amath.xf
 local xf32 = { mgpu.transforms.tiling{ 8, 32 }, mgpu.transforms.swizzle(128) }   -- 128-byte rows of f32
 -- The fused kernel's keys beside bq and profile (a directory): their values, the default first
 -- (fold's is 1 with bq = 128).
-local FUSED_KEYS = { fold = { 0, 1 }, stats = { "gmem", "tma" }, dq_first = { 0, 1 } }
+local FUSED_KEYS = { fold = { 0, 1 }, stats = { "gmem", "tma" }, dq_first = { 0, 1 }, defer = { 0, 1 } }
 local PROFILE_EVENTS = 32   -- the profiler's events a warpgroup stamps in a step, at most
 
 -- delta = rowsum(dO * O) in f32, (B * H, S); with `fused` also the f32
@@ -329,7 +332,7 @@ local function fused_kernel(c, d, bq, opt)
   local col_l = mgpu.Layout.WGMMA:reduce(0)
   local chunks = D / 64
   local dkv = mgpu.shape({ d.B, S, d.Hkv * D }, dtype)
-  local log2s, folded, dq_first = scale * amath.LOG2E, opt.fold == 1, opt.dq_first == 1
+  local log2s, folded, dq_first, defer = scale * amath.LOG2E, opt.fold == 1, opt.dq_first == 1, opt.defer == 1
   local suffix = bq == BQ and "" or "_bq" .. bq
   local scope = mgpu.named_scope
   local tma_stats = opt.stats == "tma"
@@ -384,6 +387,11 @@ local function fused_kernel(c, d, bq, opt)
               end
               local dst
               local function issue_dk() mgpu.wgmma(dk_acc, dst, s.q:at(slot)) end
+              local function release_previous()   -- defer: S^T's wait has seen the last step's dK done
+                if defer then
+                  mgpu.when(mgpu.gt(j, 0), function() mgpu.barrier_arrive(s.free:at((j + depth - 1) % depth)) end)
+                end
+              end
               if folded then
                 local s0, dp0 = scope("init", function() return cols(lse_c, s.lses) * (-1 / log2s), -cols(delta_c, s.deltas) end)
                 local pt, dpt = mgpu.run_scoped(function(sacc, dpacc)
@@ -392,6 +400,7 @@ local function fused_kernel(c, d, bq, opt)
                     mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
                   end)
                   local st = scope("s_wait", function() return sacc:load() end)
+                  release_previous()
                   return scope("exp", function() return probs(st * log2s) end),   -- while dP^T's wgmma runs
                          scope("dp_wait", function() return dpacc:load() end)
                 end, mgpu.ACC.init(s0), mgpu.ACC.init(dp0))
@@ -405,6 +414,7 @@ local function fused_kernel(c, d, bq, opt)
                   mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
                   return sacc:load()
                 end, mgpu.ACC({ BKV, bq }, "f32"))
+                release_previous()
                 local pt = scope("exp", function()
                   local p = probs(st * log2s - cols(lse_c, s.lses))
                   mgpu.wgmma(dv_acc, p:astype(dtype), s.dos:at(slot))   -- in flight while dP^T is computed
@@ -450,11 +460,17 @@ local function fused_kernel(c, d, bq, opt)
               if dq_first and bq * chunks == 64 then   -- one chunk a step: the other warpgroup's dK
                 mgpu.when(mgpu.ne(j % 2, wg), issue_dk)
               end
-              scope("tail", function()
-                mgpu.wgmma_wait(0)   -- dK's wgmma (queued before dQ's, or after with dq_first) has read Q's slot
-                mgpu.barrier_arrive(s.free:at(slot))
-              end)
+              if not defer then
+                scope("tail", function()
+                  mgpu.wgmma_wait(0)   -- dK's wgmma (queued before dQ's, or after with dq_first) has read Q's slot
+                  mgpu.barrier_arrive(s.free:at(slot))
+                end)
+              end
             end)
+            if defer then   -- the last step's slot
+              mgpu.wgmma_wait(0)
+              mgpu.barrier_arrive(s.free:at((n - 1) % depth))
+            end
             scope("epilogue", function()
               mgpu.barrier_arrive(s.kdone)   -- K is free once neither warpgroup's dQ wgmmas read it
               mgpu.barrier_wait(s.kdone)
@@ -511,6 +527,10 @@ function lib.build(cfg)
     cfg = rest
   end
   opt.fold = opt.fold or (bq > BQ and 1 or 0)
+  if opt.defer == 1 and opt.fold == 1 then
+    error("attention_bwd: defer = 1 needs fold = 0 (a folded step starts its accumulators from lse and delta, which "
+          .. "waits for the last step's wgmmas)", 2)
+  end
   if bq > BQ and opt.fold == 0 then
     error("attention_bwd: bq = 128 needs fold = 1 (dK, dV, S^T, dP^T and P^T in 16 bits would take 224 of the 232 "
           .. "registers a thread has)", 2)
