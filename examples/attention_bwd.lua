@@ -60,6 +60,9 @@ dK, dV kernels (14 B H S^2 D flops):
           defer (0|1): a step's Q and dO slot released in the next step,
             after S^T's wait, instead of after waiting for dK's wgmma at
             the step's end: dK runs on while the next step starts (fold 0)
+          dq_swizzle (128|32): the dQ chunk's SMEM slot in 128-byte
+            swizzled rows (its store has 2-way bank conflicts) or 32-byte
+            ones (none; the reduce-add then moves 32-byte pieces)
           profile=DIR: the in-kernel profiler's trace of the fused kernel
             (run twice, not timed; read it with tools/profile_phases.lua)
   (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted).  Without
@@ -89,10 +92,14 @@ local amath = dofile(here .. "attention_math.lua")
 local lib = {}
 local BQ, BKV = amath.BQ, 64     -- 64-row blocks: dQ (or dK and dV), S and dP in 232 registers a thread
 local xf = amath.xf
-local xf32 = { mgpu.transforms.tiling{ 8, 32 }, mgpu.transforms.swizzle(128) }   -- 128-byte rows of f32
+-- f32 in SMEM: 128-byte rows, or (dq_swizzle = 32) 32-byte ones, which a WGMMA-layout store of
+-- 8-byte pairs fills without bank conflicts (a half-warp's four rows land in four 32-byte bank ranges)
+local xf32 = { [128] = { mgpu.transforms.tiling{ 8, 32 }, mgpu.transforms.swizzle(128) },
+               [32] = { mgpu.transforms.tiling{ 8, 8 }, mgpu.transforms.swizzle(32) } }
 -- The fused kernel's keys beside bq and profile (a directory): their values, the default first
 -- (fold's is 1 with bq = 128).
-local FUSED_KEYS = { fold = { 0, 1 }, stats = { "gmem", "tma" }, dq_first = { 0, 1 }, defer = { 0, 1 } }
+local FUSED_KEYS = { fold = { 0, 1 }, stats = { "gmem", "tma" }, dq_first = { 0, 1 }, defer = { 0, 1 },
+                     dq_swizzle = { 128, 32 } }
 local PROFILE_EVENTS = 32   -- the profiler's events a warpgroup stamps in a step, at most
 
 -- delta = rowsum(dO * O) in f32, (B * H, S); with `fused` also the f32
@@ -349,7 +356,7 @@ local function fused_kernel(c, d, bq, opt)
       mgpu.run_scoped({ ks = mgpu.SMEM({ 2 * BKV, D }, dtype, { transforms = xf }), vs = slabs(d),
                         q = slots(d, depth, bq), dos = slots(d, depth, bq), lses = stats_slots, deltas = stats_slots,
                         dst = mgpu.SMEM({ 2, 2 * BKV, bq }, dtype, { transforms = xf }),   -- dS^T, two steps
-                        dqs = mgpu.SMEM({ 2, 64, 64 }, "f32", { transforms = xf32 }),     -- a dQ chunk per warpgroup
+                        dqs = mgpu.SMEM({ 2, 64, 64 }, "f32", { transforms = xf32[opt.dq_swizzle or 128] }),   -- a dQ chunk per warpgroup
                         kvbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
                         ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = tma_stats and 4 or 2 },
                         free = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
