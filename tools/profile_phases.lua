@@ -9,8 +9,8 @@ Per warpgroup index (warpgroup w of every block together), a step of the
 loop runs from one begin of its marker scope to the next: by default the
 outermost scope name that occurs most often in the warpgroup's trace (the
 first one stamped among equals), or the first of the given names that
-the warpgroup stamps.  For each scope name the table gives how often it
-runs a step, its median and mean time per run, its mean time per step and
+the warpgroup stamps.  For each scope name, in the order they start in a
+step (the median start), the table gives how often it runs a step, its median and mean time per run, its mean time per step and
 its share of the step, then the unscoped rest; scopes stamped outside the
 steps (before the first marker, or after the last step's) are listed with
 their median per trace.  The timer's resolution is the smallest step
@@ -111,7 +111,7 @@ for _, key in ipairs(order) do
     for _, r in ipairs(runs) do if r.name == marker and r.depth == 0 then starts[#starts + 1] = r.b end end
     for k = 1, #starts - 1 do g.periods[#g.periods + 1] = starts[k + 1] - starts[k] end
     g.steps = g.steps + math.max(#starts - 1, 0)
-    local per_step, k = {}, 1
+    local k = 1
     for _, r in ipairs(runs) do
       if r.e then
         while k < #starts and r.b >= starts[k + 1] do k = k + 1 end
@@ -119,13 +119,13 @@ for _, key in ipairs(order) do
         local n = g.names[r.name]
         if inside then
           if not n then
-            n = { runs = {}, total = 0, depth = r.depth }
+            n = { runs = {}, total = 0, depth = r.depth, offsets = {} }
             g.names[r.name] = n
             g.first[#g.first + 1] = r.name
           end
           n.runs[#n.runs + 1] = r.e - r.b
           n.total = n.total + (r.e - r.b)
-          per_step[k] = true
+          n.offsets[#n.offsets + 1] = r.b - starts[k]
         elseif not n then
           local o = g.outside[r.name]
           if not o then o = {}; g.outside[r.name] = o; g.outside[#g.outside + 1] = r.name end
@@ -151,6 +151,8 @@ for _, wg in ipairs(wgs) do
   if g.steps > 0 then
     print(string.format("  %-14s %6s %10s %10s %10s %7s", "phase", "/step", "median", "mean", "mean/step", "share"))
     local scoped = 0
+    for _, name in ipairs(g.first) do g.names[name].offset = median(g.names[name].offsets) end
+    table.sort(g.first, function(a, b) return g.names[a].offset < g.names[b].offset end)   -- as they run in a step
     for _, name in ipairs(g.first) do
       local n = g.names[name]
       if n.depth == 0 then scoped = scoped + n.total end
