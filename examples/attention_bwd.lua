@@ -63,6 +63,12 @@ dK, dV kernels (14 B H S^2 D flops):
           dq_swizzle (128|32): the dQ chunk's SMEM slot in 128-byte
             swizzled rows (its store has 2-way bank conflicts) or 32-byte
             ones (none; the reduce-add then moves 32-byte pieces)
+          dq_lag (0|1): each step's dQ share computed in the next step
+            (after its own dS^T is stored), so that a warpgroup waits only
+            for the other's previous dS^T, not meets it every step
+          stagger (0|1, with dq_lag): warpgroup 1 starts once warpgroup
+            0's first S^T is done, so that one's exponentials can run
+            during the other's wgmmas
           profile=DIR: the in-kernel profiler's trace of the fused kernel
             (run twice, not timed; read it with tools/profile_phases.lua)
   (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted).  Without
@@ -78,8 +84,9 @@ accumulators' lse and delta), sdp_issue, s_wait, exp, dp_wait, ds (dS^T,
 dV's and dK's issue); then ds_store (dS^T into SMEM), ds_bar (the meeting
 of both warpgroups), dq (a dQ chunk's wgmma and wait), dq_store (its SMEM
 slot free, filled and the reduce-add issued) and tail (the last wgmma wait
-and the slot's release); outside the loop kv_load and epilogue.  The
-memory warpgroup's are load and wait_free.
+and the slot's release); outside the loop kv_load, stagger and epilogue.
+With dq_lag, ds_bar is the wait for the other warpgroup's previous dS^T.
+The memory warpgroup's are load and wait_free.
 
 TFLOP/s counts the 10 B H S^2 D of the standard backward, half that when
 causal.  Loaded with `loadfile("examples/attention_bwd.lua")("--lib")` it
@@ -99,7 +106,7 @@ local xf32 = { [128] = { mgpu.transforms.tiling{ 8, 32 }, mgpu.transforms.swizzl
 -- The fused kernel's keys beside bq and profile (a directory): their values, the default first
 -- (fold's is 1 with bq = 128).
 local FUSED_KEYS = { fold = { 0, 1 }, stats = { "gmem", "tma" }, dq_first = { 0, 1 }, defer = { 0, 1 },
-                     dq_swizzle = { 128, 32 } }
+                     dq_swizzle = { 128, 32 }, dq_lag = { 0, 1 }, stagger = { 0, 1 } }
 local PROFILE_EVENTS = 32   -- the profiler's events a warpgroup stamps in a step, at most
 
 -- delta = rowsum(dO * O) in f32, (B * H, S); with `fused` also the f32
@@ -179,7 +186,10 @@ local function key_block(c, d, rows)
   local k0 = kt * (2 * BKV)
   local first = c.causal and k0 / rows or 0
   local per_head = math.ceil(d.S / rows) - first
-  local function head_block(j) return hk * group + j / per_head, first + j % per_head end
+  local function head_block(j)   -- (j traced, or a Lua integer)
+    if type(j) == "number" then j = mgpu.const(j, "i32") end
+    return hk * group + j / per_head, first + j % per_head
+  end
   return b, hk, wg, k0, per_head * group, head_block
 end
 
@@ -340,6 +350,7 @@ local function fused_kernel(c, d, bq, opt)
   local chunks = D / 64
   local dkv = mgpu.shape({ d.B, S, d.Hkv * D }, dtype)
   local log2s, folded, dq_first, defer = scale * amath.LOG2E, opt.fold == 1, opt.dq_first == 1, opt.defer == 1
+  local dq_lag, stagger = opt.dq_lag == 1, opt.stagger == 1
   local suffix = bq == BQ and "" or "_bq" .. bq
   local scope = mgpu.named_scope
   local tma_stats = opt.stats == "tma"
@@ -361,7 +372,8 @@ local function fused_kernel(c, d, bq, opt)
                         ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = tma_stats and 4 or 2 },
                         free = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
                         dsbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
-                        kdone = mgpu.Barrier{ num_arrivals = 2 } }, function(s)
+                        kdone = mgpu.Barrier{ num_arrivals = 2 },
+                        go = stagger and mgpu.Barrier{ num_arrivals = 1 } or nil }, function(s)
         local function memory()
           stream_q_do(s, n, depth, head_block, bq, D, q, dout, b, tma_stats and { lse = lse, delta = delta, H = H })
         end
@@ -376,6 +388,35 @@ local function fused_kernel(c, d, bq, opt)
             mgpu.barrier_wait(s.kvbar:at(0))   -- dQ's wgmmas read both warpgroups' K rows
             mgpu.barrier_wait(s.kvbar:at(1))
           end)
+          if stagger then mgpu.when(mgpu.eq(wg, 1), function() scope("stagger", mgpu.barrier_wait, s.go) end) end
+          -- this warpgroup's chunks of step jj's dQ share (query block qbb of head hh, dS^T in slot
+          -- dslot), each added into dq_acc; after_issue (dK's wgmma) is queued behind the chunk's, or
+          -- issued alone by the warpgroup without a chunk
+          local function dq_chunks(jj, hh, qbb, dslot, after_issue)
+            for r = 0, bq / 64 - 1 do
+              for ch = 0, chunks - 1 do
+                mgpu.when(mgpu.eq((jj + r * chunks + ch) % 2, wg), function()
+                  local part = scope("dq", mgpu.run_scoped, function(dqacc)
+                    mgpu.wgmma(dqacc, mgpu.transpose_ref(s.dst:at(dslot, mgpu.all, mgpu.ds(r * 64, 64)), { 1, 0 }),
+                               s.ks:at(mgpu.all, mgpu.ds(ch * 64, 64)))
+                    if after_issue then after_issue() end   -- queued behind: in flight while the chunk is stored
+                    return dqacc:load()
+                  end, mgpu.ACC({ 64, 64 }, "f32"))
+                  scope("dq_store", function()
+                    mgpu.wait_smem_to_gmem(0, { wait_read_only = true })   -- the previous chunk has left dqs
+                    s.dqs:at(wg):store(part)
+                    mgpu.commit_smem()
+                    mgpu.copy_smem_to_gmem(s.dqs:at(wg), dq_acc:at(b, mgpu.ds(qbb * bq + r * 64, 64),
+                                                                   mgpu.ds(hh * D + ch * 64, 64)),
+                                           { reduction_op = "add" })
+                  end)
+                end)
+              end
+            end
+            if after_issue and bq * chunks == 64 then   -- one chunk a step: the other warpgroup's
+              mgpu.when(mgpu.ne(jj % 2, wg), after_issue)
+            end
+          end
           mgpu.run_scoped(function(dk_acc, dv_acc)
             mgpu.fori(0, n, function(j)
               local slot, dslot = j % depth, j % 2
@@ -394,9 +435,12 @@ local function fused_kernel(c, d, bq, opt)
               end
               local dst
               local function issue_dk() mgpu.wgmma(dk_acc, dst, s.q:at(slot)) end
-              local function release_previous()   -- defer: S^T's wait has seen the last step's dK done
-                if defer then
+              local function after_s()   -- S^T's wait is done
+                if defer then   -- it has seen the last step's dK done
                   mgpu.when(mgpu.gt(j, 0), function() mgpu.barrier_arrive(s.free:at((j + depth - 1) % depth)) end)
+                end
+                if stagger then   -- warpgroup 1 may start
+                  mgpu.when(mgpu.bitwise_and(mgpu.eq(j, 0), mgpu.eq(wg, 0)), function() mgpu.barrier_arrive(s.go) end)
                 end
               end
               if folded then
@@ -407,7 +451,7 @@ local function fused_kernel(c, d, bq, opt)
                     mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
                   end)
                   local st = scope("s_wait", function() return sacc:load() end)
-                  release_previous()
+                  after_s()
                   return scope("exp", function() return probs(st * log2s) end),   -- while dP^T's wgmma runs
                          scope("dp_wait", function() return dpacc:load() end)
                 end, mgpu.ACC.init(s0), mgpu.ACC.init(dp0))
@@ -421,7 +465,7 @@ local function fused_kernel(c, d, bq, opt)
                   mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
                   return sacc:load()
                 end, mgpu.ACC({ BKV, bq }, "f32"))
-                release_previous()
+                after_s()
                 local pt = scope("exp", function()
                   local p = probs(st * log2s - cols(lse_c, s.lses))
                   mgpu.wgmma(dv_acc, p:astype(dtype), s.dos:at(slot))   -- in flight while dP^T is computed
@@ -436,36 +480,28 @@ local function fused_kernel(c, d, bq, opt)
                   if not dq_first then issue_dk() end
                 end)
               end
-              scope("ds_store", function()
-                s.dst:at(dslot, mgpu.ds(wg * BKV, BKV)):store(dst)   -- while dK's wgmma runs (dV's with dq_first)
-                mgpu.commit_smem()
-              end)
-              scope("ds_bar", function()
-                mgpu.barrier_arrive(s.dsbar:at(dslot))
-                mgpu.barrier_wait(s.dsbar:at(dslot))   -- both halves of dS^T are in SMEM
-              end)
-              for r = 0, bq / 64 - 1 do
-                for ch = 0, chunks - 1 do
-                  mgpu.when(mgpu.eq((j + r * chunks + ch) % 2, wg), function()
-                    local part = scope("dq", mgpu.run_scoped, function(dqacc)
-                      mgpu.wgmma(dqacc, mgpu.transpose_ref(s.dst:at(dslot, mgpu.all, mgpu.ds(r * 64, 64)), { 1, 0 }),
-                                 s.ks:at(mgpu.all, mgpu.ds(ch * 64, 64)))
-                      if dq_first then issue_dk() end   -- queued behind: in flight while the chunk is stored
-                      return dqacc:load()
-                    end, mgpu.ACC({ 64, 64 }, "f32"))
-                    scope("dq_store", function()
-                      mgpu.wait_smem_to_gmem(0, { wait_read_only = true })   -- the previous chunk has left dqs
-                      s.dqs:at(wg):store(part)
-                      mgpu.commit_smem()
-                      mgpu.copy_smem_to_gmem(s.dqs:at(wg), dq_acc:at(b, mgpu.ds(qb * bq + r * 64, 64),
-                                                                     mgpu.ds(h * D + ch * 64, 64)),
-                                             { reduction_op = "add" })
-                    end)
-                  end)
-                end
+              local function store_ds()
+                scope("ds_store", function()
+                  s.dst:at(dslot, mgpu.ds(wg * BKV, BKV)):store(dst)   -- while dK's wgmma runs (dV's with dq_first)
+                  mgpu.commit_smem()
+                end)
               end
-              if dq_first and bq * chunks == 64 then   -- one chunk a step: the other warpgroup's dK
-                mgpu.when(mgpu.ne(j % 2, wg), issue_dk)
+              local after_dq = dq_first and issue_dk or nil
+              if dq_lag then   -- the last step's dQ: its dS^T is in, and the slot this one fills has been read
+                mgpu.when(mgpu.gt(j, 0), function() scope("ds_bar", mgpu.barrier_wait, s.dsbar:at((j + 1) % 2)) end)
+                store_ds()
+                mgpu.cond(mgpu.gt(j, 0), function()
+                  local hp, qbp = head_block(j - 1)
+                  dq_chunks(j - 1, hp, qbp, (j + 1) % 2, after_dq)
+                end, after_dq or function() end)
+                mgpu.barrier_arrive(s.dsbar:at(dslot))
+              else
+                store_ds()
+                scope("ds_bar", function()
+                  mgpu.barrier_arrive(s.dsbar:at(dslot))
+                  mgpu.barrier_wait(s.dsbar:at(dslot))   -- both halves of dS^T are in SMEM
+                end)
+                dq_chunks(j, h, qb, dslot, after_dq)
               end
               if not defer then
                 scope("tail", function()
@@ -474,6 +510,11 @@ local function fused_kernel(c, d, bq, opt)
                 end)
               end
             end)
+            if dq_lag then   -- the last step's dQ
+              scope("ds_bar", mgpu.barrier_wait, s.dsbar:at((n - 1) % 2))
+              local hp, qbp = head_block(n - 1)
+              dq_chunks(n - 1, hp, qbp, (n - 1) % 2)
+            end
             if defer then   -- the last step's slot
               mgpu.wgmma_wait(0)
               mgpu.barrier_arrive(s.free:at((n - 1) % depth))
@@ -534,6 +575,9 @@ function lib.build(cfg)
     cfg = rest
   end
   opt.fold = opt.fold or (bq > BQ and 1 or 0)
+  if opt.stagger == 1 and opt.dq_lag ~= 1 then
+    error("attention_bwd: stagger = 1 needs dq_lag = 1 (without it both warpgroups meet every step)", 2)
+  end
   if opt.defer == 1 and opt.fold == 1 then
     error("attention_bwd: defer = 1 needs fold = 0 (a folded step starts its accumulators from lse and delta, which "
           .. "waits for the last step's wgmmas)", 2)

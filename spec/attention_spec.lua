@@ -42,6 +42,7 @@ describe("attention examples", function()
                    err_of(function() bwd.build{ fold = 1, fused = 0 } end), 1, true)
     assert.matches("attention_bwd: bq = 128 needs fold = 1", err_of(function() bwd.build{ bq = 128, fold = 0 } end), 1, true)
     assert.matches("attention_bwd: defer = 1 needs fold = 0", err_of(function() bwd.build{ bq = 128, defer = 1 } end), 1, true)
+    assert.matches("attention_bwd: stagger = 1 needs dq_lag = 1", err_of(function() bwd.build{ stagger = 1 } end), 1, true)
     assert.matches("attention_bwd: profile must be a directory name, got true",
                    err_of(function() bwd.build{ profile = true } end), 1, true)
   end)
