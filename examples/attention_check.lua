@@ -142,8 +142,9 @@ end
 --- (and with head_dim 64 the fused one with bq = 128 too), the interpreter
 --- the default one.  variants=A/B/... runs each fused configuration A, B,
 --- ... (keys as key=value separated by commas over the command line's, or
---- "-" for none) against one reference.  With `profile` the fused kernel
---- runs twice (the second launch's trace is the steady one) and is not timed.
+--- "-" for none) against one reference; one that fails is reported and
+--- the others run.  With `profile` the fused kernel runs twice (the second
+--- launch's trace is the steady one) and is not timed.
 function M.backward_script(bwd_lib, fwd_lib, args)
   local pb, cfg = M.parse(args)
   if cfg.lse ~= nil then error("attention_bwd: lse is always computed (by the forward)", 0) end
@@ -177,8 +178,9 @@ function M.backward_script(bwd_lib, fwd_lib, args)
       if D == 64 then variants[3] = { fused = true, bq = 128 } end
     end
   end
+  local batch = cfg.variants ~= nil
   cfg.variants = nil
-  local x, ref = { q = q, k = k, v = v, dout = dout, o = o, lse = lse }, {}
+  local x, ref, failed = { q = q, k = k, v = v, dout = dout, o = o, lse = lse }, {}, 0
   for _, var in ipairs(variants) do
     local vcfg = {}
     for key, val in pairs(cfg) do vcfg[key] = val end
@@ -188,8 +190,17 @@ function M.backward_script(bwd_lib, fwd_lib, args)
       name = (var.fused == true or var.fused == 1) and "attention_bwd fused" or "attention_bwd three kernels"
       if var.bq then name = name .. " bq=" .. tostring(var.bq) end
     end
-    M.backward_check(bwd_lib, fwd_lib, pb, vcfg, fcfg, name, x, ref)
+    if batch then   -- a failing configuration is reported, and the others still run
+      local ok, err = pcall(M.backward_check, bwd_lib, fwd_lib, pb, vcfg, fcfg, name, x, ref)
+      if not ok then
+        failed = failed + 1
+        print(string.format("%s: FAILED: %s", name, tostring(err)))
+      end
+    else
+      M.backward_check(bwd_lib, fwd_lib, pb, vcfg, fcfg, name, x, ref)
+    end
   end
+  if failed > 0 then error(string.format("attention_bwd: %d of %d variants failed", failed, #variants), 0) end
 end
 
 -- The float64 dQ (per q head), dK^T and dV^T of the first and last (batch, kv head) of x.
