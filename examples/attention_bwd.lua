@@ -336,13 +336,17 @@ end
 -- (Split by rows, a warpgroup's chunk is one M = 64, N = 64 wgmma reading
 -- half of dS^T; split by columns it would be 128 x 32, two M = 64 wgmmas
 -- reading all of it, for the same 32 registers a thread.)
--- With bq = 128 (`folded`) the step's order keeps the register peak at dK,
--- dV, S^T and dP^T (192 a thread): the accumulators of S^T and dP^T start
--- from -lse / (scale log2(e)) and -delta, both wgmmas are issued at once and
--- the exponentials run while dP^T's is on the tensor cores, then dV's and
--- dK's wgmmas go together.  (bq = 64's order, dV's wgmma in flight during
--- dP^T's with P^T in f32 and 16 bits, needs 224 there before lse, delta and
--- addresses: ptxas spills.)
+-- Folded (opt.fold, always with bq = 128) the step's order keeps the
+-- register peak at dK, dV, S^T and dP^T (192 a thread with bq = 128 and
+-- head_dim 64, or bq = 64 and head_dim 128): the accumulators of S^T and
+-- dP^T start from -lse / (scale log2(e)) and -delta, both wgmmas are issued
+-- at once and the exponentials run while dP^T's is on the tensor cores,
+-- then dV's and dK's wgmmas go together.  (The unfolded order, dV's wgmma
+-- in flight during dP^T's with P^T in f32 and 16 bits, needs 224 there at
+-- bq = 128 before lse, delta and addresses: ptxas spills.)  opt's other
+-- keys (stats, dq_first, defer, dq_swizzle, dq_lag, stagger, profile) are
+-- the header's; none changes the arithmetic, only where operands come from
+-- and the order of the wgmmas, waits and meetings.
 local function fused_kernel(c, d, bq, opt)
   local S, H, D, dtype, depth = d.S, d.H, d.D, d.dtype, c.depth
   local scale = c.scale or 1 / math.sqrt(D)
@@ -355,19 +359,22 @@ local function fused_kernel(c, d, bq, opt)
   local scope = mgpu.named_scope
   local tma_stats = opt.stats == "tma"
   local stats_slots = tma_stats and mgpu.SMEM({ depth, bq }, "f32") or nil
+  local dq_xf = xf32[opt.dq_swizzle or 128]
   return mgpu.kernel{
     name = (c.causal and "attention_bwd_fused_causal" or "attention_bwd_fused") .. suffix,
     out_shape = { dkv, dkv, mgpu.shape({ d.B, S, H * D }, "f32") },
     grid = { d.B * d.Hkv, math.ceil(S / (2 * BKV)) }, grid_names = { "bh", "kt" },
     num_threads = 3, thread_name = "wg",
-    compiler_params = mgpu.CompilerParams{ approx_math = c.approx_math, profile_dir = opt.profile,
-                                           profile_space = opt.profile and PROFILE_EVENTS * math.ceil(S / bq) * H / d.Hkv + 16 },
+    compiler_params = mgpu.CompilerParams{
+      approx_math = c.approx_math, profile_dir = opt.profile,
+      profile_space = opt.profile and PROFILE_EVENTS * math.ceil(S / bq) * H / d.Hkv + 16,   -- (every step of a block)
+    },
     body = function(q, k, v, dout, lse, delta, dk, dv, dq_acc)
       local b, hk, wg, k0, n, head_block = key_block(c, d, bq)
       mgpu.run_scoped({ ks = mgpu.SMEM({ 2 * BKV, D }, dtype, { transforms = xf }), vs = slabs(d),
                         q = slots(d, depth, bq), dos = slots(d, depth, bq), lses = stats_slots, deltas = stats_slots,
                         dst = mgpu.SMEM({ 2, 2 * BKV, bq }, dtype, { transforms = xf }),   -- dS^T, two steps
-                        dqs = mgpu.SMEM({ 2, 64, 64 }, "f32", { transforms = xf32[opt.dq_swizzle or 128] }),   -- a dQ chunk per warpgroup
+                        dqs = mgpu.SMEM({ 2, 64, 64 }, "f32", { transforms = dq_xf }),   -- a dQ chunk per warpgroup
                         kvbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
                         ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = tma_stats and 4 or 2 },
                         free = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
@@ -427,7 +434,9 @@ local function fused_kernel(c, d, bq, opt)
                 lse_c = lse:at(b * H + h, qrows):load{ layout = col_l }
                 delta_c = delta:at(b * H + h, qrows):load{ layout = col_l }
               end
-              local function cols(x, xs) return (x or xs:at(slot):load{ layout = col_l }):broadcast_in_dim({ BKV, bq }, { 1 }) end
+              local function cols(x, xs)
+                return (x or xs:at(slot):load{ layout = col_l }):broadcast_in_dim({ BKV, bq }, { 1 })
+              end
               scope("wait_ready", mgpu.barrier_wait, s.ready:at(slot))
               local function probs(st)   -- P^T from S^T (log2 scale, lse subtracted) masked
                 return mgpu.exp2(amath.mask(c, S, st, { rows0 = row0, cols0 = qb * bq, keys_in_rows = true,
@@ -444,7 +453,9 @@ local function fused_kernel(c, d, bq, opt)
                 end
               end
               if folded then
-                local s0, dp0 = scope("init", function() return cols(lse_c, s.lses) * (-1 / log2s), -cols(delta_c, s.deltas) end)
+                local s0, dp0 = scope("init", function()
+                  return cols(lse_c, s.lses) * (-1 / log2s), -cols(delta_c, s.deltas)
+                end)
                 local pt, dpt = mgpu.run_scoped(function(sacc, dpacc)
                   scope("sdp_issue", function()
                     mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))

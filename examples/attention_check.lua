@@ -161,7 +161,7 @@ function M.backward_script(bwd_lib, fwd_lib, args)
   local variants = { { fused = cfg.fused == nil and true or cfg.fused, bq = cfg.bq } }
   if cfg.variants then
     variants = {}
-    for spec in tostring(cfg.variants):gmatch("[^/]+") do
+    for spec in (tostring(cfg.variants):gsub("%s+", "")):gmatch("[^/]+") do
       local var = { name = "attention_bwd fused " .. spec }
       for kv in spec:gmatch("[^,]+") do
         local key, val = kv:match("^([%w_]+)=(.+)$")

@@ -12,9 +12,9 @@
 # causal, and each of $V64 at 2 x 4096 x 32 x 64 bf16 bq=128; then per
 # problem every configuration's time and its speed-up over the first (the
 # kernel's default), from the batched launches.  Configurations are
-# examples/attention_bwd.lua's variants=A/B/... ("-" for the default).  Logs
-# in $OUT (or /tmp/mgpu-attn-bwd), traces (~30 MB each) in $TRACES (or
-# /tmp/mgpu-attn-bwd-traces).
+# examples/attention_bwd.lua's variants=A/B/... ("-" for the default; white
+# space is dropped).  Logs in $OUT (or /tmp/mgpu-attn-bwd), traces (~30 MB
+# each) in $TRACES (or /tmp/mgpu-attn-bwd-traces).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 [ -x build/mgpu ] || { echo "gpu_attn_bwd: build/mgpu is missing: build first" >&2; exit 2; }
@@ -25,8 +25,10 @@ mkdir -p "$out"
 best=fold=1,dq_first=1,stats=tma
 lag=dq_lag=1,stagger=1
 PROF=${PROF:-"-/$best,$lag"}
-V128=${V128:-"-/fold=1/fold=1,stats=tma/dq_first=1/fold=1,dq_first=1/$best/dq_swizzle=32/$best,dq_swizzle=32/dq_lag=1/$lag/$best,dq_lag=1/$best,$lag/dq_first=1,defer=1/dq_first=1,defer=1,$lag/depth=3/$best,depth=3"}
-V64=${V64:-"-/stats=tma/dq_first=1/dq_first=1,stats=tma/dq_swizzle=32/dq_first=1,stats=tma,dq_swizzle=32/dq_lag=1/$lag/dq_first=1,stats=tma,$lag/depth=3/bq=64/bq=64,$best/bq=64,dq_first=1,defer=1,$lag"}
+V128=${V128:-"-/fold=1/fold=1,stats=tma/dq_first=1/fold=1,dq_first=1/$best/dq_swizzle=32/$best,dq_swizzle=32
+              /dq_lag=1/$lag/$best,dq_lag=1/$best,$lag/dq_first=1,defer=1/dq_first=1,defer=1,$lag/depth=3/$best,depth=3"}
+V64=${V64:-"-/stats=tma/dq_first=1/dq_first=1,stats=tma/dq_swizzle=32/dq_first=1,stats=tma,dq_swizzle=32/dq_lag=1
+            /$lag/dq_first=1,stats=tma,$lag/depth=3/bq=64/bq=64,$best/bq=64,dq_first=1,defer=1,$lag"}
 status=0
 
 if [ "$what" != time ]; then

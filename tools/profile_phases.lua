@@ -10,12 +10,13 @@ loop runs from one begin of its marker scope to the next: by default the
 outermost scope name that occurs most often in the warpgroup's trace (the
 first one stamped among equals), or the first of the given names that
 the warpgroup stamps.  For each scope name, in the order they start in a
-step (the median start), the table gives how often it runs a step, its median and mean time per run, its mean time per step and
-its share of the step, then the unscoped rest; scopes stamped outside the
-steps (before the first marker, or after the last step's) are listed with
-their median per trace.  The timer's resolution is the smallest step
-between two of a trace's timestamps: with a coarse timer (1 us on some
-GPUs) medians are quantized, means are not.
+step (the median start), the table gives how often it runs a step, its
+median and mean time per run, its mean time per step and its share of
+the step, then the unscoped rest; scopes stamped outside the steps
+(before the first marker, or after the last step's) are listed with their
+median per trace.  The timer's resolution is the smallest step between
+two of a trace's timestamps: with a coarse timer (1 us on some GPUs)
+medians are quantized, means are not.
 ]]
 local path = arg and arg[1]
 if not path then
@@ -41,7 +42,8 @@ local function trace(pid, tid)
   end
   return t
 end
-for pid, tid, wg in text:gmatch('{"name":"thread_name","ph":"M","pid":(%d+),"tid":(%d+),"args":{"name":"block %d+ warpgroup (%d+)') do
+local meta = '{"name":"thread_name","ph":"M","pid":(%d+),"tid":(%d+),"args":{"name":"block %d+ warpgroup (%d+)'
+for pid, tid, wg in text:gmatch(meta) do
   trace(pid, tid).wg = tonumber(wg)
 end
 local kernel = text:match('"kernel":"([^"]*)"') or "?"
