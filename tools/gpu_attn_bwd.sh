@@ -33,7 +33,7 @@ status=0
 
 if [ "$what" != time ]; then
   log=$out/profile.log
-  timeout 240 ./build/mgpu examples/attention_bwd.lua 1 4096 4 128 0 bf16 profile="$traces" variants="$PROF" > "$log" 2>&1 || status=1
+  timeout 120 ./build/mgpu examples/attention_bwd.lua 1 4096 4 128 0 bf16 profile="$traces" variants="$PROF" > "$log" 2>&1 || status=1
   grep -E "relative error|FAILED|^mgpu:" "$log"
   sed -n 's/^\(.*\): profile \(.*\)$/\1|\2/p' "$log" | while IFS='|' read -r name trace; do
     echo "== $name"
@@ -45,7 +45,7 @@ if [ "$what" != profile ]; then
   run() {   # name, then examples/attention_bwd.lua's arguments
     name=$1; shift
     log=$out/time_$name.log
-    timeout 300 ./build/mgpu examples/attention_bwd.lua "$@" > "$log" 2>&1 || status=1
+    timeout 150 ./build/mgpu examples/attention_bwd.lua "$@" > "$log" 2>&1 || status=1
     echo "== $name ($*)"
     grep -E "FAILED|^mgpu:" "$log"
     # "<name>: 1.5510 ms, 443.0 TFLOP/s (one launch after an L2 flush, as do_bench: ...)"
