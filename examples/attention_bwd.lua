@@ -47,13 +47,50 @@ dK, dV kernels (14 B H S^2 D flops):
   mgpu examples/attention_bwd.lua [B] [S] [H] [D] [causal] [dtype] [key=value ...]
     keys: hkv (kv heads) scale approx (0|1) depth (slots, >= 2) fused (0|1)
           bq (64|128, the fused kernel's query rows a step) reps
+          variants=A/B/... (fused configurations, each key=value,... or -)
+    the fused kernel's own keys (defaults first):
+          fold (0|1; 1 with bq = 128): S^T's and dP^T's wgmmas issued
+            together, lse and delta folded into their accumulators
+          stats (gmem|tma): each step's lse and delta loaded from GMEM by the
+            compute warpgroups, or brought into SMEM with Q and dO by the
+            memory warpgroup (seq a multiple of 4)
+          dq_first (0|1): dK's wgmma issued after the dQ chunk's (as
+            FlashAttention-3), so that it runs while the chunk is stored
+            and reduce-added; else before dS^T's store and the meeting
+          defer (0|1): a step's Q and dO slot released in the next step,
+            after S^T's wait, instead of after waiting for dK's wgmma at
+            the step's end: dK runs on while the next step starts (fold 0)
+          dq_swizzle (128|32): the dQ chunk's SMEM slot in 128-byte
+            swizzled rows (its store has 2-way bank conflicts) or 32-byte
+            ones (none; the reduce-add then moves 32-byte pieces)
+          dq_lag (0|1): each step's dQ share computed in the next step
+            (after its own dS^T is stored), so that a warpgroup waits only
+            for the other's previous dS^T, not meets it every step
+          stagger (0|1, with dq_lag): warpgroup 1 starts once warpgroup
+            0's first S^T is done, so that one's exponentials can run
+            during the other's wgmmas
+          profile=DIR: the in-kernel profiler's trace of the fused kernel
+            (run twice, not timed; read it with tools/profile_phases.lua)
   (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted).  Without
-  `fused` or `bq` a GPU checks and times both paths (and with head_dim 64
-  the fused one with bq = 128 too), the interpreter the fused one.
+  `fused`, `bq` or `variants` a GPU checks and times both paths (and with
+  head_dim 64 the fused one with bq = 128 too), the interpreter the fused
+  one; `variants` checks and times each configuration against one float64
+  reference.
+
+Profiled, each compute warpgroup's step is cut into scopes: wait_ready (Q
+and dO's slot), st (S^T's wgmma and its wait), exp (P^T and dV's issue), dp
+(dP^T's wgmma and wait), ds (dS^T and dK's issue) or, folded, init (the
+accumulators' lse and delta), sdp_issue, s_wait, exp, dp_wait, ds (dS^T,
+dV's and dK's issue); then ds_store (dS^T into SMEM), ds_bar (the meeting
+of both warpgroups), dq (a dQ chunk's wgmma and wait), dq_store (its SMEM
+slot free, filled and the reduce-add issued) and tail (the last wgmma wait
+and the slot's release); outside the loop kv_load, stagger and epilogue.
+With dq_lag, ds_bar is the wait for the other warpgroup's previous dS^T.
+The memory warpgroup's are load and wait_free.
 
 TFLOP/s counts the 10 B H S^2 D of the standard backward, half that when
 causal.  Loaded with `loadfile("examples/attention_bwd.lua")("--lib")` it
-returns { build = ... }: build(cfg) gives bwd(q, k, v, o, lse, do) -> dq,
+returns { build = ..., fused_only = ... }: build(cfg) gives bwd(q, k, v, o, lse, do) -> dq,
 dk, dv.
 ]]
 local mgpu = require "mgpu"
@@ -62,7 +99,15 @@ local amath = dofile(here .. "attention_math.lua")
 local lib = {}
 local BQ, BKV = amath.BQ, 64     -- 64-row blocks: dQ (or dK and dV), S and dP in 232 registers a thread
 local xf = amath.xf
-local xf32 = { mgpu.transforms.tiling{ 8, 32 }, mgpu.transforms.swizzle(128) }   -- 128-byte rows of f32
+-- f32 in SMEM: 128-byte rows, or (dq_swizzle = 32) 32-byte ones, which a WGMMA-layout store of
+-- 8-byte pairs fills without bank conflicts (a half-warp's four rows land in four 32-byte bank ranges)
+local xf32 = { [128] = { mgpu.transforms.tiling{ 8, 32 }, mgpu.transforms.swizzle(128) },
+               [32] = { mgpu.transforms.tiling{ 8, 8 }, mgpu.transforms.swizzle(32) } }
+-- The fused kernel's keys beside bq and profile (a directory): their values, the default first
+-- (fold's is 1 with bq = 128).
+local FUSED_KEYS = { fold = { 0, 1 }, stats = { "gmem", "tma" }, dq_first = { 0, 1 }, defer = { 0, 1 },
+                     dq_swizzle = { 128, 32 }, dq_lag = { 0, 1 }, stagger = { 0, 1 } }
+local PROFILE_EVENTS = 32   -- the profiler's events a warpgroup stamps in a step, at most
 
 -- delta = rowsum(dO * O) in f32, (B * H, S); with `fused` also the f32
 -- dQ accumulator (B, S, H * D), zeroed here since this kernel visits every
@@ -110,13 +155,21 @@ local function slots(d, depth, rows) return mgpu.SMEM({ depth, rows or BKV, d.D 
 -- dQ: per 128 query rows of a head, over the KV blocks up to the diagonal.
 -- The memory warpgroup of the dK, dV and fused kernels: the n query blocks of
 -- rows rows each (head_block(j) -> q head, block) of Q and dO into the depth
--- slots s.q and s.dos, each slot filled once s.free says its readers are done.
-local function stream_q_do(s, n, depth, head_block, rows, D, q, dout, b)
+-- slots s.q and s.dos, each slot filled once s.free says its readers are done;
+-- with stats ({ lse, delta, H }) the blocks' lse and delta too, into s.lses
+-- and s.deltas.
+local function stream_q_do(s, n, depth, head_block, rows, D, q, dout, b, stats)
   amath.memory_loop(n, depth, { { free = s.free, load = function(j, slot)
-    local h, qb = head_block(j)
-    local r, cols = mgpu.ds(qb * rows, rows), mgpu.ds(h * D, D)
-    mgpu.copy_gmem_to_smem(q:at(b, r, cols), s.q:at(slot), s.ready:at(slot))
-    mgpu.copy_gmem_to_smem(dout:at(b, r, cols), s.dos:at(slot), s.ready:at(slot))
+    mgpu.named_scope("load", function()
+      local h, qb = head_block(j)
+      local r, cols = mgpu.ds(qb * rows, rows), mgpu.ds(h * D, D)
+      mgpu.copy_gmem_to_smem(q:at(b, r, cols), s.q:at(slot), s.ready:at(slot))
+      mgpu.copy_gmem_to_smem(dout:at(b, r, cols), s.dos:at(slot), s.ready:at(slot))
+      if stats then
+        mgpu.copy_gmem_to_smem(stats.lse:at(b * stats.H + h, r), s.lses:at(slot), s.ready:at(slot))
+        mgpu.copy_gmem_to_smem(stats.delta:at(b * stats.H + h, r), s.deltas:at(slot), s.ready:at(slot))
+      end
+    end)
   end } })
 end
 
@@ -133,7 +186,10 @@ local function key_block(c, d, rows)
   local k0 = kt * (2 * BKV)
   local first = c.causal and k0 / rows or 0
   local per_head = math.ceil(d.S / rows) - first
-  local function head_block(j) return hk * group + j / per_head, first + j % per_head end
+  local function head_block(j)   -- (j traced, or a Lua integer)
+    if type(j) == "number" then j = mgpu.const(j, "i32") end
+    return hk * group + j / per_head, first + j % per_head
+  end
   return b, hk, wg, k0, per_head * group, head_block
 end
 
@@ -280,111 +336,205 @@ end
 -- (Split by rows, a warpgroup's chunk is one M = 64, N = 64 wgmma reading
 -- half of dS^T; split by columns it would be 128 x 32, two M = 64 wgmmas
 -- reading all of it, for the same 32 registers a thread.)
--- With bq = 128 (`folded`) the step's order keeps the register peak at dK,
--- dV, S^T and dP^T (192 a thread): the accumulators of S^T and dP^T start
--- from -lse / (scale log2(e)) and -delta, both wgmmas are issued at once and
--- the exponentials run while dP^T's is on the tensor cores, then dV's and
--- dK's wgmmas go together.  (bq = 64's order, dV's wgmma in flight during
--- dP^T's with P^T in f32 and 16 bits, needs 224 there before lse, delta and
--- addresses: ptxas spills.)
-local function fused_kernel(c, d, bq)
+-- Folded (opt.fold, always with bq = 128) the step's order keeps the
+-- register peak at dK, dV, S^T and dP^T (192 a thread with bq = 128 and
+-- head_dim 64, or bq = 64 and head_dim 128): the accumulators of S^T and
+-- dP^T start from -lse / (scale log2(e)) and -delta, both wgmmas are issued
+-- at once and the exponentials run while dP^T's is on the tensor cores,
+-- then dV's and dK's wgmmas go together.  (The unfolded order, dV's wgmma
+-- in flight during dP^T's with P^T in f32 and 16 bits, needs 224 there at
+-- bq = 128 before lse, delta and addresses: ptxas spills.)  opt's other
+-- keys (stats, dq_first, defer, dq_swizzle, dq_lag, stagger, profile) are
+-- the header's; none changes the arithmetic, only where operands come from
+-- and the order of the wgmmas, waits and meetings.
+local function fused_kernel(c, d, bq, opt)
   local S, H, D, dtype, depth = d.S, d.H, d.D, d.dtype, c.depth
   local scale = c.scale or 1 / math.sqrt(D)
   local col_l = mgpu.Layout.WGMMA:reduce(0)
   local chunks = D / 64
   local dkv = mgpu.shape({ d.B, S, d.Hkv * D }, dtype)
-  local log2s, folded = scale * amath.LOG2E, bq > BQ
+  local log2s, folded, dq_first, defer = scale * amath.LOG2E, opt.fold == 1, opt.dq_first == 1, opt.defer == 1
+  local dq_lag, stagger = opt.dq_lag == 1, opt.stagger == 1
   local suffix = bq == BQ and "" or "_bq" .. bq
+  local scope = mgpu.named_scope
+  local tma_stats = opt.stats == "tma"
+  local stats_slots = tma_stats and mgpu.SMEM({ depth, bq }, "f32") or nil
+  local dq_xf = xf32[opt.dq_swizzle or 128]
   return mgpu.kernel{
     name = (c.causal and "attention_bwd_fused_causal" or "attention_bwd_fused") .. suffix,
     out_shape = { dkv, dkv, mgpu.shape({ d.B, S, H * D }, "f32") },
     grid = { d.B * d.Hkv, math.ceil(S / (2 * BKV)) }, grid_names = { "bh", "kt" },
     num_threads = 3, thread_name = "wg",
-    compiler_params = mgpu.CompilerParams{ approx_math = c.approx_math },
+    compiler_params = mgpu.CompilerParams{
+      approx_math = c.approx_math, profile_dir = opt.profile,
+      profile_space = opt.profile and PROFILE_EVENTS * math.ceil(S / bq) * H / d.Hkv + 16,   -- (every step of a block)
+    },
     body = function(q, k, v, dout, lse, delta, dk, dv, dq_acc)
       local b, hk, wg, k0, n, head_block = key_block(c, d, bq)
       mgpu.run_scoped({ ks = mgpu.SMEM({ 2 * BKV, D }, dtype, { transforms = xf }), vs = slabs(d),
-                        q = slots(d, depth, bq), dos = slots(d, depth, bq),
+                        q = slots(d, depth, bq), dos = slots(d, depth, bq), lses = stats_slots, deltas = stats_slots,
                         dst = mgpu.SMEM({ 2, 2 * BKV, bq }, dtype, { transforms = xf }),   -- dS^T, two steps
-                        dqs = mgpu.SMEM({ 2, 64, 64 }, "f32", { transforms = xf32 }),     -- a dQ chunk per warpgroup
+                        dqs = mgpu.SMEM({ 2, 64, 64 }, "f32", { transforms = dq_xf }),   -- a dQ chunk per warpgroup
                         kvbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
-                        ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
+                        ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = tma_stats and 4 or 2 },
                         free = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
                         dsbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
-                        kdone = mgpu.Barrier{ num_arrivals = 2 } }, function(s)
-        local function memory() stream_q_do(s, n, depth, head_block, bq, D, q, dout, b) end
+                        kdone = mgpu.Barrier{ num_arrivals = 2 },
+                        go = stagger and mgpu.Barrier{ num_arrivals = 1 } or nil }, function(s)
+        local function memory()
+          stream_q_do(s, n, depth, head_block, bq, D, q, dout, b, tma_stats and { lse = lse, delta = delta, H = H })
+        end
         local function compute()
           mgpu.set_max_registers(amath.COMPUTE_REGISTERS, { action = "increase" })
           local row0 = k0 + wg * BKV
           local rows, cols = mgpu.ds(row0, BKV), mgpu.ds(hk * D, D)
           local my_k = s.ks:at(mgpu.ds(wg * BKV, BKV))
-          mgpu.copy_gmem_to_smem(k:at(b, rows, cols), my_k, s.kvbar:at(wg))
-          mgpu.copy_gmem_to_smem(v:at(b, rows, cols), s.vs:at(wg), s.kvbar:at(wg))
-          mgpu.barrier_wait(s.kvbar:at(0))   -- dQ's wgmmas read both warpgroups' K rows
-          mgpu.barrier_wait(s.kvbar:at(1))
+          scope("kv_load", function()
+            mgpu.copy_gmem_to_smem(k:at(b, rows, cols), my_k, s.kvbar:at(wg))
+            mgpu.copy_gmem_to_smem(v:at(b, rows, cols), s.vs:at(wg), s.kvbar:at(wg))
+            mgpu.barrier_wait(s.kvbar:at(0))   -- dQ's wgmmas read both warpgroups' K rows
+            mgpu.barrier_wait(s.kvbar:at(1))
+          end)
+          if stagger then mgpu.when(mgpu.eq(wg, 1), function() scope("stagger", mgpu.barrier_wait, s.go) end) end
+          -- this warpgroup's chunks of step jj's dQ share (query block qbb of head hh, dS^T in slot
+          -- dslot), each added into dq_acc; after_issue (dK's wgmma) is queued behind the chunk's, or
+          -- issued alone by the warpgroup without a chunk
+          local function dq_chunks(jj, hh, qbb, dslot, after_issue)
+            for r = 0, bq / 64 - 1 do
+              for ch = 0, chunks - 1 do
+                mgpu.when(mgpu.eq((jj + r * chunks + ch) % 2, wg), function()
+                  local part = scope("dq", mgpu.run_scoped, function(dqacc)
+                    mgpu.wgmma(dqacc, mgpu.transpose_ref(s.dst:at(dslot, mgpu.all, mgpu.ds(r * 64, 64)), { 1, 0 }),
+                               s.ks:at(mgpu.all, mgpu.ds(ch * 64, 64)))
+                    if after_issue then after_issue() end   -- queued behind: in flight while the chunk is stored
+                    return dqacc:load()
+                  end, mgpu.ACC({ 64, 64 }, "f32"))
+                  scope("dq_store", function()
+                    mgpu.wait_smem_to_gmem(0, { wait_read_only = true })   -- the previous chunk has left dqs
+                    s.dqs:at(wg):store(part)
+                    mgpu.commit_smem()
+                    mgpu.copy_smem_to_gmem(s.dqs:at(wg), dq_acc:at(b, mgpu.ds(qbb * bq + r * 64, 64),
+                                                                   mgpu.ds(hh * D + ch * 64, 64)),
+                                           { reduction_op = "add" })
+                  end)
+                end)
+              end
+            end
+            if after_issue and bq * chunks == 64 then   -- one chunk a step: the other warpgroup's
+              mgpu.when(mgpu.ne(jj % 2, wg), after_issue)
+            end
+          end
           mgpu.run_scoped(function(dk_acc, dv_acc)
             mgpu.fori(0, n, function(j)
               local slot, dslot = j % depth, j % 2
               local h, qb = head_block(j)
               local qrows = mgpu.ds(qb * bq, bq)
-              local lse_c = lse:at(b * H + h, qrows):load{ layout = col_l }
-              local delta_c = delta:at(b * H + h, qrows):load{ layout = col_l }
-              local function cols(x) return x:broadcast_in_dim({ BKV, bq }, { 1 }) end
-              mgpu.barrier_wait(s.ready:at(slot))
+              local lse_c, delta_c   -- the step's lse and delta: from GMEM ahead of the wait, or from their slots
+              if not tma_stats then
+                lse_c = lse:at(b * H + h, qrows):load{ layout = col_l }
+                delta_c = delta:at(b * H + h, qrows):load{ layout = col_l }
+              end
+              local function cols(x, xs)
+                return (x or xs:at(slot):load{ layout = col_l }):broadcast_in_dim({ BKV, bq }, { 1 })
+              end
+              scope("wait_ready", mgpu.barrier_wait, s.ready:at(slot))
               local function probs(st)   -- P^T from S^T (log2 scale, lse subtracted) masked
                 return mgpu.exp2(amath.mask(c, S, st, { rows0 = row0, cols0 = qb * bq, keys_in_rows = true,
                                                          queries = true }))
               end
               local dst
+              local function issue_dk() mgpu.wgmma(dk_acc, dst, s.q:at(slot)) end
+              local function after_s()   -- S^T's wait is done
+                if defer then   -- it has seen the last step's dK done
+                  mgpu.when(mgpu.gt(j, 0), function() mgpu.barrier_arrive(s.free:at((j + depth - 1) % depth)) end)
+                end
+                if stagger then   -- warpgroup 1 may start
+                  mgpu.when(mgpu.bitwise_and(mgpu.eq(j, 0), mgpu.eq(wg, 0)), function() mgpu.barrier_arrive(s.go) end)
+                end
+              end
               if folded then
+                local s0, dp0 = scope("init", function()
+                  return cols(lse_c, s.lses) * (-1 / log2s), -cols(delta_c, s.deltas)
+                end)
                 local pt, dpt = mgpu.run_scoped(function(sacc, dpacc)
-                  mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
-                  mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
-                  return probs(sacc:load() * log2s), dpacc:load()   -- the exponentials while dP^T's wgmma runs
-                end, mgpu.ACC.init(cols(lse_c) * (-1 / log2s)), mgpu.ACC.init(-cols(delta_c)))
-                dst = (pt * dpt):astype(dtype)
-                mgpu.wgmma(dv_acc, pt:astype(dtype), s.dos:at(slot))
+                  scope("sdp_issue", function()
+                    mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
+                    mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
+                  end)
+                  local st = scope("s_wait", function() return sacc:load() end)
+                  after_s()
+                  return scope("exp", function() return probs(st * log2s) end),   -- while dP^T's wgmma runs
+                         scope("dp_wait", function() return dpacc:load() end)
+                end, mgpu.ACC.init(s0), mgpu.ACC.init(dp0))
+                scope("ds", function()
+                  dst = (pt * dpt):astype(dtype)
+                  mgpu.wgmma(dv_acc, pt:astype(dtype), s.dos:at(slot))
+                  if not dq_first then issue_dk() end
+                end)
               else
-                local st = mgpu.run_scoped(function(sacc)
+                local st = scope("st", mgpu.run_scoped, function(sacc)
                   mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
                   return sacc:load()
                 end, mgpu.ACC({ BKV, bq }, "f32"))
-                local pt = probs(st * log2s - cols(lse_c))
-                mgpu.wgmma(dv_acc, pt:astype(dtype), s.dos:at(slot))   -- in flight while dP^T is computed
-                local dpt = mgpu.run_scoped(function(dpacc)
+                after_s()
+                local pt = scope("exp", function()
+                  local p = probs(st * log2s - cols(lse_c, s.lses))
+                  mgpu.wgmma(dv_acc, p:astype(dtype), s.dos:at(slot))   -- in flight while dP^T is computed
+                  return p
+                end)
+                local dpt = scope("dp", mgpu.run_scoped, function(dpacc)
                   mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
                   return dpacc:load()
                 end, mgpu.ACC({ BKV, bq }, "f32"))
-                dst = (pt * (dpt - cols(delta_c))):astype(dtype)
+                scope("ds", function()
+                  dst = (pt * (dpt - cols(delta_c, s.deltas))):astype(dtype)
+                  if not dq_first then issue_dk() end
+                end)
               end
-              mgpu.wgmma(dk_acc, dst, s.q:at(slot))
-              s.dst:at(dslot, mgpu.ds(wg * BKV, BKV)):store(dst)   -- while dK's wgmma runs
-              mgpu.commit_smem()
-              mgpu.barrier_arrive(s.dsbar:at(dslot))
-              mgpu.barrier_wait(s.dsbar:at(dslot))   -- both halves of dS^T are in SMEM
-              for r = 0, bq / 64 - 1 do
-                for ch = 0, chunks - 1 do
-                  mgpu.when(mgpu.eq((j + r * chunks + ch) % 2, wg), function()
-                    local part = mgpu.run_scoped(function(dqacc)
-                      mgpu.wgmma(dqacc, mgpu.transpose_ref(s.dst:at(dslot, mgpu.all, mgpu.ds(r * 64, 64)), { 1, 0 }),
-                                 s.ks:at(mgpu.all, mgpu.ds(ch * 64, 64)))
-                      return dqacc:load()
-                    end, mgpu.ACC({ 64, 64 }, "f32"))
-                    mgpu.wait_smem_to_gmem(0, { wait_read_only = true })   -- the previous chunk has left dqs
-                    s.dqs:at(wg):store(part)
-                    mgpu.commit_smem()
-                    mgpu.copy_smem_to_gmem(s.dqs:at(wg), dq_acc:at(b, mgpu.ds(qb * bq + r * 64, 64),
-                                                                   mgpu.ds(h * D + ch * 64, 64)),
-                                           { reduction_op = "add" })
-                  end)
-                end
+              local function store_ds()
+                scope("ds_store", function()
+                  s.dst:at(dslot, mgpu.ds(wg * BKV, BKV)):store(dst)   -- while dK's wgmma runs (dV's with dq_first)
+                  mgpu.commit_smem()
+                end)
               end
-              mgpu.wgmma_wait(0)   -- dK's wgmma, queued before dQ's, has read Q's slot
-              mgpu.barrier_arrive(s.free:at(slot))
+              local after_dq = dq_first and issue_dk or nil
+              if dq_lag then   -- the last step's dQ: its dS^T is in, and the slot this one fills has been read
+                mgpu.when(mgpu.gt(j, 0), function() scope("ds_bar", mgpu.barrier_wait, s.dsbar:at((j + 1) % 2)) end)
+                store_ds()
+                mgpu.cond(mgpu.gt(j, 0), function()
+                  local hp, qbp = head_block(j - 1)
+                  dq_chunks(j - 1, hp, qbp, (j + 1) % 2, after_dq)
+                end, after_dq or function() end)
+                mgpu.barrier_arrive(s.dsbar:at(dslot))
+              else
+                store_ds()
+                scope("ds_bar", function()
+                  mgpu.barrier_arrive(s.dsbar:at(dslot))
+                  mgpu.barrier_wait(s.dsbar:at(dslot))   -- both halves of dS^T are in SMEM
+                end)
+                dq_chunks(j, h, qb, dslot, after_dq)
+              end
+              if not defer then
+                scope("tail", function()
+                  mgpu.wgmma_wait(0)   -- dK's wgmma (queued before dQ's, or after with dq_first) has read Q's slot
+                  mgpu.barrier_arrive(s.free:at(slot))
+                end)
+              end
             end)
-            mgpu.barrier_arrive(s.kdone)   -- K is free once neither warpgroup's dQ wgmmas read it
-            mgpu.barrier_wait(s.kdone)
-            store_dk_dv(my_k, s.vs:at(wg), dk_acc, dv_acc, scale, dtype, dk, dv, b, rows, cols)
+            if dq_lag then   -- the last step's dQ
+              scope("ds_bar", mgpu.barrier_wait, s.dsbar:at((n - 1) % 2))
+              local hp, qbp = head_block(n - 1)
+              dq_chunks(n - 1, hp, qbp, (n - 1) % 2)
+            end
+            if defer then   -- the last step's slot
+              mgpu.wgmma_wait(0)
+              mgpu.barrier_arrive(s.free:at((n - 1) % depth))
+            end
+            scope("epilogue", function()
+              mgpu.barrier_arrive(s.kdone)   -- K is free once neither warpgroup's dQ wgmmas read it
+              mgpu.barrier_wait(s.kdone)
+              store_dk_dv(my_k, s.vs:at(wg), dk_acc, dv_acc, scale, dtype, dk, dv, b, rows, cols)
+            end)
           end, mgpu.ACC({ BKV, D }, "f32"), mgpu.ACC({ BKV, D }, "f32"))
         end
         mgpu.cond(mgpu.eq(wg, 2), memory, compute)
@@ -399,10 +549,11 @@ end
 --- existing arrays.  fused (default true; also 0 or 1) picks the one-pass
 --- kernel with dQ added up in f32, else the deterministic three kernels;
 --- bq (64, the default, or 128 with head_dim 64) is the fused kernel's
---- query rows a step.
+--- query rows a step; the fused kernel's other keys (fold, stats,
+--- profile, ...) are the header's.
 function lib.build(cfg)
-  local fused, bq = true, BQ
-  if type(cfg) == "table" and (cfg.fused ~= nil or cfg.bq ~= nil) then
+  local fused, bq, opt = true, BQ, {}
+  if type(cfg) == "table" then
     local f = cfg.fused
     if f ~= nil and f ~= true and f ~= false and f ~= 0 and f ~= 1 then
       error("attention_bwd: fused must be a boolean, 0 or 1, got " .. tostring(f), 2)
@@ -417,8 +568,34 @@ function lib.build(cfg)
     end
     bq = cfg.bq or BQ
     local rest = {}
-    for key, val in pairs(cfg) do if key ~= "fused" and key ~= "bq" then rest[key] = val end end
+    for key, val in pairs(cfg) do
+      local allowed = FUSED_KEYS[key]
+      if allowed or key == "profile" then
+        local ok = key == "profile" and type(val) == "string"
+        for _, a in ipairs(allowed or {}) do ok = ok or a == val end
+        if not ok then
+          error(string.format("attention_bwd: %s must be %s, got %s", key,
+                              allowed and table.concat(allowed, " or ") or "a directory name", tostring(val)), 2)
+        end
+        if not fused then error(string.format("attention_bwd: %s needs the fused kernel, got fused = %s", key, tostring(f)), 2) end
+        opt[key] = val
+      elseif key ~= "fused" and key ~= "bq" then
+        rest[key] = val
+      end
+    end
     cfg = rest
+  end
+  opt.fold = opt.fold or (bq > BQ and 1 or 0)
+  if opt.stagger == 1 and opt.dq_lag ~= 1 then
+    error("attention_bwd: stagger = 1 needs dq_lag = 1 (without it both warpgroups meet every step)", 2)
+  end
+  if opt.defer == 1 and opt.fold == 1 then
+    error("attention_bwd: defer = 1 needs fold = 0 (a folded step starts its accumulators from lse and delta, which "
+          .. "waits for the last step's wgmmas)", 2)
+  end
+  if bq > BQ and opt.fold == 0 then
+    error("attention_bwd: bq = 128 needs fold = 1 (dK, dV, S^T, dP^T and P^T in 16 bits would take 224 of the 232 "
+          .. "registers a thread has)", 2)
   end
   local c, err = amath.config(cfg, "attention_bwd")
   if not c then error(err, 2) end
@@ -443,6 +620,10 @@ function lib.build(cfg)
                           .. "dP^T, 64 x bq, all f32, would take %d of the %d registers a thread has)", bq, D, D + bq,
                           amath.COMPUTE_REGISTERS), 3)
     end
+    if opt.stats == "tma" and S % 4 ~= 0 then
+      error(string.format("attention_bwd: stats = tma needs seq a multiple of 4 (the copy engine's rows of lse and "
+                          .. "delta start on 16-byte boundaries), got seq = %d", S), 3)
+    end
     if bq > S then
       error(string.format("attention_bwd: bq = %d needs seq >= %d (Q and dO move in boxes of bq rows), got seq = %d",
                           bq, bq, S), 3)
@@ -454,7 +635,8 @@ function lib.build(cfg)
     local d = { B = B, S = S, H = H, Hkv = Hkv, D = D, dtype = q.dtype }
     local key = table.concat({ B, S, H, Hkv, D, q.dtype }, ",")
     if not cache[key] then
-      cache[key] = fused and { delta = delta_kernel(d, true), fused = fused_kernel(c, d, bq), convert = dq_convert_kernel(c, d) }
+      cache[key] = fused and { delta = delta_kernel(d, true), fused = fused_kernel(c, d, bq, opt),
+                               convert = dq_convert_kernel(c, d) }
                    or { delta = delta_kernel(d, false), dq = dq_kernel(c, d), dkv = dkv_kernel(c, d) }
     end
     local function flat(x) return x:reshape({ B, S, x.shape[3] * D }) end
@@ -485,6 +667,9 @@ function lib.build(cfg)
     return dq, dk, dv
   end })
 end
+
+--- Whether a cfg key is the fused kernel's alone (fold, profile, ...).
+function lib.fused_only(key) return FUSED_KEYS[key] ~= nil or key == "profile" end
 
 local args = { ... }
 if args[1] == "--lib" then return lib end

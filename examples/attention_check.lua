@@ -136,16 +136,22 @@ end
 --- The backward script: the forward (fwd_lib, with lse) and bwd_lib's
 --- backward on fresh random inputs and dO into NaN-filled outputs; dQ, dK
 --- and dV checked against float64 for the first and last (batch, kv head)
---- and every q head of their groups; timed on a GPU.  Without a `fused`
---- or `bq` key a GPU (or --emit-ptx) runs both backward paths (and with
---- head_dim 64 the fused one with bq = 128 too), the interpreter the
---- default one.
+--- and every q head of their groups; timed on a GPU.  Without a `fused`,
+--- `bq`, `variants` or fused kernel's key (bwd_lib.fused_only) a GPU (or
+--- --emit-ptx) runs both backward paths
+--- (and with head_dim 64 the fused one with bq = 128 too), the interpreter
+--- the default one.  variants=A/B/... runs each fused configuration A, B,
+--- ... (keys as key=value separated by commas over the command line's, or
+--- "-" for none) against one reference; one that fails is reported and
+--- the others run.  With `profile` the fused kernel runs twice (the second
+--- launch's trace is the steady one) and is not timed.
 function M.backward_script(bwd_lib, fwd_lib, args)
   local pb, cfg = M.parse(args)
   if cfg.lse ~= nil then error("attention_bwd: lse is always computed (by the forward)", 0) end
   local B, S, H, Hkv, D = pb.B, pb.S, pb.H, pb.Hkv, pb.D
   local fcfg = { lse = true }
-  for key, val in pairs(cfg) do if key ~= "depth" and key ~= "fused" and key ~= "bq" then fcfg[key] = val end end
+  local fwd_keys = { causal = true, scale = true, approx_math = true }
+  for key, val in pairs(cfg) do if fwd_keys[key] then fcfg[key] = val end end
   local attn = fwd_lib.build(fcfg)
   local q = mgpu.random.normal({ B, S, H, D }, pb.dtype)
   local k = mgpu.random.normal({ B, S, Hkv, D }, pb.dtype)
@@ -153,21 +159,77 @@ function M.backward_script(bwd_lib, fwd_lib, args)
   local dout = mgpu.random.normal({ B, S, H, D }, pb.dtype)
   local o, lse = attn(q, k, v)
   local variants = { { fused = cfg.fused == nil and true or cfg.fused, bq = cfg.bq } }
-  if cfg.fused == nil and cfg.bq == nil and not mgpu.interpreting() then
-    variants = { { fused = true }, { fused = false } }
-    if D == 64 then variants[3] = { fused = true, bq = 128 } end
+  if cfg.variants then
+    variants = {}
+    for spec in (tostring(cfg.variants):gsub("%s+", "")):gmatch("[^/]+") do
+      local var = { name = "attention_bwd fused " .. spec }
+      for kv in spec:gmatch("[^,]+") do
+        local key, val = kv:match("^([%w_]+)=(.+)$")
+        if key then var[key] = tonumber(val) or val
+        elseif kv ~= "-" then error("attention_bwd: variants: '" .. kv .. "' is not key=value", 0) end
+      end
+      variants[#variants + 1] = var
+    end
+  elseif cfg.fused == nil and cfg.bq == nil and not mgpu.interpreting() then
+    local fused_keys = false
+    for key in pairs(cfg) do fused_keys = fused_keys or bwd_lib.fused_only(key) end
+    if not fused_keys then
+      variants = { { fused = true }, { fused = false } }
+      if D == 64 then variants[3] = { fused = true, bq = 128 } end
+    end
   end
+  local batch = cfg.variants ~= nil
+  cfg.variants = nil
+  local x, ref, failed = { q = q, k = k, v = v, dout = dout, o = o, lse = lse }, {}, 0
   for _, var in ipairs(variants) do
-    cfg.fused, cfg.bq = var.fused, var.bq
-    local name = (var.fused == true or var.fused == 1) and "attention_bwd fused" or "attention_bwd three kernels"
-    if var.bq then name = name .. " bq=" .. tostring(var.bq) end
-    M.backward_check(bwd_lib, fwd_lib, pb, cfg, fcfg, name, { q = q, k = k, v = v, dout = dout, o = o, lse = lse })
+    local vcfg = {}
+    for key, val in pairs(cfg) do vcfg[key] = val end
+    for key, val in pairs(var) do if key ~= "name" then vcfg[key] = val end end
+    local name = var.name
+    if not name then
+      name = (var.fused == true or var.fused == 1) and "attention_bwd fused" or "attention_bwd three kernels"
+      if var.bq then name = name .. " bq=" .. tostring(var.bq) end
+    end
+    if batch then   -- a failing configuration is reported, and the others still run
+      local ok, err = pcall(M.backward_check, bwd_lib, fwd_lib, pb, vcfg, fcfg, name, x, ref)
+      if not ok then
+        failed = failed + 1
+        print(string.format("%s: FAILED: %s", name, tostring(err)))
+      end
+    else
+      M.backward_check(bwd_lib, fwd_lib, pb, vcfg, fcfg, name, x, ref)
+    end
   end
+  if failed > 0 then error(string.format("attention_bwd: %d of %d variants failed", failed, #variants), 0) end
 end
 
---- One backward path of backward_script (cfg.fused) on its inputs x.
-function M.backward_check(bwd_lib, fwd_lib, pb, cfg, fcfg, name, x)
-  local B, S, H, Hkv, D = pb.B, pb.S, pb.H, pb.Hkv, pb.D
+-- The float64 dQ (per q head), dK^T and dV^T of the first and last (batch, kv head) of x.
+local function backward_reference(pb, cfg, x)
+  local S, H, Hkv, D = pb.S, pb.H, pb.Hkv, pb.D
+  local scale = cfg.scale or 1 / math.sqrt(D)
+  local group, refs = H / Hkv, {}
+  for _, bk in ipairs({ { 0, 0 }, { pb.B - 1, Hkv - 1 } }) do
+    local bb, hk = bk[1], bk[2]
+    local kh, kt, vh, vt = M.head(x.k, bb, hk), M.head(x.k, bb, hk, true), M.head(x.v, bb, hk), M.head(x.v, bb, hk, true)
+    local r = { bb = bb, hk = hk, dq = {} }
+    for h = hk * group, hk * group + group - 1 do
+      local p = M.probs(M.head(x.q, bb, h), kt, 0, S, scale, cfg.causal)
+      local doh = M.head(x.dout, bb, h)
+      local delta = (doh * Hs.matmul(p, vh)):sum(1, true)
+      local ds = p * (Hs.matmul(doh, vt) - delta)
+      r.dq[h] = Hs.matmul(ds, kh) * scale
+      local dk_h, dv_h = Hs.matmul(M.head(x.q, bb, h, true), ds) * scale, Hs.matmul(M.head(x.dout, bb, h, true), p)
+      r.dkt, r.dvt = r.dkt and r.dkt + dk_h or dk_h, r.dvt and r.dvt + dv_h or dv_h
+    end
+    refs[#refs + 1] = r
+  end
+  return refs
+end
+
+--- One backward path of backward_script (cfg.fused) on its inputs x;
+--- ref (a table) keeps the float64 reference for the next paths.
+function M.backward_check(bwd_lib, fwd_lib, pb, cfg, fcfg, name, x, ref)
+  local B, S, H, D = pb.B, pb.S, pb.H, pb.D
   local q, k, v, dout, o, lse = x.q, x.k, x.v, x.dout, x.o, x.lse
   local bwd = bwd_lib.build(cfg)
   local dq, dk, dv = mgpu.full(q.shape, 0 / 0, q.dtype), mgpu.full(k.shape, 0 / 0, k.dtype), mgpu.full(v.shape, 0 / 0, v.dtype)
@@ -181,29 +243,20 @@ function M.backward_check(bwd_lib, fwd_lib, pb, cfg, fcfg, name, x)
     bwd_lib.build(ccfg)(q, k, v, o2, lse2, dout)
     return
   end
-  local scale = cfg.scale or 1 / math.sqrt(D)
-  local group = H / Hkv
+  if cfg.profile then bwd.call_into(dq, dk, dv, q, k, v, o, lse, dout) end
+  ref.heads = ref.heads or backward_reference(pb, cfg, x)
   local eq, ek, ev = 0, 0, 0
-  for _, bk in ipairs({ { 0, 0 }, { B - 1, Hkv - 1 } }) do
-    local bb, hk = bk[1], bk[2]
-    local kh, kt, vh, vt = M.head(k, bb, hk), M.head(k, bb, hk, true), M.head(v, bb, hk), M.head(v, bb, hk, true)
-    local dkt, dvt
-    for h = hk * group, hk * group + group - 1 do
-      local p = M.probs(M.head(q, bb, h), kt, 0, S, scale, cfg.causal)
-      local doh = M.head(dout, bb, h)
-      local delta = (doh * Hs.matmul(p, vh)):sum(1, true)
-      local ds = p * (Hs.matmul(doh, vt) - delta)
-      eq = math.max(eq, Hs.relerr(M.head(dq, bb, h), Hs.matmul(ds, kh) * scale))
-      local dk_h, dv_h = Hs.matmul(M.head(q, bb, h, true), ds) * scale, Hs.matmul(M.head(dout, bb, h, true), p)
-      dkt, dvt = dkt and dkt + dk_h or dk_h, dvt and dvt + dv_h or dv_h
-    end
-    ek = math.max(ek, Hs.relerr(M.head(dk, bb, hk, true), dkt))
-    ev = math.max(ev, Hs.relerr(M.head(dv, bb, hk, true), dvt))
+  for _, r in ipairs(ref.heads) do
+    for h, dq_ref in pairs(r.dq) do eq = math.max(eq, Hs.relerr(M.head(dq, r.bb, h), dq_ref)) end
+    ek = math.max(ek, Hs.relerr(M.head(dk, r.bb, r.hk, true), r.dkt))
+    ev = math.max(ev, Hs.relerr(M.head(dv, r.bb, r.hk, true), r.dvt))
   end
   local mode = mgpu.interpreting() and "interpreted" or mgpu.device().name
   print(string.format("%s %s (%s): relative error dq %.2e dk %.2e dv %.2e", name, M.title(pb, cfg), mode, eq, ek, ev))
   assert(math.max(eq, ek, ev) <= 2e-2, name .. ": a gradient differs from the reference")
-  if not mgpu.interpreting() then
+  if cfg.profile then
+    print(string.format("%s: profile %s", name, require("mgpu.profile").last.path))
+  elseif not mgpu.interpreting() then
     M.report(name, function() bwd.call_into(dq, dk, dv, q, k, v, o, lse, dout) end,
              10 * B * H * S * S * D / (cfg.causal and 2 or 1), pb.reps)
   end

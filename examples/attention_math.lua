@@ -191,17 +191,18 @@ end
 --- slot's previous use, then load; at the end wait out the last releases, so
 --- that every completion of a consumed barrier is awaited.  The warpgroup
 --- gives up registers down to `registers` (default M.MEMORY_REGISTERS).
+--- Under the profiler the waits are the scope "wait_free".
 function M.memory_loop(n, depth, streams, registers)
   mgpu.set_max_registers(registers or M.MEMORY_REGISTERS, { action = "decrease" })
   mgpu.fori(0, n, function(j)
     local slot = j % depth
     for _, st in ipairs(streams) do
-      mgpu.when(mgpu.ge(j, depth), function() mgpu.barrier_wait(st.free:at(slot)) end)
+      mgpu.when(mgpu.ge(j, depth), function() mgpu.named_scope("wait_free", mgpu.barrier_wait, st.free:at(slot)) end)
       st.load(j, slot)
     end
   end)
   mgpu.fori(mgpu.max(n - depth, 0), n, function(j)
-    for _, st in ipairs(streams) do mgpu.barrier_wait(st.free:at(j % depth)) end
+    for _, st in ipairs(streams) do mgpu.named_scope("wait_free", mgpu.barrier_wait, st.free:at(j % depth)) end
   end)
 end
 

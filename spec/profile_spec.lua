@@ -265,6 +265,7 @@ describe("profiler", function()
     assert.are.equal(4, stamps)
     assert.matches("mov%.u32 %%r%d+, %%smid;", l.ptx)
     assert.matches("st%.global%.v4%.u32 %[%%rd%d+%+16%]", l.ptx)
+    assert.is_nil(l.ptx:find("ld.global.u32", 1, true))   -- the event count lives in a register: a stamp loads nothing
     assert_assembles(l.ptx)
   end)
 end)

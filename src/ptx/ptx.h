@@ -85,6 +85,8 @@ typedef struct pe {
   const char *mm;                /* while lowering a multimem op: "st", or its reduction ("add", "min", "max") */
   struct { uint32_t root; int dim; int64_t q, step; } dstep[16];   /* pe_smem_dyn_steps' answers, per root, dim, q */
   int ndstep;
+  preg prof_row;                 /* profiled kernels: u64 address of this thread's trace row */
+  preg prof_n;                   /* and the count of its events so far (b32) */
 } pe;
 
 /* ptx_emit.c: the kernel's PTX; the tensor maps its launches must pass
@@ -238,7 +240,9 @@ void ptx_tma(pe *e, const ir_op *op);
 
 /* ptx_print.c: debug_print through the driver's vprintf */
 void ptx_debug_print(pe *e, const ir_op *op);
-/* profile: one event stamped by the warpgroup's leader (CompilerParams profile_space) */
+/* profile (CompilerParams profile_space): the trace's row and event count, set up at entry, and one
+** event stamped by the warpgroup's leader */
+void ptx_profile_prologue(pe *e);
 void ptx_profile(pe *e, const ir_op *op);
 /* Module-scope declarations (vprintf, format strings) and the argument
 ** buffer declared in the entry, when the kernel prints. */

@@ -543,6 +543,7 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, pt
     e.param_addr[i] = a;
     ptx_param_ref(&e, v, i);
   }
+  ptx_profile_prologue(&e);
   emit_region(&e, 0, k->ops.n);
   ptx_barrier_epilogue(&e);
   ptx_tmem_epilogue(&e);

@@ -190,50 +190,68 @@ void ptx_debug_print(pe *e, const ir_op *op) {
   pe_label_here(e, skip);
 }
 
-/* profile: the warpgroup's leader (lane 0 of each warp with warps = 4)
-** stamps {tag, %smid, %globaltimer} into the next 16-byte slot of its
-** trace's row (header word 0 counts every event, stored or dropped).
-** Trace = (linear block * warpgroups + warpgroup) * warps + warp. */
-void ptx_profile(pe *e, const ir_op *op) {
+/* The profiler's per-thread state, set up once at entry in a kernel with profile ops: the
+** address of its trace's row and the count of the trace's events so far, kept in a register so
+** that an event costs two stores and no load (a load of the count would put a memory round trip
+** on the warpgroup's path at every stamp).  Trace = (linear block * warpgroups + warpgroup) *
+** warps + warp. */
+void ptx_profile_prologue(pe *e) {
   const ir_kernel *k = e->k;
+  const ir_op *op = NULL;
+  for (uint32_t i = 0; i < k->ops.n && !op; i++)
+    if (k->ops.v[i].code == IR_profile) op = &k->ops.v[i];
+  if (!op) return;
   const uint32_t *o = ir_opds(k, op);
   const int64_t *at = ir_ints(k, op);
   const ir_type *t = ir_vtype(k, o[0]);
-  int64_t rowb = t->shape[1] * 4, space = t->shape[1] / 4 - 1;
   int nwg = k->opts.num_threads > 0 ? k->opts.num_threads : 1;
-  bool per_warp = op->niat > 2 && at[2] == 4;
-  uint32_t skip = pe_label(e);
-  preg lead = pe_leader(e);
-  if (per_warp) {
-    lead = pe_reg(e, PR_P);
-    pe_ins(e, "setp.eq.u32", 3, R(lead), R(e->lane32), I(0));
-  }
-  pe_pins(e, lead, true, "bra", 1, LBL(skip));
-  preg clk = pe_reg(e, PR_RD), v[4], c[5], lin = pe_reg(e, PR_R), tr = pe_reg(e, PR_R);
-  for (int i = 0; i < 4; i++) v[i] = pe_reg(e, PR_R);
-  pe_ins(e, "mov.u64", 2, R(clk), S("%globaltimer"));
-  pe_ins(e, "mov.u32", 2, R(v[1]), S("%smid"));
+  preg c[5], lin = pe_reg(e, PR_R), tr = pe_reg(e, PR_R), off = pe_reg(e, PR_RD);
   static const char *const sr[5] = { "%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y" };
   for (int i = 0; i < 5; i++) { c[i] = pe_reg(e, PR_R); pe_ins(e, "mov.u32", 2, R(c[i]), S(sr[i])); }
   pe_ins(e, "mad.lo.u32", 4, R(lin), R(c[2]), R(c[4]), R(c[1]));
   pe_ins(e, "mad.lo.u32", 4, R(lin), R(lin), R(c[3]), R(c[0]));
   pe_ins(e, "mad.lo.u32", 4, R(tr), R(lin), I(nwg), R(e->wg));
-  if (per_warp) pe_ins(e, "mad.lo.u32", 4, R(tr), R(tr), I(4), R(e->warp));
-  preg off = pe_reg(e, PR_RD), row = pe_reg(e, PR_RD), n = pe_reg(e, PR_R), n1 = pe_reg(e, PR_R), full = pe_reg(e, PR_P);
-  pe_ins(e, "mul.wide.u32", 3, R(off), R(tr), I(rowb));
-  pe_ins(e, "add.s64", 3, R(row), R(e->param_addr[e->refs[o[0]].root]), R(off));
-  pe_ins(e, "ld.global.u32", 2, R(n), ADDR(row, 0));
-  pe_ins(e, "add.u32", 3, R(n1), R(n), I(1));
-  pe_ins(e, "st.global.u32", 2, ADDR(row, 0), R(n1));
-  pe_ins(e, "setp.ge.u32", 3, R(full), R(n), I(space));
+  if (op->niat > 2 && at[2] == 4) pe_ins(e, "mad.lo.u32", 4, R(tr), R(tr), I(4), R(e->warp));
+  pe_ins(e, "mul.wide.u32", 3, R(off), R(tr), I(t->shape[1] * 4));
+  e->prof_row = pe_reg(e, PR_RD);
+  pe_ins(e, "add.s64", 3, R(e->prof_row), R(e->param_addr[e->refs[o[0]].root]), R(off));
+  e->prof_n = pe_reg(e, PR_R);
+  pe_ins(e, "mov.u32", 2, R(e->prof_n), I(0));
+}
+
+/* profile: the warpgroup's leader (lane 0 of each warp with warps = 4)
+** stamps {tag, %smid, %globaltimer} into the next 16-byte slot of its
+** trace's row (header word 0 counts every event, stored or dropped). */
+void ptx_profile(pe *e, const ir_op *op) {
+  const ir_kernel *k = e->k;
+  const uint32_t *o = ir_opds(k, op);
+  const int64_t *at = ir_ints(k, op);
+  int64_t space = ir_vtype(k, o[0])->shape[1] / 4 - 1;
+  uint32_t skip = pe_label(e);
+  preg lead;
+  if (op->niat > 2 && at[2] == 4) {
+    lead = pe_reg(e, PR_P);
+    pe_ins(e, "setp.eq.u32", 3, R(lead), R(e->lane32), I(0));
+  } else {
+    lead = pe_leader(e);
+  }
+  preg n1 = pe_reg(e, PR_R), clk = pe_reg(e, PR_RD), v[4], full = pe_reg(e, PR_P);
+  pe_ins(e, "add.u32", 3, R(n1), R(e->prof_n), I(1));
+  pe_pins(e, lead, true, "bra", 1, LBL(skip));
+  for (int i = 0; i < 4; i++) v[i] = pe_reg(e, PR_R);
+  pe_ins(e, "mov.u64", 2, R(clk), S("%globaltimer"));
+  pe_ins(e, "mov.u32", 2, R(v[1]), S("%smid"));
+  pe_ins(e, "st.global.u32", 2, ADDR(e->prof_row, 0), R(n1));
+  pe_ins(e, "setp.ge.u32", 3, R(full), R(e->prof_n), I(space));
   pe_pins(e, full, false, "bra", 1, LBL(skip));
   preg eo = pe_reg(e, PR_RD), ea = pe_reg(e, PR_RD);
-  pe_ins(e, "mul.wide.u32", 3, R(eo), R(n), I(16));
-  pe_ins(e, "add.s64", 3, R(ea), R(row), R(eo));
+  pe_ins(e, "mul.wide.u32", 3, R(eo), R(e->prof_n), I(16));
+  pe_ins(e, "add.s64", 3, R(ea), R(e->prof_row), R(eo));
   pe_ins(e, "mov.u32", 2, R(v[0]), U((uint64_t)(uint32_t)at[0] | (uint64_t)(at[1] ? 1u : 0u) << 31));
   pe_ins(e, "mov.b64", 2, RV(v + 2, 2), R(clk));
   pe_ins(e, "st.global.v4.u32", 2, ADDR(ea, 16), RV(v, 4));
   pe_label_here(e, skip);
+  pe_ins(e, "mov.u32", 2, R(e->prof_n), R(n1));
 }
 
 void ptx_print_decls(const pe *e, strbuf *out) {
