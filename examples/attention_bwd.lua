@@ -110,8 +110,10 @@ local FUSED_KEYS = { fold = { 0, 1 }, stats = { "gmem", "tma" }, dq_first = { 0,
 local PROFILE_EVENTS = 32   -- the profiler's events a warpgroup stamps in a step, at most
 
 -- delta = rowsum(dO * O) in f32, (B * H, S); with `fused` also the f32
--- dQ accumulator (B, S, H * D), zeroed here since this kernel visits every
--- row of every head.
+-- dQ accumulator (B, Sp, H * D), zeroed here since this kernel visits every
+-- row of every head.  Its rows are seq rounded up to 8 (d.Sp): the fused
+-- kernel adds into it with TMA copies from SMEM tiled 8 rows at a time,
+-- which need the array's rows in whole tiles.
 local function delta_kernel(d, fused)
   local H, D = d.H, d.D
   local delta_shape = mgpu.shape({ d.B * H, d.S }, "f32")
@@ -125,7 +127,7 @@ local function delta_kernel(d, fused)
   end
   return mgpu.kernel{
     name = fused and "attention_bwd_delta_zero" or "attention_bwd_delta",
-    out_shape = fused and { delta_shape, mgpu.shape({ d.B, d.S, H * D }, "f32") } or delta_shape,
+    out_shape = fused and { delta_shape, mgpu.shape({ d.B, d.Sp, H * D }, "f32") } or delta_shape,
     grid = { d.B * H, math.ceil(d.S / BQ) }, grid_names = { "bh", "t" },
     body = fused and function(o, dout, delta, dq_acc) body(o, dout, delta, dq_acc) end
            or function(o, dout, delta) body(o, dout, delta) end,
@@ -362,7 +364,7 @@ local function fused_kernel(c, d, bq, opt)
   local dq_xf = xf32[opt.dq_swizzle or 128]
   return mgpu.kernel{
     name = (c.causal and "attention_bwd_fused_causal" or "attention_bwd_fused") .. suffix,
-    out_shape = { dkv, dkv, mgpu.shape({ d.B, S, H * D }, "f32") },
+    out_shape = { dkv, dkv, mgpu.shape({ d.B, d.Sp, H * D }, "f32") },
     grid = { d.B * d.Hkv, math.ceil(S / (2 * BKV)) }, grid_names = { "bh", "kt" },
     num_threads = 3, thread_name = "wg",
     compiler_params = mgpu.CompilerParams{
@@ -632,7 +634,7 @@ function lib.build(cfg)
       error(string.format("attention_bwd: seq = %d must be a multiple of 8 with head_dim %d (TMA boxes of several "
                           .. "64-column tiles cover rows 8 at a time)", S, D), 3)
     end
-    local d = { B = B, S = S, H = H, Hkv = Hkv, D = D, dtype = q.dtype }
+    local d = { B = B, S = S, Sp = 8 * math.ceil(S / 8), H = H, Hkv = Hkv, D = D, dtype = q.dtype }
     local key = table.concat({ B, S, H, Hkv, D, q.dtype }, ",")
     if not cache[key] then
       cache[key] = fused and { delta = delta_kernel(d, true), fused = fused_kernel(c, d, bq, opt),
