@@ -6,19 +6,27 @@ dO, over (batch, seq, heads, head_dim) bf16 or f16 arrays, head_dim 64 or
 blocks masked) as in the forward.  Two paths (cfg.fused):
 
 Fused (the default; FlashAttention-3's shape), three kernels:
-- delta = rowsum(dO * O), (batch * heads, seq) f32, one warpgroup per 64
-  rows of a head, which also zeroes the f32 dQ accumulator
-  (batch, seq, heads * head_dim);
+- delta = rowsum(dO * O), one warpgroup per 64 rows of a head, written
+  beside each row's lse into (batch * heads, 2, seq rounded up to 8) f32
+  (rows TMA can copy); it also zeroes the f32 dQ accumulator
+  (batch, seq rounded up to 8, heads * head_dim);
 - one block per (128 key rows, batch * kv head), as the dK, dV kernel
-  below, and per query block also dQ's share dS K over its 128 keys: both
-  compute warpgroups store their dS^T (bf16 or f16) in SMEM, meet at a
-  barrier, and each computes 64-column chunks of the 64 x head_dim share
-  (A: dS^T seen transposed, B: all 128 K rows) and adds them into the
-  accumulator with TMA reduce-add stores.  S and dP are computed once
-  (10 B H S^2 D flops).  A step is 64 query rows, or 128 with bq = 128
-  (head_dim 64 only, as FlashAttention-3 there): each warpgroup's S^T and
-  dP^T are 64 x 128 (64 + 64 registers a thread) and each computes 64 rows
-  of the step's dQ share;
+  below, and per query step also dQ's share dS K over its 128 keys.  The
+  memory warpgroup brings each step's Q, dO, lse and delta into SMEM
+  slots.  Each compute warpgroup starts its S^T and dP^T accumulators
+  from -lse / (scale log2(e)) and -delta, issues both wgmmas at once,
+  computes the exponentials while dP^T's runs, issues dV's wgmma and
+  stores its dS^T (bf16 or f16) in SMEM; then it computes 64 x 64 chunks
+  of the previous step's share (A: that step's dS^T of both warpgroups,
+  seen transposed, B: all 128 K rows), dK's wgmma queued behind, and adds
+  them into the accumulator with TMA reduce-add stores.  dQ a step late,
+  a warpgroup waits only for the other's previous dS^T, and warpgroup 1
+  starts once warpgroup 0's first S^T is in, so that the two run out of
+  phase: one's exponentials during the other's wgmmas.  S and dP are
+  computed once (10 B H S^2 D flops).  A step is 64 query rows, or 128
+  with bq = 128 (head_dim 64 only, as FlashAttention-3 there): each
+  warpgroup's S^T and dP^T are 64 x 128 (64 + 64 registers a thread) and
+  each computes 64 rows of the step's dQ share;
 - dQ = scale * accumulator in the inputs' dtype.
 The order in which the key blocks' shares are added to dQ is not fixed, so
 dQ may differ in its last bits from run to run; dK and dV are
@@ -28,7 +36,7 @@ Three kernels, deterministic (no atomics), as Pallas' attention_mgpu
 backward (fused = false or 0), recomputing S and dP in both the dQ and the
 dK, dV kernels (14 B H S^2 D flops):
 
-- delta as above (without the accumulator);
+- delta as above, alone: (batch * heads, seq) f32;
 - dQ: one block per (128 query rows, batch * head); the memory warpgroup
   streams K and V blocks of 64 rows (K and V released separately), each
   compute warpgroup recomputes S = Q K^T and P = exp2(S scale log2(e) - lse)
@@ -48,27 +56,6 @@ dK, dV kernels (14 B H S^2 D flops):
     keys: hkv (kv heads) scale approx (0|1) depth (slots, >= 2) fused (0|1)
           bq (64|128, the fused kernel's query rows a step) reps
           variants=A/B/... (fused configurations, each key=value,... or -)
-    the fused kernel's own keys (defaults first):
-          fold (0|1; 1 with bq = 128): S^T's and dP^T's wgmmas issued
-            together, lse and delta folded into their accumulators
-          stats (gmem|tma): each step's lse and delta loaded from GMEM by the
-            compute warpgroups, or brought into SMEM with Q and dO by the
-            memory warpgroup (seq a multiple of 4)
-          dq_first (0|1): dK's wgmma issued after the dQ chunk's (as
-            FlashAttention-3), so that it runs while the chunk is stored
-            and reduce-added; else before dS^T's store and the meeting
-          defer (0|1): a step's Q and dO slot released in the next step,
-            after S^T's wait, instead of after waiting for dK's wgmma at
-            the step's end: dK runs on while the next step starts (fold 0)
-          dq_swizzle (128|32): the dQ chunk's SMEM slot in 128-byte
-            swizzled rows (its store has 2-way bank conflicts) or 32-byte
-            ones (none; the reduce-add then moves 32-byte pieces)
-          dq_lag (0|1): each step's dQ share computed in the next step
-            (after its own dS^T is stored), so that a warpgroup waits only
-            for the other's previous dS^T, not meets it every step
-          stagger (0|1, with dq_lag): warpgroup 1 starts once warpgroup
-            0's first S^T is done, so that one's exponentials can run
-            during the other's wgmmas
           profile=DIR: the in-kernel profiler's trace of the fused kernel
             (run twice, not timed; read it with tools/profile_phases.lua)
   (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted).  Without
@@ -77,16 +64,16 @@ dK, dV kernels (14 B H S^2 D flops):
   one; `variants` checks and times each configuration against one float64
   reference.
 
-Profiled, each compute warpgroup's step is cut into scopes: wait_ready (Q
-and dO's slot), st (S^T's wgmma and its wait), exp (P^T and dV's issue), dp
-(dP^T's wgmma and wait), ds (dS^T and dK's issue) or, folded, init (the
-accumulators' lse and delta), sdp_issue, s_wait, exp, dp_wait, ds (dS^T,
-dV's and dK's issue); then ds_store (dS^T into SMEM), ds_bar (the meeting
-of both warpgroups), dq (a dQ chunk's wgmma and wait), dq_store (its SMEM
-slot free, filled and the reduce-add issued) and tail (the last wgmma wait
-and the slot's release); outside the loop kv_load, stagger and epilogue.
-With dq_lag, ds_bar is the wait for the other warpgroup's previous dS^T.
-The memory warpgroup's are load and wait_free.
+Profiled, each compute warpgroup's step is cut into scopes: wait_ready (Q,
+dO, lse and delta's slot), init (the accumulators' lse and delta),
+sdp_issue (S^T's and dP^T's wgmmas), s_wait, exp (P^T), dp_wait, ds (dS^T
+and dV's issue), ds_bar (the wait for the other warpgroup's previous
+dS^T), ds_store (dS^T into SMEM), dq (the previous step's dQ chunk's
+wgmma, dK's issue and the chunk's wait), dq_store (its SMEM slot free,
+filled and the reduce-add issued) and tail (the last wgmma wait and the
+slot's release); outside the loop kv_load, stagger (warpgroup 1), the
+last step's ds_bar, dq and dq_store, and epilogue.  The memory
+warpgroup's are load and wait_free.
 
 TFLOP/s counts the 10 B H S^2 D of the standard backward, half that when
 causal.  Loaded with `loadfile("examples/attention_bwd.lua")("--lib")` it
@@ -99,38 +86,48 @@ local amath = dofile(here .. "attention_math.lua")
 local lib = {}
 local BQ, BKV = amath.BQ, 64     -- 64-row blocks: dQ (or dK and dV), S and dP in 232 registers a thread
 local xf = amath.xf
--- f32 in SMEM: 128-byte rows, or (dq_swizzle = 32) 32-byte ones, which a WGMMA-layout store of
--- 8-byte pairs fills without bank conflicts (a half-warp's four rows land in four 32-byte bank ranges)
-local xf32 = { [128] = { mgpu.transforms.tiling{ 8, 32 }, mgpu.transforms.swizzle(128) },
-               [32] = { mgpu.transforms.tiling{ 8, 8 }, mgpu.transforms.swizzle(32) } }
--- The fused kernel's keys beside bq and profile (a directory): their values, the default first
--- (fold's is 1 with bq = 128).
-local FUSED_KEYS = { fold = { 0, 1 }, stats = { "gmem", "tma" }, dq_first = { 0, 1 }, defer = { 0, 1 },
-                     dq_swizzle = { 128, 32 }, dq_lag = { 0, 1 }, stagger = { 0, 1 } }
+local xf32 = { mgpu.transforms.tiling{ 8, 32 }, mgpu.transforms.swizzle(128) }   -- f32 in 128-byte rows
 local PROFILE_EVENTS = 32   -- the profiler's events a warpgroup stamps in a step, at most
 
--- delta = rowsum(dO * O) in f32, (B * H, S); with `fused` also the f32
--- dQ accumulator (B, Sp, H * D), zeroed here since this kernel visits every
--- row of every head.  Its rows are seq rounded up to 8 (d.Sp): the fused
--- kernel adds into it with TMA copies from SMEM tiled 8 rows at a time,
--- which need the array's rows in whole tiles.
+-- delta = rowsum(dO * O) in f32, (B * H, S).  With `fused` instead the
+-- fused kernel's f32 arrays, their rows seq rounded up to 8 (d.Sp), zeroed
+-- past seq: the stats (B * H, 2, Sp), each row's lse (from lse, (B * H, S))
+-- beside its delta, which the fused kernel's memory warpgroup brings in with
+-- one TMA copy a step (lse itself is no TMA array unless S is a multiple of
+-- 4: a TMA array's rows start on 16-byte boundaries), and the dQ
+-- accumulator (B, Sp, H * D), zeroed here since this kernel visits every
+-- row of every head (the fused kernel adds into it with TMA copies from
+-- SMEM tiled 8 rows at a time, which need the array's rows in whole tiles).
 local function delta_kernel(d, fused)
   local H, D = d.H, d.D
-  local delta_shape = mgpu.shape({ d.B * H, d.S }, "f32")
-  local function body(o, dout, delta, dq_acc)
+  local function place()   -- this block's (batch * head) row, its 64 rows and the head's columns
     local bh, t = mgpu.program_id(0), mgpu.program_id(1)
-    local rows, cols = mgpu.ds(t * BQ, BQ), mgpu.ds((bh % H) * D, D)
-    local b = bh / H
-    local x = o:at(b, rows, cols):load():astype("f32") * dout:at(b, rows, cols):load():astype("f32")
-    delta:at(bh, rows):store(x:sum(1))
-    if dq_acc then dq_acc:at(b, rows, cols):store(mgpu.zeros({ BQ, D }, "f32")) end
+    return bh, bh / H, mgpu.ds(t * BQ, BQ), mgpu.ds((bh % H) * D, D)
+  end
+  local function rowsum(o, dout, b, rows, cols)
+    return (o:at(b, rows, cols):load():astype("f32") * dout:at(b, rows, cols):load():astype("f32")):sum(1)
+  end
+  local grid = { d.B * H, math.ceil(d.S / BQ) }
+  if not fused then
+    return mgpu.kernel{
+      name = "attention_bwd_delta", out_shape = mgpu.shape({ d.B * H, d.S }, "f32"),
+      grid = grid, grid_names = { "bh", "t" },
+      body = function(o, dout, delta)
+        local bh, b, rows, cols = place()
+        delta:at(bh, rows):store(rowsum(o, dout, b, rows, cols))
+      end,
+    }
   end
   return mgpu.kernel{
-    name = fused and "attention_bwd_delta_zero" or "attention_bwd_delta",
-    out_shape = fused and { delta_shape, mgpu.shape({ d.B, d.Sp, H * D }, "f32") } or delta_shape,
-    grid = { d.B * H, math.ceil(d.S / BQ) }, grid_names = { "bh", "t" },
-    body = fused and function(o, dout, delta, dq_acc) body(o, dout, delta, dq_acc) end
-           or function(o, dout, delta) body(o, dout, delta) end,
+    name = "attention_bwd_stats_zero",
+    out_shape = { mgpu.shape({ d.B * H, 2, d.Sp }, "f32"), mgpu.shape({ d.B, d.Sp, H * D }, "f32") },
+    grid = grid, grid_names = { "bh", "t" },
+    body = function(o, dout, lse, stats, dq_acc)
+      local bh, b, rows, cols = place()
+      stats:at(bh, 0, rows):store(lse:at(bh, rows):load())
+      stats:at(bh, 1, rows):store(rowsum(o, dout, b, rows, cols))
+      dq_acc:at(b, rows, cols):store(mgpu.zeros({ BQ, D }, "f32"))
+    end,
   }
 end
 
@@ -154,23 +151,19 @@ end
 local function slabs(d) return mgpu.SMEM({ 2, BQ, d.D }, d.dtype, { transforms = xf }) end
 local function slots(d, depth, rows) return mgpu.SMEM({ depth, rows or BKV, d.D }, d.dtype, { transforms = xf }) end
 
--- dQ: per 128 query rows of a head, over the KV blocks up to the diagonal.
 -- The memory warpgroup of the dK, dV and fused kernels: the n query blocks of
 -- rows rows each (head_block(j) -> q head, block) of Q and dO into the depth
 -- slots s.q and s.dos, each slot filled once s.free says its readers are done;
--- with stats ({ lse, delta, H }) the blocks' lse and delta too, into s.lses
--- and s.deltas.
-local function stream_q_do(s, n, depth, head_block, rows, D, q, dout, b, stats)
+-- with stats (the fused kernel's, H heads) the blocks' lse and delta too, into
+-- s.stats.
+local function stream_q_do(s, n, depth, head_block, rows, D, q, dout, b, stats, H)
   amath.memory_loop(n, depth, { { free = s.free, load = function(j, slot)
     mgpu.named_scope("load", function()
       local h, qb = head_block(j)
       local r, cols = mgpu.ds(qb * rows, rows), mgpu.ds(h * D, D)
       mgpu.copy_gmem_to_smem(q:at(b, r, cols), s.q:at(slot), s.ready:at(slot))
       mgpu.copy_gmem_to_smem(dout:at(b, r, cols), s.dos:at(slot), s.ready:at(slot))
-      if stats then
-        mgpu.copy_gmem_to_smem(stats.lse:at(b * stats.H + h, r), s.lses:at(slot), s.ready:at(slot))
-        mgpu.copy_gmem_to_smem(stats.delta:at(b * stats.H + h, r), s.deltas:at(slot), s.ready:at(slot))
-      end
+      if stats then mgpu.copy_gmem_to_smem(stats:at(b * H + h, mgpu.all, r), s.stats:at(slot), s.ready:at(slot)) end
     end)
   end } })
 end
@@ -206,6 +199,7 @@ local function store_dk_dv(kslab, vslab, dk_acc, dv_acc, scale, dtype, dk, dv, b
   mgpu.wait_smem_to_gmem(0)
 end
 
+-- dQ: per 128 query rows of a head, over the KV blocks up to the diagonal.
 local function dq_kernel(c, d)
   local S, H, D, dtype, depth = d.S, d.H, d.D, d.dtype, c.depth
   local group, scale = H / d.Hkv, c.scale or 1 / math.sqrt(D)
@@ -338,32 +332,30 @@ end
 -- (Split by rows, a warpgroup's chunk is one M = 64, N = 64 wgmma reading
 -- half of dS^T; split by columns it would be 128 x 32, two M = 64 wgmmas
 -- reading all of it, for the same 32 registers a thread.)
--- Folded (opt.fold, always with bq = 128) the step's order keeps the
--- register peak at dK, dV, S^T and dP^T (192 a thread with bq = 128 and
--- head_dim 64, or bq = 64 and head_dim 128): the accumulators of S^T and
--- dP^T start from -lse / (scale log2(e)) and -delta, both wgmmas are issued
--- at once and the exponentials run while dP^T's is on the tensor cores,
--- then dV's and dK's wgmmas go together.  (The unfolded order, dV's wgmma
--- in flight during dP^T's with P^T in f32 and 16 bits, needs 224 there at
--- bq = 128 before lse, delta and addresses: ptxas spills.)  opt's other
--- keys (stats, dq_first, defer, dq_swizzle, dq_lag, stagger, profile) are
--- the header's; none changes the arithmetic, only where operands come from
--- and the order of the wgmmas, waits and meetings.
+-- A step's order keeps the register peak at dK, dV, S^T and dP^T (192 a
+-- thread with bq = 128 and head_dim 64, or bq = 64 and head_dim 128): the
+-- accumulators of S^T and dP^T start from -lse / (scale log2(e)) and
+-- -delta, both wgmmas are issued at once and the exponentials run while
+-- dP^T's is on the tensor cores, then dV's wgmma is issued.  (dV's wgmma in
+-- flight during dP^T's instead, with P^T in f32 and 16 bits, needs 224
+-- there at bq = 128 before lse, delta and addresses: ptxas spills.)
+-- Each step stores its dS^T, then computes the previous step's dQ chunks:
+-- a warpgroup waits only for the other's previous dS^T (and their reads of
+-- the slot it refills), not meets it every step, so the two need not run
+-- in lockstep, and warpgroup 1 starts once warpgroup 0's first S^T is in,
+-- so that one's exponentials run during the other's wgmmas.  dK's wgmma is
+-- queued behind the dQ chunk's and runs while the chunk is stored and
+-- reduce-added.
 local function fused_kernel(c, d, bq, opt)
   local S, H, D, dtype, depth = d.S, d.H, d.D, d.dtype, c.depth
   local scale = c.scale or 1 / math.sqrt(D)
+  local log2s = scale * amath.LOG2E
   local col_l = mgpu.Layout.WGMMA:reduce(0)
   local chunks = D / 64
   local dkv = mgpu.shape({ d.B, S, d.Hkv * D }, dtype)
-  local log2s, folded, dq_first, defer = scale * amath.LOG2E, opt.fold == 1, opt.dq_first == 1, opt.defer == 1
-  local dq_lag, stagger = opt.dq_lag == 1, opt.stagger == 1
-  local suffix = bq == BQ and "" or "_bq" .. bq
   local scope = mgpu.named_scope
-  local tma_stats = opt.stats == "tma"
-  local stats_slots = tma_stats and mgpu.SMEM({ depth, bq }, "f32") or nil
-  local dq_xf = xf32[opt.dq_swizzle or 128]
   return mgpu.kernel{
-    name = (c.causal and "attention_bwd_fused_causal" or "attention_bwd_fused") .. suffix,
+    name = (c.causal and "attention_bwd_fused_causal" or "attention_bwd_fused") .. (bq == BQ and "" or "_bq" .. bq),
     out_shape = { dkv, dkv, mgpu.shape({ d.B, d.Sp, H * D }, "f32") },
     grid = { d.B * d.Hkv, math.ceil(S / (2 * BKV)) }, grid_names = { "bh", "kt" },
     num_threads = 3, thread_name = "wg",
@@ -371,21 +363,20 @@ local function fused_kernel(c, d, bq, opt)
       approx_math = c.approx_math, profile_dir = opt.profile,
       profile_space = opt.profile and PROFILE_EVENTS * math.ceil(S / bq) * H / d.Hkv + 16,   -- (every step of a block)
     },
-    body = function(q, k, v, dout, lse, delta, dk, dv, dq_acc)
+    body = function(q, k, v, dout, stats, dk, dv, dq_acc)
       local b, hk, wg, k0, n, head_block = key_block(c, d, bq)
       mgpu.run_scoped({ ks = mgpu.SMEM({ 2 * BKV, D }, dtype, { transforms = xf }), vs = slabs(d),
-                        q = slots(d, depth, bq), dos = slots(d, depth, bq), lses = stats_slots, deltas = stats_slots,
+                        q = slots(d, depth, bq), dos = slots(d, depth, bq),
+                        stats = mgpu.SMEM({ depth, 2, bq }, "f32"),   -- lse and delta of each slot's rows
                         dst = mgpu.SMEM({ 2, 2 * BKV, bq }, dtype, { transforms = xf }),   -- dS^T, two steps
-                        dqs = mgpu.SMEM({ 2, 64, 64 }, "f32", { transforms = dq_xf }),   -- a dQ chunk per warpgroup
+                        dqs = mgpu.SMEM({ 2, 64, 64 }, "f32", { transforms = xf32 }),   -- a dQ chunk per warpgroup
                         kvbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
-                        ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = tma_stats and 4 or 2 },
+                        ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = 3 },
                         free = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
                         dsbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
                         kdone = mgpu.Barrier{ num_arrivals = 2 },
-                        go = stagger and mgpu.Barrier{ num_arrivals = 1 } or nil }, function(s)
-        local function memory()
-          stream_q_do(s, n, depth, head_block, bq, D, q, dout, b, tma_stats and { lse = lse, delta = delta, H = H })
-        end
+                        go = mgpu.Barrier{ num_arrivals = 1 } }, function(s)
+        local function memory() stream_q_do(s, n, depth, head_block, bq, D, q, dout, b, stats, H) end
         local function compute()
           mgpu.set_max_registers(amath.COMPUTE_REGISTERS, { action = "increase" })
           local row0 = k0 + wg * BKV
@@ -397,18 +388,19 @@ local function fused_kernel(c, d, bq, opt)
             mgpu.barrier_wait(s.kvbar:at(0))   -- dQ's wgmmas read both warpgroups' K rows
             mgpu.barrier_wait(s.kvbar:at(1))
           end)
-          if stagger then mgpu.when(mgpu.eq(wg, 1), function() scope("stagger", mgpu.barrier_wait, s.go) end) end
-          -- this warpgroup's chunks of step jj's dQ share (query block qbb of head hh, dS^T in slot
-          -- dslot), each added into dq_acc; after_issue (dK's wgmma) is queued behind the chunk's, or
-          -- issued alone by the warpgroup without a chunk
-          local function dq_chunks(jj, hh, qbb, dslot, after_issue)
+          mgpu.when(mgpu.eq(wg, 1), function() scope("stagger", mgpu.barrier_wait, s.go) end)
+          -- this warpgroup's chunks of step jj's dQ share (dS^T in slot dslot), each added into dq_acc;
+          -- issue_dk (the next step's dK wgmma) is queued behind the chunk's, or issued alone by the
+          -- warpgroup without a chunk
+          local function dq_chunks(jj, dslot, issue_dk)
+            local hh, qbb = head_block(jj)
             for r = 0, bq / 64 - 1 do
               for ch = 0, chunks - 1 do
                 mgpu.when(mgpu.eq((jj + r * chunks + ch) % 2, wg), function()
                   local part = scope("dq", mgpu.run_scoped, function(dqacc)
                     mgpu.wgmma(dqacc, mgpu.transpose_ref(s.dst:at(dslot, mgpu.all, mgpu.ds(r * 64, 64)), { 1, 0 }),
                                s.ks:at(mgpu.all, mgpu.ds(ch * 64, 64)))
-                    if after_issue then after_issue() end   -- queued behind: in flight while the chunk is stored
+                    if issue_dk then issue_dk() end   -- queued behind: in flight while the chunk is stored
                     return dqacc:load()
                   end, mgpu.ACC({ 64, 64 }, "f32"))
                   scope("dq_store", function()
@@ -422,116 +414,53 @@ local function fused_kernel(c, d, bq, opt)
                 end)
               end
             end
-            if after_issue and bq * chunks == 64 then   -- one chunk a step: the other warpgroup's
-              mgpu.when(mgpu.ne(jj % 2, wg), after_issue)
+            if issue_dk and bq * chunks == 64 then   -- one chunk a step: the other warpgroup's
+              mgpu.when(mgpu.ne(jj % 2, wg), issue_dk)
             end
           end
           mgpu.run_scoped(function(dk_acc, dv_acc)
             mgpu.fori(0, n, function(j)
               local slot, dslot = j % depth, j % 2
-              local h, qb = head_block(j)
-              local qrows = mgpu.ds(qb * bq, bq)
-              local lse_c, delta_c   -- the step's lse and delta: from GMEM ahead of the wait, or from their slots
-              if not tma_stats then
-                lse_c = lse:at(b * H + h, qrows):load{ layout = col_l }
-                delta_c = delta:at(b * H + h, qrows):load{ layout = col_l }
-              end
-              local function cols(x, xs)
-                return (x or xs:at(slot):load{ layout = col_l }):broadcast_in_dim({ BKV, bq }, { 1 })
-              end
+              local _, qb = head_block(j)
               scope("wait_ready", mgpu.barrier_wait, s.ready:at(slot))
-              local function probs(st)   -- P^T from S^T (log2 scale, lse subtracted) masked
-                return mgpu.exp2(amath.mask(c, S, st, { rows0 = row0, cols0 = qb * bq, keys_in_rows = true,
-                                                         queries = true }))
+              local function stat(i)   -- row i of the slot's stats (0: lse, 1: delta), along S^T's columns
+                return s.stats:at(slot, i):load{ layout = col_l }:broadcast_in_dim({ BKV, bq }, { 1 })
               end
-              local dst
-              local function issue_dk() mgpu.wgmma(dk_acc, dst, s.q:at(slot)) end
-              local function after_s()   -- S^T's wait is done
-                if defer then   -- it has seen the last step's dK done
-                  mgpu.when(mgpu.gt(j, 0), function() mgpu.barrier_arrive(s.free:at((j + depth - 1) % depth)) end)
-                end
-                if stagger then   -- warpgroup 1 may start
-                  mgpu.when(mgpu.bitwise_and(mgpu.eq(j, 0), mgpu.eq(wg, 0)), function() mgpu.barrier_arrive(s.go) end)
-                end
-              end
-              if folded then
-                local s0, dp0 = scope("init", function()
-                  return cols(lse_c, s.lses) * (-1 / log2s), -cols(delta_c, s.deltas)
-                end)
-                local pt, dpt = mgpu.run_scoped(function(sacc, dpacc)
-                  scope("sdp_issue", function()
-                    mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
-                    mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
-                  end)
-                  local st = scope("s_wait", function() return sacc:load() end)
-                  after_s()
-                  return scope("exp", function() return probs(st * log2s) end),   -- while dP^T's wgmma runs
-                         scope("dp_wait", function() return dpacc:load() end)
-                end, mgpu.ACC.init(s0), mgpu.ACC.init(dp0))
-                scope("ds", function()
-                  dst = (pt * dpt):astype(dtype)
-                  mgpu.wgmma(dv_acc, pt:astype(dtype), s.dos:at(slot))
-                  if not dq_first then issue_dk() end
-                end)
-              else
-                local st = scope("st", mgpu.run_scoped, function(sacc)
+              local s0, dp0 = scope("init", function() return stat(0) * (-1 / log2s), -stat(1) end)
+              local pt, dpt = mgpu.run_scoped(function(sacc, dpacc)
+                scope("sdp_issue", function()
                   mgpu.wgmma(sacc, my_k, mgpu.transpose_ref(s.q:at(slot), { 1, 0 }))
-                  return sacc:load()
-                end, mgpu.ACC({ BKV, bq }, "f32"))
-                after_s()
-                local pt = scope("exp", function()
-                  local p = probs(st * log2s - cols(lse_c, s.lses))
-                  mgpu.wgmma(dv_acc, p:astype(dtype), s.dos:at(slot))   -- in flight while dP^T is computed
-                  return p
-                end)
-                local dpt = scope("dp", mgpu.run_scoped, function(dpacc)
                   mgpu.wgmma(dpacc, s.vs:at(wg), mgpu.transpose_ref(s.dos:at(slot), { 1, 0 }))
-                  return dpacc:load()
-                end, mgpu.ACC({ BKV, bq }, "f32"))
-                scope("ds", function()
-                  dst = (pt * (dpt - cols(delta_c, s.deltas))):astype(dtype)
-                  if not dq_first then issue_dk() end
                 end)
-              end
-              local function store_ds()
-                scope("ds_store", function()
-                  s.dst:at(dslot, mgpu.ds(wg * BKV, BKV)):store(dst)   -- while dK's wgmma runs (dV's with dq_first)
-                  mgpu.commit_smem()
-                end)
-              end
-              local after_dq = dq_first and issue_dk or nil
-              if dq_lag then   -- the last step's dQ: its dS^T is in, and the slot this one fills has been read
-                mgpu.when(mgpu.gt(j, 0), function() scope("ds_bar", mgpu.barrier_wait, s.dsbar:at((j + 1) % 2)) end)
-                store_ds()
-                mgpu.cond(mgpu.gt(j, 0), function()
-                  local hp, qbp = head_block(j - 1)
-                  dq_chunks(j - 1, hp, qbp, (j + 1) % 2, after_dq)
-                end, after_dq or function() end)
-                mgpu.barrier_arrive(s.dsbar:at(dslot))
-              else
-                store_ds()
-                scope("ds_bar", function()
-                  mgpu.barrier_arrive(s.dsbar:at(dslot))
-                  mgpu.barrier_wait(s.dsbar:at(dslot))   -- both halves of dS^T are in SMEM
-                end)
-                dq_chunks(j, h, qb, dslot, after_dq)
-              end
-              if not defer then
-                scope("tail", function()
-                  mgpu.wgmma_wait(0)   -- dK's wgmma (queued before dQ's, or after with dq_first) has read Q's slot
-                  mgpu.barrier_arrive(s.free:at(slot))
-                end)
-              end
+                local st = scope("s_wait", function() return sacc:load() end)
+                mgpu.when(mgpu.bitwise_and(mgpu.eq(j, 0), mgpu.eq(wg, 0)), function() mgpu.barrier_arrive(s.go) end)
+                return scope("exp", function()   -- P^T, masked, while dP^T's wgmma runs
+                         return mgpu.exp2(amath.mask(c, S, st * log2s, { rows0 = row0, cols0 = qb * bq,
+                                                                         keys_in_rows = true, queries = true }))
+                       end),
+                       scope("dp_wait", function() return dpacc:load() end)
+              end, mgpu.ACC.init(s0), mgpu.ACC.init(dp0))
+              local dst = scope("ds", function()
+                local x = (pt * dpt):astype(dtype)
+                mgpu.wgmma(dv_acc, pt:astype(dtype), s.dos:at(slot))
+                return x
+              end)
+              local function issue_dk() mgpu.wgmma(dk_acc, dst, s.q:at(slot)) end
+              -- the last step's dQ: its dS^T is in, and the slot this step fills has been read
+              mgpu.when(mgpu.gt(j, 0), function() scope("ds_bar", mgpu.barrier_wait, s.dsbar:at((j + 1) % 2)) end)
+              scope("ds_store", function()
+                s.dst:at(dslot, mgpu.ds(wg * BKV, BKV)):store(dst)   -- while dV's wgmma runs
+                mgpu.commit_smem()
+              end)
+              mgpu.cond(mgpu.gt(j, 0), function() dq_chunks(j - 1, (j + 1) % 2, issue_dk) end, issue_dk)
+              mgpu.barrier_arrive(s.dsbar:at(dslot))
+              scope("tail", function()
+                mgpu.wgmma_wait(0)   -- dK's wgmma has read Q's slot
+                mgpu.barrier_arrive(s.free:at(slot))
+              end)
             end)
-            if dq_lag then   -- the last step's dQ
-              scope("ds_bar", mgpu.barrier_wait, s.dsbar:at((n - 1) % 2))
-              local hp, qbp = head_block(n - 1)
-              dq_chunks(n - 1, hp, qbp, (n - 1) % 2)
-            end
-            if defer then   -- the last step's slot
-              mgpu.wgmma_wait(0)
-              mgpu.barrier_arrive(s.free:at((n - 1) % depth))
-            end
+            scope("ds_bar", mgpu.barrier_wait, s.dsbar:at((n - 1) % 2))   -- the last step's dQ
+            dq_chunks(n - 1, (n - 1) % 2)
             scope("epilogue", function()
               mgpu.barrier_arrive(s.kdone)   -- K is free once neither warpgroup's dQ wgmmas read it
               mgpu.barrier_wait(s.kdone)
@@ -551,8 +480,7 @@ end
 --- existing arrays.  fused (default true; also 0 or 1) picks the one-pass
 --- kernel with dQ added up in f32, else the deterministic three kernels;
 --- bq (64, the default, or 128 with head_dim 64) is the fused kernel's
---- query rows a step; the fused kernel's other keys (fold, stats,
---- profile, ...) are the header's.
+--- query rows a step; profile (a directory) traces the fused kernel.
 function lib.build(cfg)
   local fused, bq, opt = true, BQ, {}
   if type(cfg) == "table" then
@@ -569,35 +497,18 @@ function lib.build(cfg)
             .. tostring(f), 2)
     end
     bq = cfg.bq or BQ
+    if cfg.profile ~= nil then
+      if type(cfg.profile) ~= "string" then
+        error("attention_bwd: profile must be a directory name, got " .. tostring(cfg.profile), 2)
+      end
+      if not fused then error("attention_bwd: profile needs the fused kernel, got fused = " .. tostring(f), 2) end
+      opt.profile = cfg.profile
+    end
     local rest = {}
     for key, val in pairs(cfg) do
-      local allowed = FUSED_KEYS[key]
-      if allowed or key == "profile" then
-        local ok = key == "profile" and type(val) == "string"
-        for _, a in ipairs(allowed or {}) do ok = ok or a == val end
-        if not ok then
-          error(string.format("attention_bwd: %s must be %s, got %s", key,
-                              allowed and table.concat(allowed, " or ") or "a directory name", tostring(val)), 2)
-        end
-        if not fused then error(string.format("attention_bwd: %s needs the fused kernel, got fused = %s", key, tostring(f)), 2) end
-        opt[key] = val
-      elseif key ~= "fused" and key ~= "bq" then
-        rest[key] = val
-      end
+      if key ~= "fused" and key ~= "bq" and key ~= "profile" then rest[key] = val end
     end
     cfg = rest
-  end
-  opt.fold = opt.fold or (bq > BQ and 1 or 0)
-  if opt.stagger == 1 and opt.dq_lag ~= 1 then
-    error("attention_bwd: stagger = 1 needs dq_lag = 1 (without it both warpgroups meet every step)", 2)
-  end
-  if opt.defer == 1 and opt.fold == 1 then
-    error("attention_bwd: defer = 1 needs fold = 0 (a folded step starts its accumulators from lse and delta, which "
-          .. "waits for the last step's wgmmas)", 2)
-  end
-  if bq > BQ and opt.fold == 0 then
-    error("attention_bwd: bq = 128 needs fold = 1 (dK, dV, S^T, dP^T and P^T in 16 bits would take 224 of the 232 "
-          .. "registers a thread has)", 2)
   end
   local c, err = amath.config(cfg, "attention_bwd")
   if not c then error(err, 2) end
@@ -622,10 +533,6 @@ function lib.build(cfg)
                           .. "dP^T, 64 x bq, all f32, would take %d of the %d registers a thread has)", bq, D, D + bq,
                           amath.COMPUTE_REGISTERS), 3)
     end
-    if opt.stats == "tma" and S % 4 ~= 0 then
-      error(string.format("attention_bwd: stats = tma needs seq a multiple of 4 (the copy engine's rows of lse and "
-                          .. "delta start on 16-byte boundaries), got seq = %d", S), 3)
-    end
     if bq > S then
       error(string.format("attention_bwd: bq = %d needs seq >= %d (Q and dO move in boxes of bq rows), got seq = %d",
                           bq, bq, S), 3)
@@ -647,8 +554,8 @@ function lib.build(cfg)
   -- the kernels into flat views of dq, dk and dv (B, S, heads * D)
   local function run(ks, fq, fk, fv, fo, fdo, lse2, dq, dk, dv)
     if fused then
-      local delta, dq_acc = ks.delta(fo, fdo)
-      ks.fused:call_into({ dk, dv, dq_acc }, fq, fk, fv, fdo, lse2, delta)
+      local stats, dq_acc = ks.delta(fo, fdo, lse2)
+      ks.fused:call_into({ dk, dv, dq_acc }, fq, fk, fv, fdo, stats)
       ks.convert:call_into(dq, dq_acc)
     else
       local delta = ks.delta(fo, fdo)
@@ -670,8 +577,8 @@ function lib.build(cfg)
   end })
 end
 
---- Whether a cfg key is the fused kernel's alone (fold, profile, ...).
-function lib.fused_only(key) return FUSED_KEYS[key] ~= nil or key == "profile" end
+--- Whether a cfg key is the fused kernel's alone (profile).
+function lib.fused_only(key) return key == "profile" end
 
 local args = { ... }
 if args[1] == "--lib" then return lib end

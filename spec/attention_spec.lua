@@ -36,15 +36,12 @@ describe("attention examples", function()
                                err, 1, true)
     assert.matches("attention_bwd: bq = 128 needs the fused kernel (the three kernels step 64 rows), got fused = 0",
                    err_of(function() bwd.build{ bq = 128, fused = 0 } end), 1, true)
-    l = line(); err = err_of(function() bwd.build{ fold = 2 } end)
-    at(err, l); assert.matches("attention_bwd: fold must be 0 or 1, got 2", err, 1, true)
-    assert.matches("attention_bwd: fold needs the fused kernel, got fused = 0",
-                   err_of(function() bwd.build{ fold = 1, fused = 0 } end), 1, true)
-    assert.matches("attention_bwd: bq = 128 needs fold = 1", err_of(function() bwd.build{ bq = 128, fold = 0 } end), 1, true)
-    assert.matches("attention_bwd: defer = 1 needs fold = 0", err_of(function() bwd.build{ bq = 128, defer = 1 } end), 1, true)
-    assert.matches("attention_bwd: stagger = 1 needs dq_lag = 1", err_of(function() bwd.build{ stagger = 1 } end), 1, true)
+    l = line(); err = err_of(function() bwd.build{ fold = 1 } end)
+    at(err, l); assert.matches("attention_bwd: unknown option 'fold'", err, 1, true)
     assert.matches("attention_bwd: profile must be a directory name, got true",
                    err_of(function() bwd.build{ profile = true } end), 1, true)
+    assert.matches("attention_bwd: profile needs the fused kernel, got fused = 0",
+                   err_of(function() bwd.build{ profile = "/tmp", fused = 0 } end), 1, true)
   end)
 
   it("refuse shapes at the call, naming the array", function()
@@ -121,9 +118,6 @@ describe("attention examples", function()
     local q1 = mgpu.abstract({ 1, 120, 1, 64 }, "bf16")
     err = err_of(function() b128(q1, q1, q1, q1, mgpu.abstract({ 1, 1, 120 }, "f32"), q1) end)
     assert.matches("attention_bwd: bq = 128 needs seq >= 128 (Q and dO move in boxes of bq rows), got seq = 120", err, 1, true)
-    local q137 = mgpu.abstract({ 1, 137, 4, 64 }, "bf16")
-    l = line(); err = err_of(function() bwd.build{ stats = "tma" }(q137, q137, q137, q137, mgpu.abstract({ 1, 4, 137 }, "f32"), q137) end)
-    at(err, l); assert.matches("attention_bwd: stats = tma needs seq a multiple of 4", err, 1, true)
   end)
 
   -- dQ, dK and dV of a fused configuration and of the three kernels (causal, S rows, two q heads
@@ -147,8 +141,10 @@ describe("attention examples", function()
   it("add each key block's dQ share once in the fused backward", function()
     local diff = fused_vs_three(201, {})
     assert.is_true(diff[1] < 1e-2)
-    assert.are.equal(0, diff[2])   -- dK and dV: the same steps in both paths
-    assert.are.equal(0, diff[3])
+    -- dK and dV: the same steps in both paths, but the fused kernel's exponent (S^T's accumulator
+    -- started from -lse / (scale log2(e))) rounds otherwise: a few P in 16 bits differ
+    assert.is_true(diff[2] < 1e-3)
+    assert.is_true(diff[3] < 1e-3)
   end)
 
   -- 128-row query steps (ragged: the second step has 8 rows; causal: the second key block

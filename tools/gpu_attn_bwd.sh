@@ -4,10 +4,9 @@
 #
 #   sh tools/gpu_attn_bwd.sh [profile|time]     (both by default; build/ built beforehand)
 #
-# profile: the default fused kernel and the variants in $PROF (default: the
-# FlashAttention-3-like combination) at 1 x 4096 x 4 x 128 bf16, one wave
-# of 128 blocks, traced (profile=DIR) and broken down per warpgroup by
-# tools/profile_phases.lua.  time: each configuration of $V128 checked
+# profile: the fused kernel's variants in $PROF (default: the default
+# alone) at 1 x 4096 x 4 x 128 bf16, one wave of 128 blocks, traced
+# (profile=DIR) and broken down per warpgroup by tools/profile_phases.lua.  time: each configuration of $V128 checked
 # against float64 and timed at 2 x 4096 x 16 x 128 bf16 and the same
 # causal, and each of $V64 at 2 x 4096 x 32 x 64 bf16 bq=128; then per
 # problem every configuration's time and its speed-up over the first (the
@@ -22,13 +21,9 @@ what=${1:-all}
 out=${OUT:-/tmp/mgpu-attn-bwd}
 traces=${TRACES:-/tmp/mgpu-attn-bwd-traces}
 mkdir -p "$out"
-best=fold=1,dq_first=1,stats=tma
-lag=dq_lag=1,stagger=1
-PROF=${PROF:-"-/$best,$lag"}
-V128=${V128:-"-/fold=1/fold=1,stats=tma/dq_first=1/fold=1,dq_first=1/$best/dq_swizzle=32/$best,dq_swizzle=32
-              /dq_lag=1/$lag/$best,dq_lag=1/$best,$lag/dq_first=1,defer=1/dq_first=1,defer=1,$lag/depth=3/$best,depth=3"}
-V64=${V64:-"-/stats=tma/dq_first=1/dq_first=1,stats=tma/dq_swizzle=32/dq_first=1,stats=tma,dq_swizzle=32/dq_lag=1
-            /$lag/dq_first=1,stats=tma,$lag/depth=3/bq=64/bq=64,$best/bq=64,dq_first=1,defer=1,$lag"}
+PROF=${PROF:-"-"}
+V128=${V128:-"-/depth=3"}
+V64=${V64:-"-/bq=64"}
 status=0
 
 if [ "$what" != time ]; then
