@@ -321,6 +321,13 @@ local function dkv_kernel(c, d)
   }
 end
 
+-- The fused kernel's SMEM in bytes, as fused_kernel allocates it: K and V
+-- (128 rows each), depth slots of Q and dO (bq rows each) with their lse
+-- and delta, dS^T of two steps and a 64 x 64 f32 dQ chunk a warpgroup.
+local function fused_smem(D, bq, depth)
+  return 2 * (2 * BKV * D * 2) + depth * (2 * bq * D * 2 + 2 * bq * 4) + 2 * (2 * BKV * bq * 2) + 2 * (64 * 64 * 4)
+end
+
 -- dK, dV and the dQ accumulator in one pass: per 128 key rows of a kv
 -- head as dkv_kernel, in steps of bq (64 or 128) query rows, plus each
 -- step's dQ share dS K (over these 128 keys) added into dq_acc.  Both
@@ -532,6 +539,11 @@ function lib.build(cfg)
       error(string.format("attention_bwd: bq = %d needs head_dim 64, got %d (dK and dV, 64 x head_dim, with S^T and "
                           .. "dP^T, 64 x bq, all f32, would take %d of the %d registers a thread has)", bq, D, D + bq,
                           amath.COMPUTE_REGISTERS), 3)
+    end
+    if fused and fused_smem(D, bq, c.depth) > 226 * 1024 then   -- (and about 1 KiB of barriers)
+      error(string.format("attention_bwd: depth = %d is too deep for the fused kernel with head_dim %d and bq = %d: "
+                          .. "K, V, dS^T, the dQ chunks and %d slots of Q, dO, lse and delta take %.1f KiB of SMEM, "
+                          .. "a block has 227 KiB", c.depth, D, bq, c.depth, fused_smem(D, bq, c.depth) / 1024), 3)
     end
     if bq > S then
       error(string.format("attention_bwd: bq = %d needs seq >= %d (Q and dO move in boxes of bq rows), got seq = %d",

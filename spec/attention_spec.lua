@@ -118,6 +118,11 @@ describe("attention examples", function()
     local q1 = mgpu.abstract({ 1, 120, 1, 64 }, "bf16")
     err = err_of(function() b128(q1, q1, q1, q1, mgpu.abstract({ 1, 1, 120 }, "f32"), q1) end)
     assert.matches("attention_bwd: bq = 128 needs seq >= 128 (Q and dO move in boxes of bq rows), got seq = 120", err, 1, true)
+    local q4 = mgpu.abstract({ 1, 256, 1, 64 }, "bf16")
+    l = line(); err = err_of(function() bwd.build{ bq = 128, depth = 3 }(q4, q4, q4, q4, mgpu.abstract({ 1, 1, 256 }, "f32"), q4) end)
+    at(err, l)
+    assert.matches("attention_bwd: depth = 3 is too deep for the fused kernel with head_dim 64 and bq = 128: K, V, dS^T, "
+                   .. "the dQ chunks and 3 slots of Q, dO, lse and delta take 227.0 KiB of SMEM, a block has 227 KiB", err, 1, true)
   end)
 
   -- dQ, dK and dV of a fused configuration and of the three kernels (causal, S rows, two q heads
