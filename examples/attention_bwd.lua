@@ -69,10 +69,11 @@ dO, lse and delta's slot), init (the accumulators' lse and delta),
 sdp_issue (S^T's and dP^T's wgmmas), s_wait, exp (P^T), dp_wait, ds (dS^T
 and dV's issue), ds_bar (the wait for the other warpgroup's previous
 dS^T), ds_store (dS^T into SMEM), dq (the previous step's dQ chunk's
-wgmma, dK's issue and the chunk's wait), dq_store (its SMEM slot free,
-filled and the reduce-add issued) and tail (the last wgmma wait and the
-slot's release); outside the loop kv_load, stagger (warpgroup 1), the
-last step's ds_bar, dq and dq_store, and epilogue.  The memory
+wgmma, dK's issue and the chunk's wait), dq_free (the wait for the
+previous chunk's reduce-add to have read its SMEM slot), dq_store (the
+slot filled and the reduce-add issued) and tail (the last wgmma wait and
+the slot's release); outside the loop kv_load, stagger (warpgroup 1), the
+last step's ds_bar, dq, dq_free and dq_store, and epilogue.  The memory
 warpgroup's are load and wait_free.
 
 TFLOP/s counts the 10 B H S^2 D of the standard backward, half that when
@@ -410,8 +411,8 @@ local function fused_kernel(c, d, bq, opt)
                     if issue_dk then issue_dk() end   -- queued behind: in flight while the chunk is stored
                     return dqacc:load()
                   end, mgpu.ACC({ 64, 64 }, "f32"))
+                  scope("dq_free", mgpu.wait_smem_to_gmem, 0, { wait_read_only = true })   -- the last chunk has left dqs
                   scope("dq_store", function()
-                    mgpu.wait_smem_to_gmem(0, { wait_read_only = true })   -- the previous chunk has left dqs
                     s.dqs:at(wg):store(part)
                     mgpu.commit_smem()
                     mgpu.copy_smem_to_gmem(s.dqs:at(wg), dq_acc:at(b, mgpu.ds(qbb * bq + r * 64, 64),
