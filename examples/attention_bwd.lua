@@ -56,9 +56,6 @@ dK, dV kernels (14 B H S^2 D flops):
     keys: hkv (kv heads) scale approx (0|1) depth (slots, >= 2) fused (0|1)
           bq (64|128, the fused kernel's query rows a step) reps
           variants=A/B/... (fused configurations, each key=value,... or -)
-          dq_slots (1|2, temporary): SMEM slots a warpgroup for its dQ
-            chunks, so that a chunk's store need not wait for the previous
-            chunk's reduce-add to have read its slot
           profile=DIR: the in-kernel profiler's trace of the fused kernel
             (run twice, not timed; read it with tools/profile_phases.lua)
   (2 x 4096 x 16 x 128 on a GPU; 1 x 256 x 2 x 64 interpreted).  Without
@@ -327,10 +324,9 @@ end
 
 -- The fused kernel's SMEM in bytes, as fused_kernel allocates it: K and V
 -- (128 rows each), depth slots of Q and dO (bq rows each) with their lse
--- and delta, dS^T of two steps and dq_slots 64 x 64 f32 dQ chunks a warpgroup.
-local function fused_smem(D, bq, depth, dq_slots)
-  return 2 * (2 * BKV * D * 2) + depth * (2 * bq * D * 2 + 2 * bq * 4) + 2 * (2 * BKV * bq * 2)
-         + 2 * dq_slots * (64 * 64 * 4)
+-- and delta, dS^T of two steps and a 64 x 64 f32 dQ chunk a warpgroup.
+local function fused_smem(D, bq, depth)
+  return 2 * (2 * BKV * D * 2) + depth * (2 * bq * D * 2 + 2 * bq * 4) + 2 * (2 * BKV * bq * 2) + 2 * (64 * 64 * 4)
 end
 
 -- dK, dV and the dQ accumulator in one pass: per 128 key rows of a kv
@@ -364,7 +360,6 @@ local function fused_kernel(c, d, bq, opt)
   local log2s = scale * amath.LOG2E
   local col_l = mgpu.Layout.WGMMA:reduce(0)
   local chunks = D / 64
-  local dq_slots = opt.dq_slots
   local dkv = mgpu.shape({ d.B, S, d.Hkv * D }, dtype)
   local scope = mgpu.named_scope
   return mgpu.kernel{
@@ -382,7 +377,7 @@ local function fused_kernel(c, d, bq, opt)
                         q = slots(d, depth, bq), dos = slots(d, depth, bq),
                         stats = mgpu.SMEM({ depth, 2, bq }, "f32"),   -- lse and delta of each slot's rows
                         dst = mgpu.SMEM({ 2, 2 * BKV, bq }, dtype, { transforms = xf }),   -- dS^T, two steps
-                        dqs = mgpu.SMEM({ 2, dq_slots, 64, 64 }, "f32", { transforms = xf32 }),   -- dQ chunks a warpgroup
+                        dqs = mgpu.SMEM({ 2, 64, 64 }, "f32", { transforms = xf32 }),   -- a dQ chunk per warpgroup
                         kvbar = mgpu.Barrier{ num_barriers = 2, num_arrivals = 2 },
                         ready = mgpu.Barrier{ num_barriers = depth, num_arrivals = 3 },
                         free = mgpu.Barrier{ num_barriers = depth, num_arrivals = 2 },
@@ -416,18 +411,11 @@ local function fused_kernel(c, d, bq, opt)
                     if issue_dk then issue_dk() end   -- queued behind: in flight while the chunk is stored
                     return dqacc:load()
                   end, mgpu.ACC({ 64, 64 }, "f32"))
-                  -- the warpgroup's chunk count (one each step, or every other step) picks its slot, which
-                  -- the chunk dq_slots before has left
-                  local dq_slot = 0
-                  if dq_slots > 1 then
-                    local t = type(jj) == "number" and mgpu.const(jj, "i32") or jj
-                    dq_slot = (bq * chunks == 64 and t / 2 or t) % dq_slots
-                  end
-                  scope("dq_free", mgpu.wait_smem_to_gmem, dq_slots - 1, { wait_read_only = true })
+                  scope("dq_free", mgpu.wait_smem_to_gmem, 0, { wait_read_only = true })   -- the last chunk has left dqs
                   scope("dq_store", function()
-                    s.dqs:at(wg, dq_slot):store(part)
+                    s.dqs:at(wg):store(part)
                     mgpu.commit_smem()
-                    mgpu.copy_smem_to_gmem(s.dqs:at(wg, dq_slot), dq_acc:at(b, mgpu.ds(qbb * bq + r * 64, 64),
+                    mgpu.copy_smem_to_gmem(s.dqs:at(wg), dq_acc:at(b, mgpu.ds(qbb * bq + r * 64, 64),
                                                                    mgpu.ds(hh * D + ch * 64, 64)),
                                            { reduction_op = "add" })
                   end)
@@ -502,7 +490,7 @@ end
 --- bq (64, the default, or 128 with head_dim 64) is the fused kernel's
 --- query rows a step; profile (a directory) traces the fused kernel.
 function lib.build(cfg)
-  local fused, bq, opt = true, BQ, { dq_slots = 1 }
+  local fused, bq, opt = true, BQ, {}
   if type(cfg) == "table" then
     local f = cfg.fused
     if f ~= nil and f ~= true and f ~= false and f ~= 0 and f ~= 1 then
@@ -524,16 +512,9 @@ function lib.build(cfg)
       if not fused then error("attention_bwd: profile needs the fused kernel, got fused = " .. tostring(f), 2) end
       opt.profile = cfg.profile
     end
-    if cfg.dq_slots ~= nil then   -- (temporary: to be timed against the default)
-      if cfg.dq_slots ~= 1 and cfg.dq_slots ~= 2 then
-        error("attention_bwd: dq_slots must be 1 or 2, got " .. tostring(cfg.dq_slots), 2)
-      end
-      if not fused then error("attention_bwd: dq_slots needs the fused kernel, got fused = " .. tostring(f), 2) end
-      opt.dq_slots = cfg.dq_slots
-    end
     local rest = {}
     for key, val in pairs(cfg) do
-      if key ~= "fused" and key ~= "bq" and key ~= "profile" and key ~= "dq_slots" then rest[key] = val end
+      if key ~= "fused" and key ~= "bq" and key ~= "profile" then rest[key] = val end
     end
     cfg = rest
   end
@@ -560,11 +541,10 @@ function lib.build(cfg)
                           .. "dP^T, 64 x bq, all f32, would take %d of the %d registers a thread has)", bq, D, D + bq,
                           amath.COMPUTE_REGISTERS), 3)
     end
-    local smem = fused_smem(D, bq, c.depth, opt.dq_slots)
-    if fused and smem > 226 * 1024 then   -- (and about 1 KiB of barriers)
+    if fused and fused_smem(D, bq, c.depth) > 226 * 1024 then   -- (and about 1 KiB of barriers)
       error(string.format("attention_bwd: depth = %d is too deep for the fused kernel with head_dim %d and bq = %d: "
                           .. "K, V, dS^T, the dQ chunks and %d slots of Q, dO, lse and delta take %.1f KiB of SMEM, "
-                          .. "a block has 227 KiB", c.depth, D, bq, c.depth, smem / 1024), 3)
+                          .. "a block has 227 KiB", c.depth, D, bq, c.depth, fused_smem(D, bq, c.depth) / 1024), 3)
     end
     if bq > S then
       error(string.format("attention_bwd: bq = %d needs seq >= %d (Q and dO move in boxes of bq rows), got seq = %d",
@@ -610,8 +590,8 @@ function lib.build(cfg)
   end })
 end
 
---- Whether a cfg key is the fused kernel's alone (profile, dq_slots).
-function lib.fused_only(key) return key == "profile" or key == "dq_slots" end
+--- Whether a cfg key is the fused kernel's alone (profile).
+function lib.fused_only(key) return key == "profile" end
 
 local args = { ... }
 if args[1] == "--lib" then return lib end

@@ -42,7 +42,6 @@ describe("attention examples", function()
                    err_of(function() bwd.build{ profile = true } end), 1, true)
     assert.matches("attention_bwd: profile needs the fused kernel, got fused = 0",
                    err_of(function() bwd.build{ profile = "/tmp", fused = 0 } end), 1, true)
-    assert.matches("attention_bwd: dq_slots must be 1 or 2, got 3", err_of(function() bwd.build{ dq_slots = 3 } end), 1, true)
   end)
 
   it("refuse shapes at the call, naming the array", function()

@@ -4,15 +4,15 @@
 #
 #   sh tools/gpu_attn_bwd.sh [profile|time]     (both by default; build/ built beforehand)
 #
-# profile: the fused kernel's variants in $PROF (default: the default and
-# dq_slots=2) at 1 x 4096 x 4 x 128 bf16, one wave of 128 blocks, traced
-# (profile=DIR) and broken down per warpgroup by tools/profile_phases.lua.
-# time: each configuration of $V128 checked against float64 and timed at
-# 2 x 4096 x 16 x 128 bf16 and the same causal, and each of $V64 at
-# 2 x 4096 x 32 x 64 bf16 bq=128; then per problem every configuration's
-# time and its speed-up over the first (the kernel's default), from the
-# batched launches.  Configurations are examples/attention_bwd.lua's
-# variants=A/B/... ("-" for the default; white space is dropped).  Logs in $OUT (or /tmp/mgpu-attn-bwd), traces (~30 MB
+# profile: the fused kernel's variants in $PROF (default: the default
+# alone) at 1 x 4096 x 4 x 128 bf16, one wave of 128 blocks, traced
+# (profile=DIR) and broken down per warpgroup by tools/profile_phases.lua.  time: each configuration of $V128 checked
+# against float64 and timed at 2 x 4096 x 16 x 128 bf16 and the same
+# causal, and each of $V64 at 2 x 4096 x 32 x 64 bf16 bq=128; then per
+# problem every configuration's time and its speed-up over the first (the
+# kernel's default), from the batched launches.  Configurations are
+# examples/attention_bwd.lua's variants=A/B/... ("-" for the default; white
+# space is dropped).  Logs in $OUT (or /tmp/mgpu-attn-bwd), traces (~30 MB
 # each) in $TRACES (or /tmp/mgpu-attn-bwd-traces).
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -21,9 +21,9 @@ what=${1:-all}
 out=${OUT:-/tmp/mgpu-attn-bwd}
 traces=${TRACES:-/tmp/mgpu-attn-bwd-traces}
 mkdir -p "$out"
-PROF=${PROF:-"-/dq_slots=2"}
-V128=${V128:-"-/dq_slots=2/depth=3"}
-V64=${V64:-"-/dq_slots=2/bq=64"}
+PROF=${PROF:-"-"}
+V128=${V128:-"-/depth=3"}
+V64=${V64:-"-/bq=64"}
 status=0
 
 if [ "$what" != time ]; then
