@@ -19,6 +19,8 @@ done
 t $m tools/sk_check.lua 4096x4096x4096 8192x8192x8192 2304x6144x1504 runs=2 sk=1   # stream-K, whole outputs
 t $m tools/sk_check.lua 4096x4096x4096 4096x8192x4096 2304x6144x1504 runs=2 sk=0   # the balanced grid, whole outputs
 t $m tools/sk_check.lua 3072x3072x3072 1024x1024x4096 1024x2048x8192 runs=2   # tile widths by shape (192, 128, 128)
+t $m tools/sk_check.lua 512x512x4096 512x1024x8192 1024x1024x8192 512x512x2048 runs=3   # split-K (8, 4, 2, 8)
+t $m tools/tma_handover.lua   # other blocks' TMA reduce-adds, read back through TMA: exact
 t $m examples/pipeline_add.lua
 t $m examples/add.lua 268435456
 $m --emit-ptx "$out" examples/matmul.lua 4096 8192 4096 > /dev/null 2>&1
