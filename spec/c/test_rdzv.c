@@ -282,8 +282,11 @@ static void store_client(void) {
   CHECK(time_ms() - t0 >= 250 && time_ms() - t0 < 2000);
   CHECK_CONTAINS(why, "no TCP store answered at 127.0.0.1:");
   CHECK_CONTAINS(why, "in time (Connection refused)");
+  /* an unknown host: a resolver that answers says so at once; one that cannot be reached
+  ** (EAI_AGAIN, as on a machine without DNS) is asked again until the deadline */
   CHECK(!tcpstore_connect(&a, "no-such-host.invalid", "29500", time_ms() + 300, why, sizeof why));
-  CHECK_CONTAINS(why, "cannot find the TCP store's host no-such-host.invalid:29500");
+  CHECK(strstr(why, "cannot find the TCP store's host no-such-host.invalid:29500") != NULL ||
+        strstr(why, "no TCP store answered at no-such-host.invalid:29500 in time") != NULL);
 
   /* a store answering nonsense, one hanging up */
   f = fake_start(FAKE_BAD_WAIT);
