@@ -41,6 +41,13 @@ static int wait_fd(int fd, short events, double deadline) {
   }
 }
 
+/* A peer that closed, whether with FIN (recv returns 0) or with RST (it closed with our query
+** still unread, so the kernel resets), is one failure with one message. */
+static bool hung_up(tcpstore *s, char *why, size_t wn) {
+  snprintf(why, wn, "the TCP store at %s closed the connection", s->where);
+  return false;
+}
+
 static bool send_all(tcpstore *s, const unsigned char *b, size_t n, double deadline, char *why, size_t wn) {
   while (n) {
     ssize_t r = send(s->fd, b, n, MSG_NOSIGNAL);   /* a closed peer is an error, not SIGPIPE */
@@ -51,6 +58,7 @@ static bool send_all(tcpstore *s, const unsigned char *b, size_t n, double deadl
       if (w > 0) continue;
       if (w == 0) { snprintf(why, wn, "the TCP store at %s took no data in time", s->where); return false; }
     }
+    if (r < 0 && (errno == EPIPE || errno == ECONNRESET)) return hung_up(s, why, wn);
     snprintf(why, wn, "cannot send to the TCP store at %s: %s", s->where, strerror(errno));
     return false;
   }
@@ -64,7 +72,7 @@ static bool recv_all(tcpstore *s, void *p, size_t n, double deadline, bool *late
   while (n) {
     ssize_t r = recv(s->fd, b, n, 0);
     if (r > 0) { b += r; n -= (size_t)r; continue; }
-    if (r == 0) { snprintf(why, wn, "the TCP store at %s closed the connection", s->where); return false; }
+    if (r == 0 || errno == ECONNRESET) return hung_up(s, why, wn);
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
       int w = wait_fd(s->fd, POLLIN, deadline);
