@@ -100,6 +100,28 @@ describe("mgpu -n", function()
     end
   end
 
+  it("writes each device's profile to a file of its own", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    local out, code = run_on(2, string.format([[
+local mgpu = require "mgpu"
+local k = mgpu.kernel{ out_shape = mgpu.shape({ 128 }, "f32"), grid = { 1 },
+  compiler_params = mgpu.CompilerParams{ profile_space = 8, profile_dir = %q },
+  body = function(o) mgpu.named_scope("fill", function() o:store(mgpu.broadcast(1.0, { 128 }, "f32")) end) end }
+k()
+]], dir))
+    assert.are.equal(0, code, out)
+    local names = {}
+    local ls = io.popen("ls " .. dir)
+    for f in ls:lines() do names[#names + 1] = f end
+    ls:close()
+    os.execute("rm -rf " .. dir)
+    table.sort(names)
+    assert.are.equal(2, #names, table.concat(names, " "))
+    assert.matches("^kernel%-dev0%-%d+%-1%-trace%.json$", names[1])
+    assert.matches("^kernel%-dev1%-%d+%-1%-trace%.json$", names[2])
+  end)
+
   it("gives one device without -n", function()
     local p = util.script([[
       local mgpu = require "mgpu"

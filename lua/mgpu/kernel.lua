@@ -714,7 +714,10 @@ local function launch(self, entry, args, results)
     for i, h in ipairs(entry.hidden) do if h.sem then sems[#sems + 1] = entry.hidden_arrays[i] end end
     distributed.check_sems(self.name, sems)
   end
-  if pbuf then profile.write(entry.profile, pbuf:to_table(), self.name, self.interpret or context.info().mode == "interpret") end
+  if pbuf then   -- in a job of several devices each writes a file of its own
+    local dev = distributed.process_count() > 1 and distributed.process_index() or nil
+    profile.write(entry.profile, pbuf:to_table(), self.name, self.interpret or context.info().mode == "interpret", dev)
+  end
 end
 
 --- k(inputs...) -> new output array(s).

@@ -50,9 +50,10 @@ end
 
 local function jstr(s) return '"' .. s:gsub('[%c"\\]', function(c) return string.format("\\u%04x", c:byte()) end) .. '"' end
 
---- Decode the buffer (a flat table of u32) into events and write the JSON.
---- Returns the path, the number of events written and the number dropped.
-function M.write(info, flat, kname, interpret)
+--- Decode the buffer (a flat table of u32) into events and write the JSON
+--- (named after device dev too, when given).  Returns the path, the number
+--- of events written and the number dropped.
+function M.write(info, flat, kname, interpret, dev)
   local rows, width = info.shape[1], info.shape[2]
   local space = math.floor(width / 4) - 1
   local evs, dropped, t0, recorded = {}, 0, nil, 0
@@ -101,7 +102,7 @@ function M.write(info, flat, kname, interpret)
   local dir = info.dir
   os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "'")
   M.count = (M.count or 0) + 1
-  local path = string.format("%s/%s-%d-%d-trace.json", dir, kname, os.time(), M.count)
+  local path = string.format("%s/%s%s-%d-%d-trace.json", dir, kname, dev and "-dev" .. dev or "", os.time(), M.count)
   local f, err = io.open(path, "w")
   if not f then fail("PROFILE_WRITE", path, tostring(err)) end
   f:write('{"displayTimeUnit":"ns","otherData":{"kernel":', jstr(kname), ',"clock":"',
