@@ -167,6 +167,21 @@ local function next_leaves(tmpl, leaves, nxt, what)
   return compat.unpack(out, 1, #leaves)
 end
 
+-- smem.run_scoped(allocs, fn) where fn(s) returns a loop's final carry (anything without one: init
+-- nil): the carry leaves the scope as its traced leaves and is rebuilt on init's template.
+local function scoped_carry(allocs, init, fn)
+  local smem = require "mgpu.smem"
+  local r = compat.pack(smem.run_scoped(allocs, function(s)
+    local final = fn(s)
+    if init == nil then return end
+    local leaves = M.pack_carry(final)
+    return compat.unpack(leaves, 1, #leaves)
+  end))
+  if init == nil then return end
+  local _, tmpl = M.pack_carry(init)
+  return M.unpack_carry(tmpl, r)
+end
+
 --- fori(lo, hi) with a carry of any shape: body(i, carry) -> carry.
 --- Returns the final carry.  A loop known to run no steps is not emitted.
 function M.fori(lo, hi, init, body, what)
@@ -319,7 +334,7 @@ end
 -- two slots, a slot's request waits until every warpgroup of the cluster
 -- has read its last answer ("used").
 local function clc_loop(grid_names, opts, body, what)
-  local smem, barrier = require "mgpu.smem", require "mgpu.barrier"
+  local barrier = require "mgpu.barrier"
   local spec = trace.tr().spec
   if opts.grid ~= nil then fail("CLC_GRID", what) end
   local nthreads = spec.num_threads or 1
@@ -333,11 +348,11 @@ local function clc_loop(grid_names, opts, body, what)
   local has_carry = opts.init_carry ~= nil
   local used = cblocks > 1 and barrier.ClusterBarrier{ collective_axes = opts.cluster_axes, num_barriers = 2, num_arrivals = nthreads }
                or barrier.Barrier{ num_barriers = 2, num_arrivals = nthreads }
-  local r = compat.pack(smem.run_scoped({
+  return scoped_carry({
     result = M.TryClusterCancelResult(2),
     got = barrier.Barrier{ num_barriers = 2, num_arrivals = nthreads },
     used = used,
-  }, function(s)
+  }, opts.init_carry, function(s)
     local start = {}
     for i, n in ipairs(grid_names) do start[i] = ops.axis_index(n) end
     local init = { idx = start, ok = true, step = 0, c = has_carry and opts.init_carry or {} }
@@ -357,15 +372,8 @@ local function clc_loop(grid_names, opts, body, what)
       barrier.barrier_wait(s.used:at(slot))
       return carry
     end, what)
-    if has_carry then
-      local leaves = M.pack_carry(final.c)
-      return compat.unpack(leaves, 1, #leaves)
-    end
-  end))
-  if has_carry then
-    local _, tmpl = M.pack_carry(opts.init_carry)
-    return M.unpack_carry(tmpl, r)
-  end
+    return final.c
+  end)
 end
 
 --- mgpu.dynamic_scheduling_loop(grid_names, { counter, grid, thread_axis,
@@ -507,12 +515,12 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
   local smem, barrier, copy = require "mgpu.smem", require "mgpu.barrier", require "mgpu.copy"
   local wg = ops.axis_index(opts.thread_axis)
   local claimer = ops.eq(wg, nthreads - 1)
-  local r = compat.pack(smem.run_scoped({
+  return scoped_carry({
     ids = smem.SMEM({ 2 }, "i32"),
     claimed = barrier.Barrier{ num_barriers = 2 },
     used = barrier.Barrier{ num_barriers = 2, num_arrivals = nthreads - 1 },
     drained = barrier.Barrier{},
-  }, function(s)
+  }, opts.init_carry, function(s)
     -- Item n sits in slot n % 2; the claimer rewrites a slot once the others have read it.
     -- commit_smem's warpgroup barrier keeps every thread's SMEM access before the arrival,
     -- also when the kernel turns automatic barriers off.
@@ -545,15 +553,8 @@ function M.dynamic_scheduling_loop(grid_names, opts, body)
       barrier.barrier_arrive(s.drained)
     end)
     ops.when(ops.ne(wg, nthreads - 1), function() barrier.barrier_wait(s.drained) end)
-    if has_carry then
-      local leaves = M.pack_carry(final)
-      return compat.unpack(leaves, 1, #leaves)
-    end
-  end))
-  if has_carry then
-    local _, tmpl = M.pack_carry(opts.init_carry)
-    return M.unpack_carry(tmpl, r)
-  end
+    return final
+  end)
 end
 
 --- mgpu.planar_snake(lin, {m, n}, minor_dim, tile_width) -> i, j: a linear
