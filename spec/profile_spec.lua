@@ -268,4 +268,33 @@ describe("profiler", function()
     assert.is_nil(l.ptx:find("ld.global.u32", 1, true))   -- the event count lives in a register: a stamp loads nothing
     assert_assembles(l.ptx)
   end)
+
+  it("is summarised per phase and per block by tools/profile_phases.lua", function()
+    -- two blocks of one warpgroup: steps of 3 us with "step" (2 us, "a" 1 us inside); block 1 stops at 4 us
+    local ev = {}
+    local function add(name, ph, ts, pid, tid)
+      ev[#ev + 1] = string.format('{"name":"%s","ph":"%s","ts":%.3f,"pid":%d,"tid":%d}', name, ph, ts, pid, tid)
+    end
+    ev[1] = '{"name":"thread_name","ph":"M","pid":0,"tid":0,"args":{"name":"block 0 warpgroup 0"}}'
+    ev[2] = '{"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"block 1 warpgroup 0"}}'
+    for _, t0 in ipairs({ 0, 3 }) do
+      add("step", "B", t0, 0, 0); add("a", "B", t0 + 0.5, 0, 0); add("a", "E", t0 + 1.5, 0, 0); add("step", "E", t0 + 2, 0, 0)
+    end
+    add("step", "B", 6, 0, 0); add("step", "E", 8, 0, 0)
+    for _, t0 in ipairs({ 0, 3 }) do add("step", "B", t0, 1, 1); add("step", "E", t0 + 1, 1, 1) end
+    local path = os.tmpname()
+    local f = assert(io.open(path, "w"))
+    f:write('{"displayTimeUnit":"ns","otherData":{"kernel":"k","clock":"globaltimer","dropped":0},"traceEvents":[\n',
+            table.concat(ev, ",\n"), "\n]}\n")
+    f:close()
+    local out = util.output(bin .. " tools/profile_phases.lua " .. path)
+    os.remove(path)
+    assert.matches("kernel k, 2 traces, clock globaltimer, resolution 0.500 us", out, 1, true)
+    assert.matches('warpgroup 0: 3 steps (from one "step" to the next), a step: median 3.000 us, mean 3.000 us', out, 1, true)
+    assert.matches("step             1.00      2.000      1.667      1.667   55.6%", out, 1, true)
+    assert.matches(" a               0.67      1.000      1.000      0.667   22.2%", out, 1, true)
+    assert.matches("(unscoped)                                       1.333   44.4%", out, 1, true)
+    assert.matches("blocks: 2 over 8.000 us of stamps; done before the last stamp by median 2.000, 90% 4.000, most 4.000 us",
+                   out, 1, true)
+  end)
 end)

@@ -16,7 +16,9 @@ the step, then the unscoped rest; scopes stamped outside the steps
 (before the first marker, or after the last step's) are listed with their
 median per trace.  The timer's resolution is the smallest step between
 two of a trace's timestamps: with a coarse timer (1 us on some GPUs)
-medians are quantized, means are not.
+medians are quantized, means are not.  Last, the tail: how long before
+the kernel's last stamp each block stamped its own last (blocks idle while
+others finish).
 ]]
 local path = arg and arg[1]
 if not path then
@@ -42,9 +44,10 @@ local function trace(pid, tid)
   end
   return t
 end
-local meta = '{"name":"thread_name","ph":"M","pid":(%d+),"tid":(%d+),"args":{"name":"block %d+ warpgroup (%d+)'
-for pid, tid, wg in text:gmatch(meta) do
-  trace(pid, tid).wg = tonumber(wg)
+local meta = '{"name":"thread_name","ph":"M","pid":(%d+),"tid":(%d+),"args":{"name":"block (%d+) warpgroup (%d+)'
+for pid, tid, block, wg in text:gmatch(meta) do
+  local t = trace(pid, tid)
+  t.block, t.wg = tonumber(block), tonumber(wg)
 end
 local kernel = text:match('"kernel":"([^"]*)"') or "?"
 local clock = text:match('"clock":"([^"]*)"') or "?"
@@ -170,6 +173,24 @@ for _, wg in ipairs(wgs) do
     out[#out + 1] = string.format("%s %.3f", name, median(g.outside[name]))
   end
   if #out > 0 then print(string.format("  outside the steps (median per trace, %s): %s", unit, table.concat(out, ", "))) end
+end
+
+-- the tail: how long before the kernel's last stamp each block stamped its own last
+local first, last, block_last = math.huge, -math.huge, {}
+for _, key in ipairs(order) do
+  local t = traces[key]
+  for _, ev in ipairs(t.events) do
+    first, last = math.min(first, ev.ts), math.max(last, ev.ts)
+    if t.block then block_last[t.block] = math.max(block_last[t.block] or -math.huge, ev.ts) end
+  end
+end
+local idle = {}
+for _, b in pairs(block_last) do idle[#idle + 1] = last - b end
+if #idle > 1 then
+  table.sort(idle)
+  local p90 = idle[math.max(1, math.ceil(0.9 * #idle))]
+  print(string.format("blocks: %d over %.3f %s of stamps; done before the last stamp by median %.3f, 90%% %.3f, most %.3f %s",
+                      #idle, last - first, unit, median(idle), p90, idle[#idle], unit))
 end
 if resolution < math.huge and clock == "globaltimer" and resolution > 0.1 then
   print(string.format("note: the timer ticks every %.3f us: read the means, the medians are quantized", resolution))
