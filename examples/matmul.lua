@@ -93,7 +93,7 @@ function lib.build(cfg)
     end,
     grid_names = { "sm" }, cluster = { c.cluster }, cluster_names = { "c" },
     compiler_params = mgpu.CompilerParams{ unsafe_no_auto_barriers = c.nobar == 1,
-                                           profile_space = c.profile and 64 or nil, profile_dir = c.profile },
+                                           profile_space = c.profile and c.profile_space or nil, profile_dir = c.profile },
     num_threads = 3, thread_name = "wg",
     scratch_shapes = scratch,
     -- FP8 takes the scales after B (f32, shape {}); sched=dynamic then the work counter (i32[2],

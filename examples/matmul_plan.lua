@@ -33,7 +33,8 @@ Options (cfg fields; `mgpu examples/matmul.lua M N K dtype key=value ...`):
   mwarps = 4 | 1        the memory warpgroup's warps that run the load loop
   nobar = 0 | 1         1: no automatic warpgroup barriers (wgmma_wait, commit_smem and
                         wait_smem_to_gmem order the SMEM traffic themselves)
-  profile = DIR         the in-kernel profiler's trace, written to DIR
+  profile = DIR         the in-kernel profiler's trace, written to DIR, with profile_space events
+                        per warpgroup (64)
   dtype                 bf16 (default) or f16 in and out, f32 accumulation; or f8e4m3 or f8e5m2 in
                         (FP8, below), bf16 out
   b_dtype               B's dtype where it is not dtype's: f8e4m3 and f8e5m2 mix either way
@@ -71,7 +72,7 @@ local P = {}
 --- cluster defaults to 1.
 P.defaults = { tile_m = 64, tile_n = 256, tile_k = false, depth = 4, snake = 8, wg_dim = "M", cluster = 2, cdim = "wg",
                delay = 1, balance = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, mwarps = 4, sk = "auto",
-               split = "auto", sms = false, dtype = "bf16", b_dtype = false }
+               split = "auto", sms = false, dtype = "bf16", b_dtype = false, profile_space = 64 }
                -- (false: tile_k 128 bytes of K, sms the device's SMs, b_dtype dtype)
 
 local f8 = { f8e4m3 = true, f8e5m2 = true }
