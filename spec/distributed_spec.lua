@@ -328,6 +328,33 @@ print("device " .. mgpu.process_index() .. " done")
     end
   end)
 
+  it("reads the device's index once, at the kernel's entry, however often device_id() is called", function()
+    local body = [[
+local mgpu = require "mgpu"
+local me = mgpu.process_index()
+local k = mgpu.kernel{ out_shape = mgpu.shape({ 128 }, "i32"), grid = { 1 },
+  body = function(o)
+    local sum = mgpu.fori(0, 5, function(_, acc) return acc + mgpu.device_id() end, mgpu.device_id())
+    o:store(mgpu.broadcast(sum, { 128 }, "i32"))
+  end }
+local got = k():tolist()
+assert(got[1] == 6 * me and got[128] == 6 * me, "device_id: got " .. tostring(got[1]))
+print("ok " .. me)
+]]
+    local out, code = run_on(2, body)
+    assert.are.equal(0, code, out)
+    for d = 0, 1 do assert.matches("ok " .. d, out) end
+    local dir = os.tmpname()
+    os.remove(dir)
+    out = util.output(string.format("%s -n 2 --emit-ptx %s %s", util.bin, dir, util.script(body)))
+    local f = io.open(dir .. "/kernel.ptx")
+    assert.is_not_nil(f, out)
+    local ptx = f:read("*a"); f:close()
+    os.execute("rm -rf " .. dir)
+    local _, loads = ptx:gsub("ld%.global", "")
+    assert.are.equal(1, loads, ptx)
+  end)
+
   it("lowers signals and waits to system-scope release and acquire (ptxas-checked by the examples)", function()
     local dir = os.tmpname()
     os.remove(dir)

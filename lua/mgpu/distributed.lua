@@ -125,11 +125,12 @@ local function peers(what)
   return t.peers
 end
 
---- This device's index (an i32 scalar; 0 without a job).
+--- This device's index (an i32 scalar; 0 without a job), read at the
+--- kernel's entry (kernel.lua), so calls in loops cost nothing.
 function M.device_id()
   local t = trace.tr()
   if not t.peers then return trace.const(0, "i32") end
-  return t.peers:at(0):load():astype("i32")
+  return t.device_id
 end
 
 --- The number of devices (a Lua number, known when tracing).

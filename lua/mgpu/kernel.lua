@@ -393,6 +393,9 @@ local function trace_kernel(k, args, grid, outs)
   local saved = trace.current
   trace.current = t
   local ok, err = xpcall(function()
+    -- the device's index, read once at the kernel's entry: a read where device_id() is called
+    -- would repeat in every loop step that calls it
+    if t.peers then t.device_id = t.peers:at(0):load():astype("i32") end
     if k.scratch_named then refs[#refs + 1] = smem.alloc_tree(k.scratch, "scratch_shapes")
     else for i = 1, #k.scratch do refs[#refs + 1] = smem.alloc(k.scratch[i]) end end
     k.body(compat.unpack(refs))
