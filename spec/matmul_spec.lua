@@ -165,7 +165,7 @@ describe("examples/matmul.lua", function()
     assert.equals(128, lib.tile_n_for(512, 192, 64, { sms = 132 }))   -- narrower than 256: halved
   end)
 
-  it("waits for the kernels before it ahead of any global memory access (programmatic dependent launch)", function()
+  it("waits for the kernels before it ahead of any global memory access (programmatic dependent launch), and prefetches its tensor maps first", function()
     local a, b = mgpu.abstract({ 4096, 4096 }, "bf16"), mgpu.abstract({ 4096, 4096 }, "bf16")
     local a8, scale = mgpu.abstract({ 4096, 4096 }, "f8e4m3"), mgpu.abstract({}, "f32")
     local counter = mgpu.abstract({ 2 }, "i32")
@@ -176,10 +176,16 @@ describe("examples/matmul.lua", function()
       local trigger = ptx:find("griddepcontrol.launch_dependents;", 1, true)
       assert.is_truthy(wait and trigger and trigger < wait)
       for _, op in ipairs({ "ld%.global", "st%.global", "ld%.volatile%.global", "cp%.async%.bulk", "cp%.reduce",
-                            "atom%.", "red%.", "prefetch%.", "multimem%." }) do
+                            "atom%.", "red%.", "prefetch%.[^t]", "multimem%." }) do
         local at = ptx:find("[\t ]" .. op)
         assert.is_true(at == nil or at > wait, op)
       end
+      -- every tensor map (a kernel parameter, not memory an earlier kernel writes) is prefetched
+      -- once, before the wait
+      local _, maps = ptx:gsub("%.param %.align 64 %.b8 ", "")
+      local _, early = ptx:sub(1, wait):gsub("prefetch%.tensormap", "")
+      local _, all = ptx:gsub("prefetch%.tensormap", "")
+      assert.is_true(maps >= 2 and early == maps and all == maps, maps .. " maps, " .. early .. " prefetched early")
       assert.is_truthy(ptx:find("[\t ]cp%.async%.bulk%.tensor"))   -- (the patterns do find the kernel's accesses)
     end
   end)

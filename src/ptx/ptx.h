@@ -56,6 +56,7 @@ typedef struct pe {
   const kinfo *ki;
   diag *d;
   strbuf body;
+  strbuf entry;                  /* the kernel's entry, before the body (ptx_emit_kernel) */
   uint32_t nreg[PR__COUNT];
   preg *vreg;                    /* per value: first register (arrays: consecutive) */
   pref *refs;                    /* per ref value */
@@ -237,6 +238,9 @@ void pe_block_sync(pe *e);
 
 /* ptx_tma.c: TMA copies and their tensor maps */
 void ptx_tma(pe *e, const ir_op *op);
+/* Appends to `entry` (the kernel's entry, before its body) a prefetch of every tensor map the body
+** named, by the block's first thread (tid: its %tid.x). */
+void ptx_tma_prefetch(pe *e, preg tid, strbuf *entry);
 
 /* ptx_print.c: debug_print through the driver's vprintf */
 void ptx_debug_print(pe *e, const ir_op *op);

@@ -247,6 +247,26 @@ static int tmap_param(pe *e, const tplan *p, uint32_t param, int swizzle, int nd
   return (int)e->tmaps->n - 1;
 }
 
+void ptx_tma_prefetch(pe *e, preg tid, strbuf *entry) {
+  if (!e->tmaps->n) return;
+  /* the registers first: pe_reg may fail (longjmp), which must not find the buffers swapped */
+  preg first = pe_reg(e, PR_P), a0 = pe_regs(e, PR_RD, (uint32_t)e->tmaps->n);
+  strbuf body = e->body;   /* the instructions go to the entry, through pe_ins (which cannot fail) */
+  e->body = *entry;
+  pe_ins(e, "setp.eq.u32", 3, R(first), R(tid), I(0));
+  for (size_t i = 0; i < e->tmaps->n; i++) {
+    char pname[160];
+    snprintf(pname, sizeof pname, "%s_param_%u", e->k->name, e->k->params.n + (uint32_t)i);
+    preg a = a0 + (preg)i;
+    pe_ins(e, "mov.b64", 2, R(a), S(pname));
+    pe_ins(e, "cvta.param.u64", 2, R(a), R(a));
+    int n = e->tmaps->v[i].ndev ? e->tmaps->v[i].ndev : 1;   /* remote views: one map per device */
+    for (int j = 0; j < n; j++) pe_pins(e, first, false, "prefetch.tensormap", 1, ADDR(a, 128 * j));
+  }
+  *entry = e->body;
+  e->body = body;
+}
+
 /* s32 coordinate registers, innermost first, as the instruction lists them. */
 static po coords(pe *e, const tplan *p) {
   preg c[5];
