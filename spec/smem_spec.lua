@@ -131,6 +131,23 @@ describe("SMEM", function()
     assert.are.equal(3, count(ptx, "bar%.sync"))        -- after, before (a read happened) and after the second store
     local raw = through({ 64, 64 }, "bf16", xf, nil, mgpu.CompilerParams{ unsafe_no_auto_barriers = true })
     assert.are.equal(0, count(raw:lower(mgpu.zeros({ 64, 64 }, "bf16")).ptx, "bar%.sync"))
+    -- a store straight before commit_smem: the commit's fence and barrier order it, alone; a store
+    -- with other work before the commit keeps its own barrier
+    local function committed(between)
+      return mgpu.kernel{ out_shape = mgpu.shape({ 128 }, "f32"), scratch_shapes = { mgpu.SMEM({ 128 }, "f32") },
+        body = function(x, o, s)
+          s:store(x:load() * 2.0)
+          if between then between(o) end
+          mgpu.commit_smem()
+          mgpu.copy_smem_to_gmem(s, o)
+          mgpu.wait_smem_to_gmem(0)
+        end }:lower(mgpu.zeros(128)).ptx
+    end
+    local ptx3 = committed()
+    assert.matches("st%.shared[^\n]*\n[^\n]*smem store[^\n]*\n[^\n]*\n\tfence%.proxy%.async%.shared::cta;\n\tbar%.sync", ptx3)
+    assert.are.equal(2, count(ptx3, "bar%.sync"))        -- the commit's and the wait's
+    local ptx4 = committed(function(o) o:at(mgpu.ds(0, 1)):store(mgpu.broadcast(1.0, { 1 }, "f32")) end)
+    assert.are.equal(3, count(ptx4, "bar%.sync"))        -- the store's too: an instruction came between
   end)
 
   it("computes swizzled addresses once per thread", function()

@@ -677,6 +677,18 @@ void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store) {
     mem_free(k->alloc, a.addr, sizeof(int64_t) * (size_t)(128 * a.nel));
   }
   if (!auto_bar) return;
-  if (store) barrier(e);
-  else e->smem_reads = true;
+  if (!store) { e->smem_reads = true; return; }
+  e->store_bar[0] = e->body.len;
+  barrier(e);
+  e->store_bar[1] = e->body.len;
+}
+
+void pe_drop_store_barrier(pe *e) {
+  size_t at = e->store_bar[0], end = e->store_bar[1];
+  e->store_bar[1] = 0;
+  if (!end || end > e->body.len) return;
+  for (const char *p = e->body.s + end; *p; p = strchr(p, '\n') + 1)   /* comment lines only since */
+    if (strncmp(p, "\t//", 3) != 0 || !strchr(p, '\n')) return;
+  memmove(e->body.s + at, e->body.s + end, e->body.len - end + 1);
+  e->body.len -= end - at;
 }
