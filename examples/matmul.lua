@@ -70,14 +70,14 @@ function lib.build(cfg)
   end
   -- split-K: f32 epilogue slots, the workspace (an f32 tile per split tile, block and warpgroup,
   -- zero between launches; one 2-D array, so that a TMA copy into it has few dims), the count
-  -- of partials added to each, and a barrier per warpgroup for reading the sum back
+  -- of partials added to each, and a barrier per warpgroup and slot for reading the sum back
   if split then
     local fswz = mgpu.find_swizzle(epi * 32)
     local ntiles = plan.split_tiles(g, c)
     scratch[#scratch + 1] = mgpu.SMEM({ 2, nslot, tm, epi }, "f32", { transforms = { T.tiling{ 8, fswz * 8 / 32 }, T.swizzle(fswz) } })
     scratch[#scratch + 1] = mgpu.GMEM({ ntiles * c.cluster * 2 * tm, tn }, "f32")
     scratch[#scratch + 1] = mgpu.GMEM({ ntiles, c.cluster, 2 }, "i32")
-    scratch[#scratch + 1] = mgpu.Barrier{ num_barriers = 2, num_arrivals = 1 }
+    scratch[#scratch + 1] = mgpu.Barrier{ num_barriers = 2 * nslot, num_arrivals = 1 }
   end
 
   return mgpu.kernel{
@@ -193,13 +193,19 @@ function lib.build(cfg)
           local n = count:at(skx.lin, cidx, wg)
           mgpu.when(mgpu.eq(mgpu.atomic_add(n, 1), sch.split - 1), function()
             mgpu.atomic_exchange(n, 0, { sem = "relaxed" })
-            for j = 0, tn / epi - 1 do
-              local slot = fslots:at(wg, j % nslot)
-              if j >= nslot then mgpu.commit_smem() end   -- every thread has read the slot's last chunk
-              mgpu.copy_gmem_to_smem(chunk(ws, j), slot, sbar:at(wg))
-              mgpu.barrier_wait(sbar:at(wg))
-              chunk(acc, j):store(slot:load{ layout = mgpu.Layout.WGMMA })
+            local nchunk = tn / epi
+            local function fetch(j)   -- chunk j of the sum into its slot
+              mgpu.copy_gmem_to_smem(chunk(ws, j), fslots:at(wg, j % nslot), sbar:at(wg * nslot + j % nslot))
+            end
+            for j = 0, math.min(nslot, nchunk) - 1 do fetch(j) end   -- a chunk in flight per slot
+            for j = 0, nchunk - 1 do
+              mgpu.barrier_wait(sbar:at(wg * nslot + j % nslot))
+              chunk(acc, j):store(fslots:at(wg, j % nslot):load{ layout = mgpu.Layout.WGMMA })
               chunk(ws, j):store(mgpu.broadcast(0.0, { tm, epi }, "f32"))
+              if j + nslot < nchunk then
+                mgpu.commit_smem()   -- every thread has read the slot
+                fetch(j + nslot)
+              end
             end
             mgpu.named_scope("epilogue", store_tile, acc, scale)
           end)

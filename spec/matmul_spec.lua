@@ -82,6 +82,8 @@ describe("examples/matmul.lua", function()
     { 256, 128, 512, { split = 2, cluster = 1, sms = 8, dtype = "f8e4m3", tile_k = false },
       "FP8: the scales on the sum" },
     { 256, 128, 256, { split = 4, cluster = 1, sms = 8 }, "more split tiles than blocks: not split" },
+    { 256, 256, 256, { split = 2, cluster = 1, sms = 8, tile_n = 128 }, "128-wide tiles: both chunks of the sum in flight" },
+    { 128, 192, 256, { split = 2, cluster = 1, sms = 4, tile_n = 192 }, "192-wide tiles: three chunks through two slots" },
   }
   for _, case in ipairs(split_cases) do
     local M, N, K, opts, what = case[1], case[2], case[3], case[4], case[5]
