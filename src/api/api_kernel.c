@@ -11,6 +11,7 @@
 #include "../ptx/ptx.h"
 #include "../runtime/cache.h"
 #include "api.h"
+#include "engine_id.h"   /* generated: cmake/engine_id.cmake */
 
 /* -- Builders ----------------------------------------------------------------------------- */
 
@@ -301,7 +302,9 @@ const char *mgpu_kernel_cache_dir(void) {
 ** canonical IR text (every kernel option included; the PTX and its tensor
 ** maps are functions of it and the engine), the target and the device's
 ** architecture, every JIT option with its value (log buffers are addresses,
-** so they count by size only), the engine version and the driver version. */
+** so they count by size only), the engine's version and build id (a hash of
+** its sources: a change to the lowering misses every older entry) and the
+** driver version. */
 static cache_key kernel_cache_key(const mgpu_kernel *k, const int *keys, void *const *vals, unsigned nopt) {
   const mgpu_ctx *ctx = k->ctx;
   uint64_t opts[2 * 16] = { 0 };
@@ -317,6 +320,7 @@ static cache_key kernel_cache_key(const mgpu_kernel *k, const int *keys, void *c
   const cache_part parts[] = {
     { tag, sizeof tag - 1 }, { k->ir_text, k->ir_len }, { target, strlen(target) }, { arch, sizeof arch },
     { opts, 2 * sizeof(uint64_t) * (nopt < 16 ? nopt : 16) }, { MGPU_VERSION_STRING, sizeof MGPU_VERSION_STRING - 1 },
+    { MGPU_ENGINE_ID, sizeof MGPU_ENGINE_ID - 1 },
   };
   return cache_key_make(parts, MGPU_COUNTOF(parts));
 }
