@@ -57,7 +57,6 @@ typedef struct pe {
   diag *d;
   strbuf body;
   strbuf entry;                  /* the kernel's entry, before the body (ptx_emit_kernel) */
-  size_t store_bar[2];           /* the body's text of the automatic barrier after the last SMEM store */
   uint32_t nreg[PR__COUNT];
   preg *vreg;                    /* per value: first register (arrays: consecutive) */
   pref *refs;                    /* per ref value */
@@ -217,10 +216,6 @@ void ptx_alloc(pe *e, const ir_op *op);
 void ptx_transpose_ref(pe *e, const ir_op *op);
 void ptx_reshape_ref(pe *e, const ir_op *op);
 void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store);
-/* commit_smem's fence and warpgroup barrier order the warpgroup's SMEM stores for the async proxy
-** and for every thread: the automatic barrier after the last store, when nothing but comments
-** followed it, adds nothing and is cut out of the body. */
-void pe_drop_store_barrier(pe *e);
 /* Kernel entry: swizzles are computed from offsets, which match the
 ** hardware's (TMA, wgmma) only if the SMEM window is 1024-byte aligned;
 ** trap if it is not. */

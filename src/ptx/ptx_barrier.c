@@ -171,7 +171,6 @@ void ptx_sync_op(pe *e, const ir_op *op) {
   char opc[64];
   switch (op->code) {
   case IR_commit_smem:
-    pe_drop_store_barrier(e);
     pe_ins(e, "fence.proxy.async.shared::cta", 0);
     pe_wg_barrier(e);
     e->smem_reads = false;

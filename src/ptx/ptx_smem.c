@@ -19,8 +19,8 @@
 **
 ** Automatic barriers (unless unsafe_no_auto_barriers): a store is preceded
 ** by a warpgroup barrier when SMEM may have been read since the last one,
-** and followed by one, so loads and stores act in program order across the
-** warpgroup's threads.
+** and followed by one (commit_smem's, when that comes next), so loads and
+** stores act in program order across the warpgroup's threads.
 */
 #include <stdio.h>
 #include <string.h>
@@ -538,6 +538,14 @@ static void barrier(pe *e) {
   e->smem_reads = false;
 }
 
+/* Whether the op after the one being lowered is commit_smem, whose fence and warpgroup barrier
+** order a store for the async proxy and for every thread: the store then needs no barrier of
+** its own. */
+static bool commit_follows(const pe *e) {
+  const ir_op *next = e->op + 1;
+  return next < e->k->ops.v + e->k->ops.n && next->code == IR_commit_smem;
+}
+
 /* A rank-0 view: one element, the same address for every thread (stores:
 ** lane 0 of the warpgroup). */
 static void access_scalar(pe *e, const smem_access *a, preg reg, bool store) {
@@ -677,18 +685,6 @@ void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store) {
     mem_free(k->alloc, a.addr, sizeof(int64_t) * (size_t)(128 * a.nel));
   }
   if (!auto_bar) return;
-  if (!store) { e->smem_reads = true; return; }
-  e->store_bar[0] = e->body.len;
-  barrier(e);
-  e->store_bar[1] = e->body.len;
-}
-
-void pe_drop_store_barrier(pe *e) {
-  size_t at = e->store_bar[0], end = e->store_bar[1];
-  e->store_bar[1] = 0;
-  if (!end || end > e->body.len) return;
-  for (const char *p = e->body.s + end; *p; p = strchr(p, '\n') + 1)   /* comment lines only since */
-    if (strncmp(p, "\t//", 3) != 0 || !strchr(p, '\n')) return;
-  memmove(e->body.s + at, e->body.s + end, e->body.len - end + 1);
-  e->body.len -= end - at;
+  if (!store) e->smem_reads = true;
+  else if (!commit_follows(e)) barrier(e);
 }
