@@ -194,13 +194,16 @@ function lib.build(cfg)
           mgpu.when(mgpu.eq(mgpu.atomic_add(n, 1), sch.split - 1), function()
             mgpu.atomic_exchange(n, 0, { sem = "relaxed" })
             local nchunk = tn / epi
+            local function slot(j) return fslots:at(wg, j % nslot), sbar:at(wg * nslot + j % nslot) end
             local function fetch(j)   -- chunk j of the sum into its slot
-              mgpu.copy_gmem_to_smem(chunk(ws, j), fslots:at(wg, j % nslot), sbar:at(wg * nslot + j % nslot))
+              local dst, bar = slot(j)
+              mgpu.copy_gmem_to_smem(chunk(ws, j), dst, bar)
             end
             for j = 0, math.min(nslot, nchunk) - 1 do fetch(j) end   -- a chunk in flight per slot
             for j = 0, nchunk - 1 do
-              mgpu.barrier_wait(sbar:at(wg * nslot + j % nslot))
-              chunk(acc, j):store(fslots:at(wg, j % nslot):load{ layout = mgpu.Layout.WGMMA })
+              local src, bar = slot(j)
+              mgpu.barrier_wait(bar)
+              chunk(acc, j):store(src:load{ layout = mgpu.Layout.WGMMA })
               chunk(ws, j):store(mgpu.broadcast(0.0, { tm, epi }, "f32"))
               if j + nslot < nchunk then
                 mgpu.commit_smem()   -- every thread has read the slot

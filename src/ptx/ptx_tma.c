@@ -247,6 +247,14 @@ static int tmap_param(pe *e, const tplan *p, uint32_t param, int swizzle, int nd
   return (int)e->tmaps->n - 1;
 }
 
+/* Into register a, the generic address of tensor map t (a kernel parameter after the kernel's own). */
+static void tmap_addr(pe *e, preg a, size_t t) {
+  char pname[160];
+  snprintf(pname, sizeof pname, "%s_param_%u", e->k->name, e->k->params.n + (uint32_t)t);
+  pe_ins(e, "mov.b64", 2, R(a), S(pname));
+  pe_ins(e, "cvta.param.u64", 2, R(a), R(a));
+}
+
 void ptx_tma_prefetch(pe *e, preg tid, strbuf *entry) {
   if (!e->tmaps->n) return;
   /* the registers first: pe_reg may fail (longjmp), which must not find the buffers swapped */
@@ -255,11 +263,8 @@ void ptx_tma_prefetch(pe *e, preg tid, strbuf *entry) {
   e->body = *entry;
   pe_ins(e, "setp.eq.u32", 3, R(first), R(tid), I(0));
   for (size_t i = 0; i < e->tmaps->n; i++) {
-    char pname[160];
-    snprintf(pname, sizeof pname, "%s_param_%u", e->k->name, e->k->params.n + (uint32_t)i);
     preg a = a0 + (preg)i;
-    pe_ins(e, "mov.b64", 2, R(a), S(pname));
-    pe_ins(e, "cvta.param.u64", 2, R(a), R(a));
+    tmap_addr(e, a, i);
     int n = e->tmaps->v[i].ndev ? e->tmaps->v[i].ndev : 1;   /* remote views: one map per device */
     for (int j = 0; j < n; j++) pe_pins(e, first, false, "prefetch.tensormap", 1, ADDR(a, 128 * j));
   }
@@ -456,11 +461,9 @@ void ptx_tma(pe *e, const ir_op *op) {
   }
   int ndev = p.g->base ? p.g->ndev : 0;    /* remote views: the map of their device, among one per device */
   int t = tmap_param(e, &p, p.g->root, swizzle, ndev);
-  char pname[160], opc[160];
-  snprintf(pname, sizeof pname, "%s_param_%u", k->name, k->params.n + (uint32_t)t);
+  char opc[160];
   preg tm = pe_reg(e, PR_RD);
-  pe_ins(e, "mov.b64", 2, R(tm), S(pname));
-  pe_ins(e, "cvta.param.u64", 2, R(tm), R(tm));
+  tmap_addr(e, tm, (size_t)t);
   if (ndev) {
     preg d64 = pe_reg(e, PR_RD);
     pe_ins(e, "cvt.s64.s32", 2, R(d64), R(p.g->dev));
