@@ -33,13 +33,14 @@ Shapes need not divide the tiles: edge tiles are zero-filled when loaded
 and clipped when stored.  N must be a multiple of 64 and K of 8 (16 with
 FP8: TMA's rows are whole 16-byte units).  Loaded
 with `loadfile("examples/matmul.lua")("--lib")` it returns { build,
-defaults, tile_n_for, for_shape, operands, geometry } for tools and specs.
+defaults, tile_n_for, cluster_for, for_shape, operands, geometry } for tools and specs.
 ]]
 local mgpu = require "mgpu"
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
 local plan = dofile(here .. "matmul_plan.lua")
 local T = mgpu.transforms
-local lib = { defaults = plan.defaults, tile_n_for = plan.tile_n_for, for_shape = plan.for_shape,
+local lib = { defaults = plan.defaults, tile_n_for = plan.tile_n_for, cluster_for = plan.cluster_for,
+              for_shape = plan.for_shape,
               operands = plan.operands, geometry = function(cfg) return plan.geometry(plan.filled(cfg)) end }
 local unpack = table.unpack or unpack
 

@@ -139,6 +139,19 @@ describe("examples/matmul.lua", function()
     assert.matches("status=0", out, 1, true)
   end)
 
+  it("takes clusters of one where its tiles take at most two rounds of the SMs, unless told", function()
+    -- (132 SMs, 128x256 block tiles: 1024x8192 is 256 tiles, 2048x8192 512)
+    local cases = { { 512, 512, 4096, 1 }, { 1024, 8192, 8192, 1 }, { 4096, 2048, 512, 1 }, { 2048, 8192, 1024, 2 },
+                    { 8192, 8192, 8192, 2 }, { 1056, 8192, 64, 2 } }
+    for _, t in ipairs(cases) do
+      assert.equals(t[4], lib.cluster_for(t[1], t[2], t[3], { sms = 132 }), table.concat(t, "x", 1, 3))
+      assert.equals(t[4], lib.for_shape(t[1], t[2], t[3], { sms = 132 }).cluster)
+    end
+    assert.equals(2, lib.cluster_for(512, 512, 4096, { sms = 132, cluster = 2 }))
+    assert.equals(1, lib.cluster_for(8192, 8192, 8192, { sms = 132, sched = "dynamic" }))
+    assert.equals(2, lib.cluster_for(512, 512, 4096, { sms = 132, tile_of = function() end }))
+  end)
+
   it("takes only the clusters its rounds of tiles need, unless balance=0", function()
     -- 512x768 in 128x256 tiles: 6 pairs of tiles; sms=10 gives 5 clusters of two, so two rounds,
     -- which 3 clusters run as well as 5
