@@ -57,7 +57,9 @@ def worker(rank, n, M, C, port):
     K = N = 8192
     a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
-    ag = torch.empty(n * M, K, device="cuda", dtype=torch.bfloat16)
+    # (random, not empty: fresh memory reads as zeros, which the tensor cores multiply at a higher
+    # clock than real data, so "matmul alone" would not bound the collective's matmul)
+    ag = torch.randn(n * M, K, device="cuda", dtype=torch.bfloat16)
     ms_mm = timed(lambda: torch.matmul(ag, b))
     def both():
         dist.all_gather_into_tensor(ag, a)
