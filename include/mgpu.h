@@ -234,6 +234,10 @@ typedef enum mgpu_host_op {
 
 int32_t mgpu_abi_version(void);
 const char *mgpu_version(void);
+/* A hash of the engine's sources at build time (16 hex digits): builds with the
+** same id lower every kernel alike, while the version may stay the same across
+** changes to the lowering.  The kernel cache and mgpu.autotune key on it. */
+const char *mgpu_engine_id(void);
 /* Ask a kernel running in the CPU interpreter to stop (on != 0), or withdraw
 ** the request (0).  Async-signal-safe: a SIGINT handler may call it.  The
 ** launch in progress (in any context) stops at its next op and returns

@@ -78,7 +78,9 @@ describe("mgpu.autotune", function()
     cfg, timed = tune({ 1, 2, 3, 4 }, "other")         -- another key is tuned on its own
     assert.same({ s = 1 }, cfg); assert.equal(4, timed)
     local f = assert(io.open(dir .. "/autotune.txt")); local text = f:read("a"); f:close()
-    assert.matches("keep | interpret  | mgpu " .. mgpu.version:gsub("%p", "%%%0") .. "\t{s=4}\t1\n", text, 1, false)
+    assert.matches("keep | interpret  | mgpu " .. mgpu.version:gsub("%p", "%%%0") .. " " .. mgpu.engine_id .. "\t{s=4}\t1\n",
+                   text, 1, false)
+    assert.matches("^%x+$", mgpu.engine_id)
     assert.matches("other | ", text, 1, true)
     -- a key function of the inputs
     local _, c2 = mgpu.autotune{ kernel_factory = factory, configs = configs, args = { x }, cache_dir = dir,

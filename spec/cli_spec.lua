@@ -25,7 +25,7 @@ describe("mgpu command", function()
   it("prints its version", function()
     local out, code = run("--version")
     assert.are.equal(0, code)
-    assert.matches("^mgpu %d+%.%d+%.%d+ %(Lua 5%.4", out)
+    assert.matches("^mgpu %d+%.%d+%.%d+ %(engine %x+, Lua 5%.4", out)
   end)
 
   it("reports the device or interpret mode", function()

@@ -11,8 +11,8 @@ mgpu.autotune -- pick the fastest of several kernel configurations.
 Each config is built and launched once (a config whose factory or first
 launch raises, e.g. too much SMEM, is skipped with a one-line note), then
 timed with mgpu.bench (median of device-event timings) or opts.timer.  The
-winner is kept per key (with the device name, the mode and the engine
-version) in autotune.txt next to the kernel cache, so a later process takes
+winner is kept per key (with the device name, the mode, the engine
+version and its build's id, mgpu_engine_id) in autotune.txt next to the kernel cache, so a later process takes
 it without timing.  Interpreted (or compile-only) without a timer, timing
 means nothing: the first config that works is taken, with a note, and not
 kept.
@@ -191,7 +191,8 @@ function M.autotune(opts)
     if type(key) ~= "string" then fail("AUTOTUNE_KEY_RESULT", type(key)) end
   end
   local info = context.info()
-  local full_key = string.format("%s | %s %s | mgpu %s", key, info.mode, info.name or "", context.core.version())
+  local full_key = string.format("%s | %s %s | mgpu %s %s", key, info.mode, info.name or "", context.core.version(),
+                                 context.core.engine_id())
 
   local can_time = timer ~= nil or info.mode == "gpu"
   local dir = nil

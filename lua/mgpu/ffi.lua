@@ -87,6 +87,7 @@ end
 -- -- Module-level ------------------------------------------------------------------
 
 function M.version() return ffi.string(lib.mgpu_version()) end
+function M.engine_id() return ffi.string(lib.mgpu_engine_id()) end
 function M.abi() return lib.mgpu_abi_version() end
 function M.kernel_cache_dir()
   local d = lib.mgpu_kernel_cache_dir()

@@ -37,6 +37,7 @@ local help = require "mgpu.help"
 local mgpu = {
   _VERSION = "mgpu " .. context.core.version(),
   version = context.core.version(),
+  engine_id = context.core.engine_id(),
   -- kernels
   kernel = kernel.kernel, shape = kernel.shape, show = kernel.show, CompilerParams = kernel.CompilerParams, scalar = kernel.scalar,
   ds = trace.ds, all = trace.all, const = trace.const,

@@ -13,6 +13,9 @@
 #include "api.h"
 #include "engine_id.h"   /* generated: cmake/engine_id.cmake */
 
+/* (here, beside the cache key, so that a new id recompiles this file only) */
+const char *mgpu_engine_id(void) { return MGPU_ENGINE_ID; }
+
 /* -- Builders ----------------------------------------------------------------------------- */
 
 /* The CUDA grid the kernel launches with (ir_grid_dims times the cluster) must fit the

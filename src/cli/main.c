@@ -132,7 +132,7 @@ static int parse(int argc, char **argv, opts *o, int *status) {
     }
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(usage, stdout); *status = 0; return 1; }
     if (!strcmp(a, "-v") || !strcmp(a, "--version")) {
-      printf("mgpu %s (%s)\n", mgpu_version(), LUA_RELEASE);
+      printf("mgpu %s (engine %s, %s)\n", mgpu_version(), mgpu_engine_id(), LUA_RELEASE);
       *status = 0;
       return 1;
     }

@@ -98,6 +98,7 @@ static int dtype_arg(lua_State *L, int i) {
 /* -- Module-level ------------------------------------------------------------------ */
 
 static int l_version(lua_State *L) { lua_pushstring(L, mgpu_version()); return 1; }
+static int l_engine_id(lua_State *L) { lua_pushstring(L, mgpu_engine_id()); return 1; }
 static int l_abi(lua_State *L) { lua_pushinteger(L, mgpu_abi_version()); return 1; }
 static int l_kernel_cache_dir(lua_State *L) { lua_pushstring(L, mgpu_kernel_cache_dir()); return 1; }
 
@@ -825,7 +826,8 @@ static int l_host_set(lua_State *L) {
 }
 
 static const luaL_Reg core_funcs[] = {
-  { "version", l_version }, { "abi", l_abi }, { "kernel_cache_dir", l_kernel_cache_dir }, { "dtype_size", l_dtype_size },
+  { "version", l_version }, { "engine_id", l_engine_id }, { "abi", l_abi }, { "kernel_cache_dir", l_kernel_cache_dir },
+  { "dtype_size", l_dtype_size },
   { "ctx_new", l_ctx_new }, { "device", l_device }, { "sync", l_sync }, { "empty_cache", l_empty_cache },
   { "ctx_set_timeout", l_ctx_set_timeout }, { "ctx_lost", l_ctx_lost }, { "ctx_recover", l_ctx_recover },
   { "timer_start", l_timer_start }, { "timer_stop", l_timer_stop }, { "blas_matmul", l_blas_matmul },
