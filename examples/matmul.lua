@@ -182,17 +182,20 @@ function lib.build(cfg)
         -- loads after the count, however fenced (docs/matmul.md)
         local function add_split(acc, scale)
           local ws = sum:at(mgpu.ds(((skx.lin * c.cluster + cidx) * 2 + wg) * tm, tm), mgpu.all)
-          for j = 0, tn / epi - 1 do
-            local part = chunk(acc, j):load()
-            mgpu.wait_smem_to_gmem(j == 0 and 0 or nslot - 1, { wait_read_only = true })
-            local slot = fslots:at(wg, j % nslot)
-            slot:store(part)
-            mgpu.commit_smem()
-            mgpu.copy_smem_to_gmem(slot, chunk(ws, j), { reduction_op = "add" })
-          end
-          mgpu.wait_smem_to_gmem(0)   -- the adds are done before the count says so
+          mgpu.named_scope("reduce", function()
+            for j = 0, tn / epi - 1 do
+              local part = chunk(acc, j):load()
+              mgpu.wait_smem_to_gmem(j == 0 and 0 or nslot - 1, { wait_read_only = true })
+              local slot = fslots:at(wg, j % nslot)
+              slot:store(part)
+              mgpu.commit_smem()
+              mgpu.copy_smem_to_gmem(slot, chunk(ws, j), { reduction_op = "add" })
+            end
+          end)
+          mgpu.named_scope("reduce_done", mgpu.wait_smem_to_gmem, 0)   -- the adds are done before the count says so
           local n = count:at(skx.lin, cidx, wg)
-          mgpu.when(mgpu.eq(mgpu.atomic_add(n, 1), sch.split - 1), function()
+          local last = mgpu.named_scope("count", function() return mgpu.eq(mgpu.atomic_add(n, 1), sch.split - 1) end)
+          mgpu.when(last, function()
             mgpu.atomic_exchange(n, 0, { sem = "relaxed" })
             local nchunk = tn / epi
             local function slot(j) return fslots:at(wg, j % nslot), sbar:at(wg * nslot + j % nslot) end
@@ -200,17 +203,19 @@ function lib.build(cfg)
               local dst, bar = slot(j)
               mgpu.copy_gmem_to_smem(chunk(ws, j), dst, bar)
             end
-            for j = 0, math.min(nslot, nchunk) - 1 do fetch(j) end   -- a chunk in flight per slot
-            for j = 0, nchunk - 1 do
-              local src, bar = slot(j)
-              mgpu.barrier_wait(bar)
-              chunk(acc, j):store(src:load{ layout = mgpu.Layout.WGMMA })
-              chunk(ws, j):store(mgpu.broadcast(0.0, { tm, epi }, "f32"))
-              if j + nslot < nchunk then
-                mgpu.commit_smem()   -- every thread has read the slot
-                fetch(j + nslot)
+            mgpu.named_scope("read", function()
+              for j = 0, math.min(nslot, nchunk) - 1 do fetch(j) end   -- a chunk in flight per slot
+              for j = 0, nchunk - 1 do
+                local src, bar = slot(j)
+                mgpu.barrier_wait(bar)
+                chunk(acc, j):store(src:load{ layout = mgpu.Layout.WGMMA })
+                chunk(ws, j):store(mgpu.broadcast(0.0, { tm, epi }, "f32"))
+                if j + nslot < nchunk then
+                  mgpu.commit_smem()   -- every thread has read the slot
+                  fetch(j + nslot)
+                end
               end
-            end
+            end)
             mgpu.named_scope("epilogue", store_tile, acc, scale)
           end)
         end
