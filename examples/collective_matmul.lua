@@ -24,6 +24,12 @@ Two ways to run the ring (ring=):
   store per K step, and once they have landed signals the row block's
   semaphore there with one count per tile that reads it.
 
+With sk=1 (ring=mma), stream-K deals the K steps of a last round that does not fill the blocks
+over all of them, after their whole tiles: at (2*8192)x8192x8192 the 2048 cluster tiles take 31
+rounds of 66 clusters and 2 tiles, which otherwise hold two clusters for a whole round while the
+others idle.  Those tiles lie in each device's last chunk, and each piece of one waits for its row
+block, so the forwards there count the pieces.
+
   mgpu -n 2 examples/collective_matmul.lua [M] [N] [K] [dtype] [ring=mma|side] [comm=8 (side)] [reps=20] [key=value (matmul cfg)]
   (per device M=8192 rows of A, N = K = 8192 on GPUs; 256x256x128 simulated)
 ]]
@@ -45,6 +51,7 @@ local reps = cfg.reps or 20
 cfg.comm, cfg.reps, cfg.ring = nil, nil, nil
 cfg.dtype = dtype
 assert(ring == "side" or ring == "mma", "ring must be side or mma")
+assert(cfg.sk ~= 1 or ring == "mma", "sk=1 needs ring=mma")
 
 local tm, tn = cfg.tile_m or lib.defaults.tile_m, cfg.tile_n or lib.defaults.tile_n
 local cta_m, cta_n = 2 * tm, tn                   -- wg_dim = M: the block's tile
@@ -72,6 +79,32 @@ cfg.tile_of = function(t)
   local lm, ln = mgpu.planar_snake(mgpu.rem(t, per), { pm, pn }, 1, cfg.snake or lib.defaults.snake)
   local chunk = mgpu.rem(mgpu.device_id() + n - s, n)
   return chunk * pm + lm, ln
+end
+
+-- sk=1: stream-K deals the last round's tiles, all in a device's last chunk, in pieces over every
+-- block; each block of a piece waits for its row block, so a row block there takes g.cn counts
+-- more (the cluster's blocks along N share it) per extra piece of its tiles: extra[cluster row in
+-- the chunk] (the same on every device)
+local extra = {}
+if cfg.sk == 1 then
+  local t = lib.schedule(cfg, n * M, N, K)
+  assert(not t.stream_k or t.r <= pm * pn, "sk=1: the last round must lie in one chunk")
+  for j, pieces in ipairs(t.stream_k and lib.sk_pieces(t) or {}) do
+    local lm = mgpu.planar_snake((t.q * t.P + j - 1) % (pm * pn), { pm, pn }, 1, cfg.snake or lib.defaults.snake)
+    extra[lm] = (extra[lm] or 0) + g.cn * (pieces - 1)
+  end
+end
+-- the counts a forward of row block mi (a chunk's row blocks, in all) gives device d: one per tile that
+-- reads it there, and its pieces' extra ones where the chunk is d's last (d + 1's own)
+local function forward_count(mi, d)
+  local count = n_iters
+  local lr = mgpu.rem(mi, m_blocks) / g.cm
+  local last = mgpu.eq(mi / m_blocks, mgpu.rem(d + 1, n))
+  local rows = {}
+  for lm in pairs(extra) do rows[#rows + 1] = lm end
+  table.sort(rows)   -- (the same IR every run)
+  for _, lm in ipairs(rows) do count = count + mgpu.select(last:band(mgpu.eq(lr, lm)), extra[lm], 0) end
+  return count
 end
 
 -- the memory warpgroup waits until another chunk's row block has landed here
@@ -139,7 +172,7 @@ of the chunk's time later, while the next device uses the row block a whole chun
 step s + 1, in the same order).  The forwarding tiles are spread over the first strip's
 rounds of tiles (every snake-th tile), so few blocks send at once.
 Progress (no deadlock), for any n: a block takes its tiles in increasing index, hence step by
-step; only the memory warpgroup waits, before a tile of step s >= 1, for a row block that device
+step (with sk=1 its last-round pieces come after its whole tiles, all of them in step n - 1); only the memory warpgroup waits, before a tile of step s >= 1, for a row block that device
 d - 1 forwards from a tile of its step s - 1, which itself waits only for step s - 2 tiles of
 device d - 2, and so on down to step 0, where nothing waits.  By induction over s, every tile of
 step s - 1 on every device finishes, so every wait in step s ends.  The forwarding tile's own
@@ -171,7 +204,7 @@ if ring == "mma" then
   cfg.after_mainloop = function(mi, ni, wg, ext)
     mgpu.when(forwards(mi, ni, wg), function() mgpu.named_scope("forward", function()
       mgpu.wait_smem_to_gmem(0)
-      mgpu.semaphore_signal(ext[1]:at(mi / m_blocks, mgpu.rem(mi, m_blocks)), n_iters, { device_id = nxt() })
+      mgpu.semaphore_signal(ext[1]:at(mi / m_blocks, mgpu.rem(mi, m_blocks)), forward_count(mi, nxt()), { device_id = nxt() })
     end) end)
   end
 else

@@ -33,15 +33,22 @@ Shapes need not divide the tiles: edge tiles are zero-filled when loaded
 and clipped when stored.  N must be a multiple of 64 and K of 8 (16 with
 FP8: TMA's rows are whole 16-byte units).  Loaded
 with `loadfile("examples/matmul.lua")("--lib")` it returns { build,
-defaults, tile_n_for, cluster_for, for_shape, operands, geometry } for tools and specs.
+defaults, tile_n_for, cluster_for, for_shape, operands, geometry, schedule, sk_pieces } for tools
+and specs.
 ]]
 local mgpu = require "mgpu"
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
 local plan = dofile(here .. "matmul_plan.lua")
 local T = mgpu.transforms
 local lib = { defaults = plan.defaults, tile_n_for = plan.tile_n_for, cluster_for = plan.cluster_for,
-              for_shape = plan.for_shape,
-              operands = plan.operands, geometry = function(cfg) return plan.geometry(plan.filled(cfg)) end }
+              for_shape = plan.for_shape, operands = plan.operands, sk_pieces = plan.sk_pieces,
+              geometry = function(cfg) return plan.geometry(plan.filled(cfg)) end }
+--- The schedule of an M x N x K problem under cfg (matmul_plan.lua's plan: tile counts, grid,
+--- stream-K's rounds q, tiles left r, steps U over P blocks).
+function lib.schedule(cfg, M, N, K)
+  local c = plan.filled(cfg)
+  return plan.plan(c, plan.geometry(c), M, N, K)
+end
 local unpack = table.unpack or unpack
 
 --- A matmul kernel for cfg (defaults filled in); cfg.epilogue(tile) maps
@@ -274,11 +281,12 @@ function lib.build(cfg)
           end
           pipe_for(mi, ni, state, offset)(a, b, { allocations = s.p })
         end
-        if sch.stream_k then   -- the block's stream-K pieces, then its whole tiles (matmul_plan.lua deals them)
-          local items, item = plan.stream_k_items(sch, bidx)
+        if sch.stream_k then   -- the block's stream-K pieces and whole tiles (matmul_plan.lua deals them)
+          local items, item = plan.stream_k_items(sch, bidx, g.pieces_last)
           mgpu.fori(0, items, function(i, done)
             local lin, k0, k1, tstart = item(i)
             local mi, ni = tile_mn(lin)
+            if c.before_tile then c.before_tile(mi, ni, wg, ext) end   -- (once per piece of a tile)
             local state = mgpu.select(mgpu.eq(i, 0), mgpu.PipelineState.START, mgpu.PipelineState.STEADY)
                         + mgpu.select(mgpu.eq(i, items - 1), mgpu.PipelineState.STOP, 0)
             local skx = { partial = mgpu.lt(k1, k_iters), k0 = k0, tstart = tstart }

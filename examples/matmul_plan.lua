@@ -52,7 +52,8 @@ block's tile, wg its warpgroup, ext the hooks' scratch with the operands as ext.
   scratch                    scratch shapes of the hooks (ext[1], ext[2], ...)
   side_blocks, side(ext)     blocks before the matmul's that run side(ext) instead
   tile_of(index, ext)        the cluster tile (row, column, in cluster tiles) of a linear index
-  before_tile(mi, ni, wg, ext)  in every warpgroup before a tile's pipeline
+  before_tile(mi, ni, wg, ext)  in every warpgroup before a tile's pipeline (under stream-K, before
+                             each piece of a tile; with tile_of, stream-K runs only with sk=1)
   on_k_step(mi, ni, k, a_smem, wg, ext)  in each compute warpgroup after a K step's wgmmas are
                              issued; a_smem is the block's whole A tile of step k
   before_release(mi, ni, pending, wg, ext)  the pipeline's before_release (lua/mgpu/pipeline.lua):
@@ -119,12 +120,15 @@ function P.geometry(c)
   assert(c.sk == 0 or c.sk == 1 or c.sk == "auto", "sk must be 0, 1 or auto")
   assert(c.balance == 0 or c.balance == 1, "balance must be 0 or 1")
   local sk_allowed = c.sched == "static" and (c.side_blocks or 0) == 0 and not c.tile_of
-  assert(c.sk ~= 1 or sk_allowed, "sk=1 needs sched=static and no side blocks or tile_of")
+  -- (with tile_of, stream-K only when asked: the hooks' waits must count its pieces)
+  assert(c.sk ~= 1 or sk_allowed or (c.tile_of and c.sched == "static" and (c.side_blocks or 0) == 0),
+         "sk=1 needs sched=static and no side blocks")
   g.sk = c.sk == 1 or (c.sk == "auto" and sk_allowed)   -- (auto: the shape decides, in plan)
   assert(c.split == "auto" or (type(c.split) == "number" and c.split >= 1 and c.split == math.floor(c.split)),
          "split must be auto or a whole number, at least 1")
   g.split = c.split ~= "auto" and c.split or 1            -- (auto: for_shape decides)
   assert(g.split == 1 or sk_allowed, "split needs sched=static and no side blocks or tile_of")
+  g.pieces_last = c.tile_of ~= nil   -- (stream_k_items)
   return g
 end
 
@@ -213,19 +217,36 @@ end
 --- over all the blocks (in cluster units).  sk_start(p) is block p's first step (traced).
 function P.sk_start(t, p) return (p * t.U) / t.P end
 
+--- How many blocks' stream-K ranges cover each tile of the last round: a list of r counts, the
+--- first for the tile of linear index q * P (plain numbers, as sk_start deals them).
+function P.sk_pieces(t)
+  local out = {}
+  for j = 0, t.r - 1 do
+    local n = 0
+    for p = 0, t.P - 1 do
+      local s, e = math.floor(p * t.U / t.P), math.floor((p + 1) * t.U / t.P)
+      if s < e and s < (j + 1) * t.k_iters and e > j * t.k_iters then n = n + 1 end
+    end
+    out[j + 1] = n
+  end
+  return out
+end
+
 --- The items of block bidx under stream-K (traced), for its loop: the count, and item(i) ->
 --- the tile's linear index, its K steps [k0, k1), whether its sum is partial and the tile's
 --- first step.  A block's share spans at most two tiles: the higher one's first steps, whose
 --- partial sum it leaves in the workspace with a semaphore signal, and the lower one's last
 --- steps, whose owner it is: it adds the partials of the blocks before it (which left them
---- first) and stores the tile.  Then come its q whole tiles.
-function P.stream_k_items(t, bidx)
+--- first) and stores the tile.  Then come its q whole tiles; with pieces_last (tile_of: the
+--- last tiles in its order may wait for data that arrives last) the whole tiles come first.
+function P.stream_k_items(t, bidx, pieces_last)
   assert(t.P * t.U < 2 ^ 31, "matmul: sk=1 with too many K steps for 32-bit step indices")
   local k_iters = t.k_iters
   local s0, e0 = P.sk_start(t, bidx), P.sk_start(t, bidx + 1)
   local th, tl = (e0 - 1) / k_iters, s0 / k_iters   -- (th is used only when e0 > s0)
   local nseg = mgpu.select(mgpu.lt(s0, e0), th - tl + 1, 0)
   return nseg + t.q, function(i)
+    if pieces_last then i = mgpu.select(mgpu.lt(i, t.q), i + nseg, i - t.q) end
     local in_sk = mgpu.lt(i, nseg)
     local tt = mgpu.select(mgpu.eq(i, 0), th, tl)
     local tstart = tt * k_iters
