@@ -40,6 +40,23 @@ describe("arrays", function()
     assert.are.same({ 3, 1 }, a:reshape({ 3, 1 }).shape)
   end)
 
+  it("copy a band of rows, checked against the whole array's", function()
+    local x = mgpu.random.normal({ 10, 3, 4 }, "bf16")
+    local r = x:rows(2, 5)
+    assert.are.same({ 5, 3, 4 }, r.shape)
+    assert.equal("bf16", r.dtype)
+    assert.equal(0, mgpu.host.relerr(mgpu.host.from(r), mgpu.host.from(x):rows(2, 5)))
+    assert.are.same({ 4, 5 }, mgpu.iota({ 6 }, "i32"):rows(4, 2):to_table())
+    assert.are.same({ 0, 3, 4 }, x:rows(10, 0).shape)
+    assert.matches("arrays_spec.lua:%d+: rows: rows %[8, 11%) are out of range for shape %[10,3,4%]",
+                   util.err_of(x.rows, x, 8, 3))
+    assert.matches("rows: rows %[%-1, 2%) are out of range", util.err_of(x.rows, x, -1, 3))
+    assert.matches("rows: start must be an integer, got 1.5", util.err_of(x.rows, x, 1.5, 3))
+    assert.matches("rows: rows %[0, 1%) are out of range for shape %[%]",
+                   util.err_of(x.rows, mgpu.zeros({}, "f32"), 0, 1))
+    assert.matches("rows: call it as array:rows%(start, size%)", util.err_of(x.rows, 3, 0, 1))
+  end)
+
   it("read u64 values from 2^63 up back as floats, smaller ones as integers", function()
     local small = mgpu.full(2, 5, "u64"):to_table()
     if math.type then assert.are.equal("integer", math.type(small[1])) end   -- Lua 5.4 (LuaJIT has no integers)

@@ -368,6 +368,23 @@ function Array:copy(dtype)
   return out
 end
 
+--- A copy of rows [start, start + size) (0-based) along the first axis: a band of a large
+--- result checked on the host without downloading all of it.
+function Array:rows(start, size)
+  if not M.is_array(self) then compat.fail("ROWS_NOT_ARRAY") end
+  start, size = compat.int(start, "rows: start"), compat.int(size, "rows: size")
+  if #self.shape < 1 or start < 0 or size < 0 or start + size > self.shape[1] then
+    compat.fail("ROWS_RANGE", start, start + size, compat.shape_str(self.shape))
+  end
+  local shape, row_bytes = { size }, core().dtype_size(self.dtype)
+  for i = 2, #self.shape do shape[i], row_bytes = self.shape[i], row_bytes * self.shape[i] end
+  if self.abstract then return M.spec(shape, self.dtype, "rows") end
+  local out = new(shape, self.dtype, "rows")
+  if out.abstract then no_data(out, "rows") end
+  if out.nbytes > 0 then core().buffer_copy(out.buf, 0, self.buf, start * row_bytes, out.nbytes) end
+  return out
+end
+
 --- The same memory seen with another shape of the same size.
 function Array:reshape(shape)
   shape = compat.shape(shape, "reshape")

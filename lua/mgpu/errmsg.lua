@@ -75,6 +75,8 @@ return {
   FLAT_INDEX_OUT_OF_RANGE = "index %d is out of range 1..%d",
   GET_ARITY = "get: expected 1 or %d indices, got %d",
   RESHAPE_SIZE = "reshape: %s does not have %d elements",
+  ROWS_RANGE = "rows: rows [%d, %d) are out of range for shape %s",
+  ROWS_NOT_ARRAY = "rows: call it as array:rows(start, size)",
   NOT_DLPACK = "%s: expected a DLPack tensor (a DLManagedTensor pointer), got %s",
   HOST_ARITHMETIC = "arithmetic on mgpu arrays runs inside a kernel body (x:load() + y:load()); " ..
     "on the host read them with a:to_table() or use mgpu.host",
@@ -369,7 +371,6 @@ return {
   HOST_BAD_OPERAND = "%s: host arrays combine with host arrays, device arrays and numbers, not %s",
   HOST_OPERANDS = "%s: expected a host array, got %s and %s",
   HOST_AXIS = "%s: axis %d is out of range for shape %s",
-  HOST_ROWS = "rows: rows [%d, %d) are out of range for shape %s",
   HOST_NOT_ARRAY = "%s: expected a host or device array, got %s",
 
   -- -- Several devices: distributed, symmetric memory, semaphores ---------------------------------

@@ -148,7 +148,7 @@ function Host:rows(start, size)
   need_host(self, "rows")
   start, size = compat.int(start, "rows: start"), compat.int(size, "rows: size")
   if #self.shape < 1 or start < 0 or size < 0 or start + size > self.shape[1] then
-    fail("HOST_ROWS", start, start + size, compat.shape_str(self.shape))
+    fail("ROWS_RANGE", start, start + size, compat.shape_str(self.shape))
   end
   return wrap(call("host_slice", self.h, start, size))
 end
