@@ -230,10 +230,10 @@ if mgpu.compile_only() then return end
 -- check: rows of each chunk against the float64 product of that device's shard with B
 local H = mgpu.host
 local band = small and M or 64
-local err, hc, hb = 0, H.from(c), H.from(b)
+local err, hb = 0, H.from(b)
 for d = 0, n - 1 do
-  local ref = H.matmul(H.from(shard(d)):rows(0, band), hb)
-  err = math.max(err, H.relerr(hc:rows(d * M, band), ref))
+  local ref = H.matmul(H.from(shard(d):rows(0, band)), hb)
+  err = math.max(err, H.relerr(H.from(c:rows(d * M, band)), ref))
 end
 print(string.format("device %d of %d: collective matmul (%d*%d)x%dx%d %s: relative error %.2e", me, n, n, M, N, K, dtype, err))
 assert(err <= 1e-2, "collective matmul differs from the reference")

@@ -152,10 +152,10 @@ function check.script(lib, ...)
   local hb = o.f8 and H.from(b):transpose() or H.from(b)
   local err = 0
   for _, r0 in ipairs({ 0, M - band }) do
-    local ref = H.matmul(H.from(a):rows(r0, band), hb)
+    local ref = H.matmul(H.from(a:rows(r0, band)), hb)
     if o.f8 then ref = ref * H.from(args[3]) * H.from(args[4]) end
     if act then ref = act[2](ref) end
-    err = math.max(err, H.relerr(H.from(c):rows(r0, band), ref))
+    err = math.max(err, H.relerr(H.from(c:rows(r0, band)), ref))
   end
   local mode = mgpu.interpreting() and "interpreted" or mgpu.device().name
   local dtypes = o.a == o.b and o.a or (o.a .. " x " .. o.b)
