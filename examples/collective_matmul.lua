@@ -85,14 +85,16 @@ end
 -- block; each block of a piece waits for its row block, so a row block there takes g.cn counts
 -- more (the cluster's blocks along N share it) per extra piece of its tiles: extra[cluster row in
 -- the chunk] (the same on every device)
-local extra = {}
+local extra, extra_rows = {}, {}   -- (extra_rows: its keys in order, for the same IR every run)
 if cfg.sk == 1 then
   local t = lib.schedule(cfg, n * M, N, K)
   assert(not t.stream_k or t.r <= pm * pn, "sk=1: the last round must lie in one chunk")
   for j, pieces in ipairs(t.stream_k and lib.sk_pieces(t) or {}) do
     local lm = mgpu.planar_snake((t.q * t.P + j - 1) % (pm * pn), { pm, pn }, 1, cfg.snake or lib.defaults.snake)
+    if not extra[lm] then extra_rows[#extra_rows + 1] = lm end
     extra[lm] = (extra[lm] or 0) + g.cn * (pieces - 1)
   end
+  table.sort(extra_rows)
 end
 -- the counts a forward of row block mi (a chunk's row blocks, in all) gives device d: one per tile that
 -- reads it there, and its pieces' extra ones where the chunk is d's last (d + 1's own)
@@ -100,10 +102,7 @@ local function forward_count(mi, d)
   local count = n_iters
   local lr = mgpu.rem(mi, m_blocks) / g.cm
   local last = mgpu.eq(mi / m_blocks, mgpu.rem(d + 1, n))
-  local rows = {}
-  for lm in pairs(extra) do rows[#rows + 1] = lm end
-  table.sort(rows)   -- (the same IR every run)
-  for _, lm in ipairs(rows) do count = count + mgpu.select(last:band(mgpu.eq(lr, lm)), extra[lm], 0) end
+  for _, lm in ipairs(extra_rows) do count = count + mgpu.select(last:band(mgpu.eq(lr, lm)), extra[lm], 0) end
   return count
 end
 
@@ -172,7 +171,8 @@ of the chunk's time later, while the next device uses the row block a whole chun
 step s + 1, in the same order).  The forwarding tiles are spread over the first strip's
 rounds of tiles (every snake-th tile), so few blocks send at once.
 Progress (no deadlock), for any n: a block takes its tiles in increasing index, hence step by
-step (with sk=1 its last-round pieces come after its whole tiles, all of them in step n - 1); only the memory warpgroup waits, before a tile of step s >= 1, for a row block that device
+step (with sk=1 its last-round pieces come after its whole tiles, all of them in step n - 1);
+only the memory warpgroup waits, before a tile of step s >= 1, for a row block that device
 d - 1 forwards from a tile of its step s - 1, which itself waits only for step s - 2 tiles of
 device d - 2, and so on down to step 0, where nothing waits.  By induction over s, every tile of
 step s - 1 on every device finishes, so every wait in step s ends.  The forwarding tile's own
@@ -204,7 +204,8 @@ if ring == "mma" then
   cfg.after_mainloop = function(mi, ni, wg, ext)
     mgpu.when(forwards(mi, ni, wg), function() mgpu.named_scope("forward", function()
       mgpu.wait_smem_to_gmem(0)
-      mgpu.semaphore_signal(ext[1]:at(mi / m_blocks, mgpu.rem(mi, m_blocks)), forward_count(mi, nxt()), { device_id = nxt() })
+      mgpu.semaphore_signal(ext[1]:at(mi / m_blocks, mgpu.rem(mi, m_blocks)), forward_count(mi, nxt()),
+                            { device_id = nxt() })
     end) end)
   end
 else

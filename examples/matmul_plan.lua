@@ -224,7 +224,7 @@ function P.sk_pieces(t)
   for j = 0, t.r - 1 do
     local n = 0
     for p = 0, t.P - 1 do
-      local s, e = math.floor(p * t.U / t.P), math.floor((p + 1) * t.U / t.P)
+      local s, e = math.floor(P.sk_start(t, p)), math.floor(P.sk_start(t, p + 1))
       if s < e and s < (j + 1) * t.k_iters and e > j * t.k_iters then n = n + 1 end
     end
     out[j + 1] = n

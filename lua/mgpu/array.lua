@@ -372,10 +372,7 @@ end
 --- result checked on the host without downloading all of it.
 function Array:rows(start, size)
   if not M.is_array(self) then compat.fail("ROWS_NOT_ARRAY") end
-  start, size = compat.int(start, "rows: start"), compat.int(size, "rows: size")
-  if #self.shape < 1 or start < 0 or size < 0 or start + size > self.shape[1] then
-    compat.fail("ROWS_RANGE", start, start + size, compat.shape_str(self.shape))
-  end
+  start, size = compat.rows_args(self.shape, start, size)
   local shape, row_bytes = { size }, core().dtype_size(self.dtype)
   for i = 2, #self.shape do shape[i], row_bytes = self.shape[i], row_bytes * self.shape[i] end
   if self.abstract then return M.spec(shape, self.dtype, "rows") end

@@ -12,10 +12,10 @@ Each config is built and launched once (a config whose factory or first
 launch raises, e.g. too much SMEM, is skipped with a one-line note), then
 timed with mgpu.bench (median of device-event timings) or opts.timer.  The
 winner is kept per key (with the device name, the mode, the engine
-version and its build's id, mgpu_engine_id) in autotune.txt next to the kernel cache, so a later process takes
-it without timing.  Interpreted (or compile-only) without a timer, timing
-means nothing: the first config that works is taken, with a note, and not
-kept.
+version and its build's id, mgpu_engine_id) in autotune.txt next to the
+kernel cache, so a later process takes it without timing.  Interpreted (or
+compile-only) without a timer, timing means nothing: the first config that
+works is taken, with a note, and not kept.
 ]]
 local compat = require "mgpu.compat"
 compat.mark_lib()

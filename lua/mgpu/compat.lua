@@ -191,6 +191,16 @@ function M.same_shape(a, b)
   return true
 end
 
+--- The checked arguments of rows(start, size) on an array of `shape` (device or host): rows
+--- [start, start + size) of its first axis.
+function M.rows_args(shape, start, size)
+  start, size = M.int(start, "rows: start"), M.int(size, "rows: size")
+  if #shape < 1 or start < 0 or size < 0 or start + size > shape[1] then
+    M.fail("ROWS_RANGE", start, start + size, M.shape_str(shape))
+  end
+  return start, size
+end
+
 function M.shape_str(shape)
   local parts = {}
   for i = 1, #shape do parts[i] = string.format("%d", shape[i]) end

@@ -146,10 +146,7 @@ Host.sum, Host.mean, Host.amax, Host.amin = reducer("sum", "sum"), reducer("mean
 --- Rows [start, start + size) (0-based) along the first axis.
 function Host:rows(start, size)
   need_host(self, "rows")
-  start, size = compat.int(start, "rows: start"), compat.int(size, "rows: size")
-  if #self.shape < 1 or start < 0 or size < 0 or start + size > self.shape[1] then
-    fail("ROWS_RANGE", start, start + size, compat.shape_str(self.shape))
-  end
+  start, size = compat.rows_args(self.shape, start, size)
   return wrap(call("host_slice", self.h, start, size))
 end
 
