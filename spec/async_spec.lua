@@ -489,3 +489,86 @@ describe("PTX for the async machinery", function()
     end
   end)
 end)
+
+describe("another block's SMEM (cluster_ref)", function()
+  -- a cluster of 4 blocks, each reading block `peer(c)`'s SMEM; sync = false leaves out the barrier
+  local function ring(peer, sync, scratch_extra)
+    local scratch = { mgpu.SMEM({ 256 }, "f32"), mgpu.ClusterBarrier{ collective_axes = "c" } }
+    for _, x in ipairs(scratch_extra or {}) do scratch[#scratch + 1] = x end
+    return mgpu.kernel{
+      grid = { 1 }, cluster = { 4 }, cluster_names = { "c" }, out_shape = mgpu.shape({ 4, 256 }, "f32"),
+      scratch_shapes = scratch,
+      body = function(x, o, buf, cbar)
+        local c = mgpu.axis_index("c")
+        buf:store(x:at(c):load())
+        if sync then mgpu.barrier_arrive(cbar); mgpu.barrier_wait(cbar) end
+        o:at(c):store(mgpu.cluster_ref(buf, { c = peer(c) }):load())
+      end,
+    }
+  end
+  local x = mgpu.random.normal({ 4, 256 }, "f32")
+
+  it("reads the named block's SMEM after a cluster barrier", function()
+    local xt, out = x:to_table(), ring(function(c) return 3 - c end, true)(x):to_table()
+    for c = 0, 3 do
+      for i = 1, 256, 51 do assert.are.equal(xt[(3 - c) * 256 + i], out[c * 256 + i]) end
+    end
+  end)
+
+  it("reports a read of another block's write with no cluster barrier between", function()
+    assert.matches("async_spec%.lua:%d+: the SMEM load in block 3 of the cluster reads SMEM of block 0 that block 0 "
+                   .. "wrote at spec/async_spec%.lua:%d+, with no cluster barrier between",
+                   err_of(ring(function(c) return (c + 1) % 4 end, false), x))
+  end)
+
+  it("faults on a traced block index outside the cluster", function()
+    assert.matches("async_spec%.lua:%d+: cluster_ref: block 4 is outside the cluster of 4 blocks %(ranks 0%.%.3%)",
+                   err_of(ring(function(c) return c + 1 end, true), x))
+  end)
+
+  it("refuses refs that are not SMEM, unknown axes, indices outside the cluster and kernels without one", function()
+    local function body_err(f, cluster)
+      local k = mgpu.kernel{ grid = { 1 }, cluster = cluster or { 2 }, cluster_names = cluster and {} or { "c" },
+                             out_shape = mgpu.shape({ 256 }, "f32"), scratch_shapes = { mgpu.SMEM({ 256 }, "f32") },
+                             body = f }
+      return err_of(k, mgpu.zeros({ 256 }, "f32"))
+    end
+    assert.matches("async_spec%.lua:%d+: cluster_ref: the ref must be in SMEM %(another block's shared memory%), not gmem",
+                   body_err(function(xx) mgpu.cluster_ref(xx, { c = 1 }) end))
+    assert.matches("cluster_ref: 'q' is not a cluster axis %(cluster axes: c%)",
+                   body_err(function(_, _, s) mgpu.cluster_ref(s, { q = 1 }) end))
+    assert.matches("cluster_ref: index 2 along cluster axis 'c' is outside 0%.%.1",
+                   body_err(function(_, _, s) mgpu.cluster_ref(s, { c = 2 }) end))
+    assert.matches("cluster_ref: the index along cluster axis 'c' must be a number or a traced integer scalar",
+                   body_err(function(_, _, s) mgpu.cluster_ref(s, { c = "1" }) end))
+    assert.matches("cluster_ref%(ref, block_id%): block_id maps cluster axis names to indices",
+                   body_err(function(_, _, s) mgpu.cluster_ref(s, 1) end))
+    assert.matches("cluster_ref: the kernel's cluster has one block",
+                   body_err(function(_, _, s) mgpu.cluster_ref(s, {}) end, {}))
+  end)
+
+  it("refuses another block's SMEM in copies", function()
+    local k = mgpu.kernel{
+      grid = { 1 }, cluster = { 2 }, cluster_names = { "c" }, out_shape = mgpu.shape({ 256 }, "f32"),
+      scratch_shapes = { mgpu.SMEM({ 256 }, "f32") },
+      body = function(_, o, s) mgpu.copy_smem_to_gmem(mgpu.cluster_ref(s, { c = 1 }), o) end,
+    }
+    assert.matches("async_spec%.lua:%d+: tma_store: operand 1 views another block's SMEM %(cluster_ref%), which only "
+                   .. "loads, stores and views take", err_of(k, mgpu.zeros({ 256 }, "f32")))
+  end)
+
+  it("lowers to mapa and shared::cluster accesses, with cluster-scope barriers in such kernels only", function()
+    local ptx = ring(function(c) return (c + 1) % 4 end, true):lower(x).ptx
+    assert.matches("mapa%.shared::cluster%.u32 %%r%d+, %%r%d+, %%r%d+;\n\tld%.shared::cluster%.v2%.f32", ptx)
+    assert.matches("mbarrier%.arrive%.release%.cluster%.shared::cluster%.b64", ptx)
+    assert.matches("mbarrier%.try_wait%.parity%.acquire%.cluster%.shared::cta%.b64", ptx)
+    local plain = mgpu.kernel{
+      grid = { 1 }, cluster = { 2 }, cluster_names = { "c" }, out_shape = mgpu.shape({ 1 }, "f32"),
+      scratch_shapes = { mgpu.ClusterBarrier{ collective_axes = "c" } },
+      body = function(_, _, cbar) mgpu.barrier_arrive(cbar); mgpu.barrier_wait(cbar) end,
+    }
+    local p2 = plain:lower(mgpu.zeros({ 1 }, "f32")).ptx
+    assert.matches("mbarrier%.arrive%.shared::cluster%.b64", p2)
+    assert.is_nil(p2:find("acquire.cluster", 1, true))
+  end)
+end)

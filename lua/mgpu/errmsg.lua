@@ -200,6 +200,12 @@ return {
   RUN_SCOPED_ALLOCATION = "run_scoped: allocation %d must be mgpu.SMEM(...), mgpu.Barrier{...} or mgpu.ACC(...)",
   RUN_SCOPED_RESULT_REF = "run_scoped: result %d is a ref; its SMEM ends with the scope",
   TRANSPOSE_REF_NOT_REF = "transpose_ref: first argument must be a ref",
+  CLUSTER_REF_NOT_REF = "cluster_ref: first argument must be an SMEM ref",
+  CLUSTER_REF_NOT_SMEM = "cluster_ref: the ref must be in SMEM (another block's shared memory), not %s",
+  CLUSTER_REF_BLOCK_ID = "cluster_ref(ref, block_id): block_id maps cluster axis names to indices, e.g. { c = 1 }",
+  CLUSTER_REF_AXIS = "cluster_ref: '%s' is not a cluster axis (cluster axes: %s)",
+  CLUSTER_REF_INDEX = "cluster_ref: index %s along cluster axis '%s' is outside 0..%d",
+  CLUSTER_REF_INDEX_KIND = "cluster_ref: the index along cluster axis '%s' must be a number or a traced integer scalar",
 
   -- -- Register layouts ---------------------------------------------------------------------------
   LAYOUT_REDUCE_NO_COLON = "reduce: call it as layout:reduce(axes) (with a colon)",

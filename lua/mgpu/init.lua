@@ -53,7 +53,7 @@ local mgpu = {
   Layout = layout.Layout, Replicated = layout.Replicated, LoweringSemantics = kernel.LoweringSemantics,
   -- shared memory
   SMEM = smem.SMEM, transforms = smem.transforms, find_swizzle = smem.find_swizzle, run_scoped = smem.run_scoped,
-  transpose_ref = smem.transpose_ref, TilingTransform = smem.TilingTransform, SwizzleTransform = smem.SwizzleTransform,
+  transpose_ref = smem.transpose_ref, cluster_ref = smem.cluster_ref, TilingTransform = smem.TilingTransform, SwizzleTransform = smem.SwizzleTransform,
   TransposeTransform = smem.TransposeTransform,
   -- barriers, asynchronous copies, wgmma
   Barrier = barrier.Barrier, ClusterBarrier = barrier.ClusterBarrier, barrier_arrive = barrier.barrier_arrive,

@@ -1009,6 +1009,67 @@ add("cluster/multicast-and-cluster-barrier", function(mgpu)
   return math.max(compare(mgpu, o, ref), compare(mgpu, ids, { 0, 1, 10, 11 })), 0
 end)
 
+-- DSMEM: each block of a cluster of 4 reads the next block's SMEM (a traced block index; generic
+-- loads through cluster_ref), after a cluster barrier.
+add("cluster/dsmem-ring", function(mgpu)
+  local k = mgpu.kernel{
+    name = "dsmem_ring", grid = { 2 }, cluster = { 4 }, cluster_names = { "c" },
+    out_shape = mgpu.shape({ 2, 4, 512 }, "f32"),
+    scratch_shapes = { mgpu.SMEM({ 512 }, "f32"), mgpu.ClusterBarrier{ collective_axes = "c" } },
+    body = function(x, o, buf, cbar)
+      local g, c = mgpu.program_id(0), mgpu.axis_index("c")
+      buf:store(x:at(g, c):load())
+      mgpu.barrier_arrive(cbar)   -- written: every block of the cluster may read it
+      mgpu.barrier_wait(cbar)
+      o:at(g, c):store(mgpu.cluster_ref(buf, { c = (c + 1) % 4 }):load() * 2)
+    end,
+  }
+  local x = mgpu.random.normal({ 2, 4, 512 }, "f32")
+  local out = k(x)
+  local xt, ref = x:to_table(), {}
+  for g = 0, 1 do
+    for c = 0, 3 do
+      for i = 1, 512 do ref[#ref + 1] = 2 * xt[(g * 4 + (c + 1) % 4) * 512 + i] end
+    end
+  end
+  return compare(mgpu, out, ref), 0
+end)
+
+-- DSMEM stores: in clusters of 2x2, each block stores its 8x32 tile into its own swizzled SMEM
+-- (slot 0) and into slot 1 of its neighbour along cx and slot 2 of its neighbour along cy (a
+-- cluster barrier over both axes orders each block with those two), then weighs the slots.
+add("cluster/dsmem-push", function(mgpu)
+  local T = mgpu.transforms
+  local k = mgpu.kernel{
+    name = "dsmem_push", grid = { 2 }, cluster = { 2, 2 }, cluster_names = { "cx", "cy" },
+    out_shape = mgpu.shape({ 2, 2, 2, 8, 32 }, "f32"),
+    scratch_shapes = { mgpu.SMEM({ 3, 8, 32 }, "f32", { transforms = { T.tiling{ 8, 32 }, T.swizzle(128) } }),
+                       mgpu.ClusterBarrier{ collective_axes = { "cx", "cy" } } },
+    body = function(x, o, slots, cbar)
+      local g, cx, cy = mgpu.program_id(0), mgpu.axis_index("cx"), mgpu.axis_index("cy")
+      local tile = x:at(g, cy, cx):load()
+      slots:at(0):store(tile)
+      mgpu.cluster_ref(slots, { cx = 1 - cx }):at(1):store(tile)
+      mgpu.cluster_ref(slots, { cy = 1 - cy }):at(2):store(tile)
+      mgpu.barrier_arrive(cbar)
+      mgpu.barrier_wait(cbar)
+      o:at(g, cy, cx):store(slots:at(0):load() + slots:at(1):load() * 2 + slots:at(2):load() * 3)
+    end,
+  }
+  local x = mgpu.random.normal({ 2, 2, 2, 8, 32 }, "f32")
+  local out = k(x)
+  local xt, ref = x:to_table(), {}
+  local function at(g, cy, cx, i) return xt[((g * 2 + cy) * 2 + cx) * 256 + i] end
+  for g = 0, 1 do
+    for cy = 0, 1 do
+      for cx = 0, 1 do
+        for i = 1, 256 do ref[#ref + 1] = at(g, cy, cx, i) + 2 * at(g, cy, 1 - cx, i) + 3 * at(g, 1 - cy, cx, i) end
+      end
+    end
+  end
+  return compare(mgpu, out, round(mgpu, ref, "f32")), 1e-6
+end)
+
 -- wgmma: acc (M, N) += A (M, K) @ B (K, N).  amajor/bmajor: "K" or "MN" (the SMEM operand seen
 -- through transpose_ref when it is stored the other way), areg: A from registers (WGMMA_8BIT
 -- for 8-bit A), bdt: B's dtype when it differs from A's (f8e4m3 x f8e5m2, i8 x u8).

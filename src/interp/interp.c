@@ -35,6 +35,7 @@ static void root_index(const iref *r, int prank, const int64_t *vshape, int64_t 
 unsigned char *interp_elem(const interp *I, const ir_op *op, const iref *r, const int64_t *vshape, int64_t e, int blk) {
   int64_t idx[IR_MAXRANK];
   if (r->space == MGPU_SPACE_SMEM) {
+    blk = interp_smem_block(I, r, blk);
     const xf_map *m = &I->maps[I->map_of[r->root]];
     root_index(r, m->rank, vshape, e, idx);
     bool inside = true;
@@ -92,9 +93,17 @@ void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, co
       sh->gop = (uint32_t)(op - k->ops.v) + 1;
       sh->gepoch = a->epoch;
       sh->gagent = (uint16_t)me;
+      sh->gclk = a->clock ? a->clock[me] : 0;
       continue;
     }
-    if (sh->lop && (sh->lblk != a->block || a->waits[sh->lbar] < (int64_t)sh->lphase)) {
+    if (sh->gop && I->agents[sh->gagent].block != a->block && (!a->clock || a->clock[sh->gagent] <= sh->gclk)) {
+      const iagent *wa = &I->agents[sh->gagent];
+      FAULT(I, op, "%s in block %d of the cluster reads SMEM of block %d that block %d wrote at %s, with no cluster "
+            "barrier between: the writer arrives on an mgpu.ClusterBarrier after the write and the reader waits on it "
+            "before the read", user_name(op), a->block % I->cblocks, blk % I->cblocks, wa->block % I->cblocks,
+            ir_loc(k, &k->ops.v[sh->gop - 1]));
+    }
+    if (sh->lop && blk == a->block && (sh->lblk != a->block || a->waits[sh->lbar] < (int64_t)sh->lphase)) {
       const ir_op *w = &k->ops.v[sh->lop - 1];
       FAULT(I, op, "%s reads SMEM that the %s at %s is still writing: warpgroup %d of block %d has not waited for the "
             "barrier completion that %s signals (barrier_wait before reading)",
@@ -155,7 +164,7 @@ static void do_load(interp *I, iagent *a, const ir_op *op) {
       root_index(r, interp_param(I, r)->rank, t->shape, e, idx);
       interp_gmem_read_check(I, a, op, interp_pslot(I, r), interp_param(I, r)->rank, idx, NULL);
     }
-    if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, a->block, q, dt_bytes(t->dtype), ISH_READ);
+    if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, interp_smem_block(I, r, a->block), q, dt_bytes(t->dtype), ISH_READ);
     else interp_race_access(I, op, a->block, interp_pslot(I, r), q, NULL);
     if (fl) out[e].f = dt_load(t->dtype, q);
     else out[e].i = dt_load_int(t->dtype, q);
@@ -265,7 +274,7 @@ static void do_store(interp *I, iagent *a, const ir_op *op) {
     if (!q) continue;
     if (fl) dt_store(t->dtype, nb, src[e * s].f);
     else dt_store_int(t->dtype, nb, src[e * s].i);
-    if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, a->block, q, eb, ISH_WRITE);
+    if (r->space == MGPU_SPACE_SMEM) interp_smem_access(I, a, op, interp_smem_block(I, r, a->block), q, eb, ISH_WRITE);
     else interp_race_access(I, op, a->block, interp_pslot(I, r), q, nb);
     memcpy(q, nb, (size_t)eb);
   }
@@ -306,6 +315,7 @@ static void do_view(interp *I, iagent *a, const ir_op *op) {
   dst->root = src->root;
   dst->space = src->space;
   dst->dev = src->dev;
+  dst->cta = src->cta;
   dst->rank = 0;
   for (uint32_t i = 0; i < src->rank; i++) {
     if (i >= nidx) { dst->dim[dst->rank++] = src->dim[i]; continue; }
@@ -472,6 +482,17 @@ static void do_remote(interp *I, iagent *a, const ir_op *op) {
   a->slots[op->res].ref->dev = (int8_t)dev;
 }
 
+/* cluster_ref: the same SMEM view, in the block of that rank in the cluster. */
+static void do_cluster_ref(interp *I, iagent *a, const ir_op *op) {
+  const uint32_t *o = ir_opds(I->k, op);
+  int64_t rank = val(a, o[1])->i;
+  if (rank < 0 || rank >= I->cblocks)
+    FAULT(I, op, "cluster_ref: block %lld is outside the cluster of %d blocks (ranks 0..%d)", (long long)rank, I->cblocks,
+          I->cblocks - 1);
+  *a->slots[op->res].ref = *a->slots[o[0]].ref;
+  a->slots[op->res].ref->cta = (int8_t)(rank + 1);
+}
+
 /* multimem_store: the value into the ref's view on every device of the
 ** launch; multimem_load: the reduction over the devices of the view. */
 static void do_multimem(interp *I, iagent *a, const ir_op *op) {
@@ -629,6 +650,7 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_PRINT: do_print(I, a, op); break;
   case IRC_PROF: do_profile(I, a, op); break;
   case IRC_REMOTE: do_remote(I, a, op); break;
+  case IRC_CLUSTERREF: do_cluster_ref(I, a, op); break;
   case IRC_MMSTORE: case IRC_MMLOAD: do_multimem(I, a, op); break;
   case IRC_SYNC:
     if (op->code == IR_commit_group) a->group++;
@@ -808,8 +830,11 @@ static void alloc_agents(interp *I) {
   I->nagents = nthreads * I->nblocks;
   I->agents = mem_calloc(al, sizeof(iagent) * (size_t)I->nagents);
   if (!I->agents) diag_throw(I->d, ERR_NOMEM, "");
-  /* vector clocks (for the TMEM checks: kernels with TMEM only): one per agent, two per barrier of every block */
-  if (I->ki->tmem_cols) {
+  /* vector clocks (for the TMEM checks and reads of SMEM other blocks wrote: kernels with TMEM or
+  ** cluster_ref only): one per agent, two per barrier of every block */
+  bool dsmem = false;
+  for (uint32_t i = 0; i < k->ops.n; i++) dsmem |= k->ops.v[i].code == IR_cluster_ref;
+  if (I->ki->tmem_cols || dsmem) {
     I->clocks = mem_calloc(al, sizeof(uint32_t) * clocks_size(I));
     if (!I->clocks) diag_throw(I->d, ERR_NOMEM, "");
     uint32_t *clk = I->clocks + (size_t)I->nagents * (size_t)I->nagents;

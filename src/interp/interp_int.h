@@ -19,6 +19,7 @@ typedef struct iref {
   uint8_t space;                 /* mgpu_space */
   uint8_t rank;
   int8_t dev;                    /* GMEM: the device whose copy of the parameter it views */
+  int8_t cta;                    /* SMEM: 1 + the cluster rank of the block whose SMEM it views (cluster_ref), 0: its own */
   int8_t dim[IR_MAXRANK];        /* view dim -> root dim */
   int64_t off[IR_MAXRANK];       /* offset along every root dim */
 } iref;
@@ -83,6 +84,7 @@ typedef struct ishadow {
   uint32_t gop;                  /* generic write: op index + 1, or 0 */
   uint32_t gepoch;               /* the writer's epoch at the write */
   uint16_t gagent;               /* the writing agent */
+  uint32_t gclk;                 /* the writer's own clock at the write (cross-block reads must have synchronised past it) */
   uint16_t lbar;                 /* TMA load: barrier index in its block */
   uint16_t lblk;                 /* TMA load: the block whose barrier lands it */
   uint32_t lop;                  /* TMA load: op index + 1, or 0 */
@@ -199,6 +201,10 @@ void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned c
 ** SMEM refs use the SMEM of block `blk`.  NULL for GMEM elements outside
 ** their parameter; an SMEM index out of range is a fault at op. */
 unsigned char *interp_elem(const interp *I, const ir_op *op, const iref *r, const int64_t *vshape, int64_t e, int blk);
+/* The block whose SMEM an SMEM ref r used by block blk views (another of its cluster after cluster_ref). */
+static inline int interp_smem_block(const interp *I, const iref *r, int blk) {
+  return r->cta ? blk - blk % I->cblocks + r->cta - 1 : blk;
+}
 
 /* Happens-before between agents, for the TMEM race checks: an agent's clock
 ** ticks at each of its arrivals, which carry its vector clock to the

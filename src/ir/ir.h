@@ -71,6 +71,7 @@
   _(transpose_ref, VIEWPERM, P)  /* (ref) ints=perm -> ref whose dim j is the operand's dim perm[j] */ \
   _(reshape_ref, VIEWRESHAPE, P) /* (SMEM ref) ints=shape -> its elements in row-major order under that shape (ir_ref.c) */ \
   _(smem_alloc, ALLOC, M)        /* () ints=dtype, shape...; text=transforms -> SMEM ref, alive until its region ends */ \
+  _(cluster_ref, CLUSTERREF, P)  /* (SMEM ref, rank i32) -> the same ref in the SMEM of the cluster's block of that rank (DSMEM: loads, stores and views only) */ \
   /* barriers, asynchronous copies, wgmma (all issued by the warpgroup) */ \
   _(barrier_alloc, BARALLOC, M)  /* () ints=num_barriers, num_arrivals, cluster axes mask[, orders tensor core] -> barrier ref u64[n] */ \
   _(barrier_arrive, BARRIER, M)  /* (one barrier): one arrival per warpgroup (cluster barriers: on every peer) */ \
@@ -120,7 +121,7 @@ typedef enum ir_opcode {
 typedef enum ir_opclass {
   IRC_CONST, IRC_GRIDIDX, IRC_THREADIDX, IRC_UNARY, IRC_BINARY, IRC_COMPARE,
   IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_BCASTDIM, IRC_RESHAPE, IRC_IOTA, IRC_LAYOUTCAST, IRC_REDUCE,
-  IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_VIEWRESHAPE, IRC_ALLOC, IRC_CLUSTERIDX,
+  IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_VIEWRESHAPE, IRC_ALLOC, IRC_CLUSTERIDX, IRC_CLUSTERREF,
   IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC, IRC_PRINT, IRC_PROF, IRC_REMOTE, IRC_SEMWAIT, IRC_MMSTORE, IRC_MMLOAD,
   IRC_TMEMALLOC, IRC_TMEMLOAD, IRC_TMEMSTORE, IRC_TCMMA, IRC_TCCOMMIT, IRC_CANCEL, IRC_CANCELQ,
   IRC_FOR, IRC_IF, IRC_WHILE, IRC_SCOPED, IRC_YIELD
@@ -288,8 +289,10 @@ const char *ir_print_conv(int dtype);
 void ir_print_format(const ir_kernel *k, const ir_op *op, strbuf *out);
 
 /* ir_ref.c: refs at compile time.
-** ir_ref_base: the ref a chain of views, transposes and reshapes starts from
-** (an allocation, a parameter, a region argument).
+** ir_ref_base: the ref a chain of views, transposes, reshapes and
+** cluster_refs starts from (an allocation, a parameter, a region argument).
+** ir_ref_in_cluster: whether SMEM ref v views another block's SMEM (a
+** cluster_ref somewhere in its chain).
 ** ir_ref_alloc: the smem_alloc result an SMEM ref views, 0 for other refs.
 ** ir_root_shape: the shape of a root ref (a parameter, an allocation, or a
 ** reshape_ref result, whose root is its whole allocation reshaped).
@@ -308,6 +311,7 @@ typedef struct ir_refview {
 } ir_refview;
 uint32_t ir_ref_base(const ir_kernel *k, uint32_t v);
 uint32_t ir_ref_alloc(const ir_kernel *k, uint32_t v);
+bool ir_ref_in_cluster(const ir_kernel *k, uint32_t v);
 void ir_root_shape(const ir_kernel *k, uint32_t root, int64_t *shape, int *rank);
 void ir_ref_walk(const ir_kernel *k, uint32_t v, ir_refview *rv);
 bool ir_reshape_check(const ir_kernel *k, uint32_t v, const int64_t *shape, int rank, char *why, size_t n);

@@ -941,6 +941,20 @@ static mgpu_status target_check(ir_builder *b, int code) {
                what, ir_target_name(b->k->opts.target));
 }
 
+/* Another block's SMEM (a cluster_ref) is read and written with generic
+** loads and stores (ld/st.shared::cluster); the asynchronous units and
+** reshapes take only the block's own SMEM. */
+static mgpu_status cluster_ref_check(ir_builder *b, int code, const char *name, const uint32_t *opds, uint32_t nopd) {
+  if (code == IR_view || code == IR_transpose_ref || code == IR_cluster_ref || code == IR_load || code == IR_store) return MGPU_OK;
+  for (uint32_t i = 0; i < nopd; i++) {
+    const ir_type *t = ir_vtype(b->k, opds[i]);
+    if (t->kind == MGPU_VALUE_REF && t->space == MGPU_SPACE_SMEM && ir_ref_in_cluster(b->k, opds[i]))
+      return failf(b, "%s: operand %u views another block's SMEM (cluster_ref), which only loads, stores and views "
+                   "take; pass the block's own SMEM ref", name, i + 1);
+  }
+  return MGPU_OK;
+}
+
 /* Inside a single_warp region only the warpgroup's first warp runs: refuse
 ** what needs all four warps -- register arrays (spread over the
 ** warpgroup), wgmma, setmaxnreg, and what the lowering synchronises with
@@ -1005,6 +1019,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
   if (code == IR_yield) return do_yield(b, opds, nopd, res, maxres, nres);
 
   if ((s = target_check(b, code))) return s;
+  if ((s = cluster_ref_check(b, code, name, opds, nopd))) return s;
   const ir_opinfo *info = &ir_optab[code];
   ir_type rt[IR_MAXRES];
   uint32_t nrt = 1;
@@ -1193,6 +1208,15 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     nrt = 0;
     break;
   }
+  case IRC_CLUSTERREF:   /* (SMEM ref, rank) */
+    if ((s = want_count(b, name, nopd, 2, 2))) return s;
+    if ((s = want_space(b, name, opds, 0, MGPU_SPACE_SMEM, "an SMEM ref"))) return s;
+    if ((s = want_i32(b, name, opds, 1, "the block's rank in the cluster"))) return s;
+    if (ir_cluster_blocks(&k->opts) < 2)
+      return failf(b, "cluster_ref: the kernel's cluster has one block, so there is no other block's SMEM to view "
+                   "(give the kernel a cluster, e.g. cluster = {2})");
+    rt[0] = *ir_vtype(k, opds[0]);
+    break;
   case IRC_VIEWPERM: {
     if ((s = want_count(b, name, nopd, 1, 1))) return s;
     if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_REF))) return s;

@@ -22,7 +22,19 @@ uint32_t ir_ref_base(const ir_kernel *k, uint32_t v) {
     int32_t d = k->vals.v[v].def;
     if (d < 0 || (k->vals.v[v].flags & IRV_ARG)) return v;
     const ir_op *op = &k->ops.v[d];
-    if (op->code != IR_view && op->code != IR_transpose_ref && op->code != IR_reshape_ref) return v;
+    if (op->code != IR_view && op->code != IR_transpose_ref && op->code != IR_reshape_ref && op->code != IR_cluster_ref)
+      return v;
+    v = ir_opds(k, op)[0];
+  }
+}
+
+bool ir_ref_in_cluster(const ir_kernel *k, uint32_t v) {
+  for (;;) {
+    int32_t d = k->vals.v[v].def;
+    if (d < 0 || (k->vals.v[v].flags & IRV_ARG)) return false;
+    const ir_op *op = &k->ops.v[d];
+    if (op->code == IR_cluster_ref) return true;
+    if (op->code != IR_view && op->code != IR_transpose_ref && op->code != IR_reshape_ref) return false;
     v = ir_opds(k, op)[0];
   }
 }
@@ -46,6 +58,10 @@ void ir_root_shape(const ir_kernel *k, uint32_t root, int64_t *shape, int *rank)
 void ir_ref_walk(const ir_kernel *k, uint32_t v, ir_refview *rv) {
   int32_t d = k->vals.v[v].def;
   const ir_op *op = d >= 0 && !(k->vals.v[v].flags & IRV_ARG) ? &k->ops.v[d] : NULL;
+  if (op && op->code == IR_cluster_ref) {   /* the same view, in another block */
+    ir_ref_walk(k, ir_opds(k, op)[0], rv);
+    return;
+  }
   if (!op || (op->code != IR_view && op->code != IR_transpose_ref)) {   /* a root */
     const ir_type *t = ir_vtype(k, v);
     memset(rv, 0, sizeof *rv);

@@ -34,6 +34,7 @@ typedef struct pref {
   preg base;                     /* GMEM: u64 address of the root on another device (remote), or 0 for the parameter's */
   preg dev;                      /* remote: that device (s32) */
   int ndev;                      /* remote: how many devices the launch has */
+  preg cta;                      /* SMEM viewed in another block (cluster_ref): that block's cluster rank (b32), else 0 */
 } pref;
 
 /* A tensor map the kernel takes as a by-value parameter, encoded on the
@@ -75,6 +76,7 @@ typedef struct pe {
   preg wg_acc;                   /* the accumulator of the last wgmma (0: none yet) */
   int ptx_isa;                   /* PTX ISA version an op needs (81: multimem, 84: mixed s8/u8 wgmma), else 0 */
   bool maxreg;                   /* setmaxnreg is used (the entry needs .minnctapersm 1) */
+  bool dsmem;                    /* the kernel uses cluster_ref: cluster barriers order memory at cluster scope */
   preg *phase;                   /* per barrier_alloc result: b32 of expected parities */
   preg *acc;                     /* per acc_alloc result: first accumulator register */
   preg cid[3];                   /* %cluster_ctaid.x/y/z (clusters only) */
@@ -191,6 +193,7 @@ void ptx_atomic(pe *e, const ir_op *op);
 /* remote: the ref's root on another device, at the parameter's address
 ** plus that device's entry of the peer table. */
 void ptx_remote(pe *e, const ir_op *op);
+void ptx_cluster_ref(pe *e, const ir_op *op);
 /* multimem_store / multimem_load: the store or load path of a GMEM access
 ** with multimem.st / multimem.ld_reduce at the ref's multicast address
 ** (the parameter's address plus the peer table's multicast offset). */

@@ -15,7 +15,9 @@
 ** a slot) before the copies the waiting block issues next, which is what a
 ** pipeline's consumed barrier says.  A cluster-scope release
 ** (mbarrier.arrive.release.cluster) waits for the whole cluster's memory
-** traffic, which stalls every K step of a multicast matmul.
+** traffic, which stalls every K step of a multicast matmul.  A kernel that
+** reads or writes another block's SMEM (cluster_ref) needs that order, so
+** there cluster barriers release and acquire at cluster scope.
 */
 #include <stdio.h>
 #include <string.h>
@@ -126,7 +128,9 @@ static void arrive(pe *e, const ir_op *op) {
     return;
   }
   /* self, then every block that differs along one collective axis */
-  pe_pins(e, lead, false, "mbarrier.arrive.release.cta.shared::cta.b64", 2, S("_"), ADDR(addr, 0));
+  pe_pins(e, lead, false, e->dsmem ? "mbarrier.arrive.release.cluster.shared::cta.b64" : "mbarrier.arrive.release.cta.shared::cta.b64",
+          2, S("_"), ADDR(addr, 0));
+  const char *opc = e->dsmem ? "mbarrier.arrive.release.cluster.shared::cluster.b64" : "mbarrier.arrive.shared::cluster.b64";
   int64_t stride = 1;
   for (int a = 0; a < k->opts.cluster_rank; a++) {
     if (mask >> a & 1)
@@ -137,7 +141,7 @@ static void arrive(pe *e, const ir_op *op) {
         pe_ins(e, "setp.ne.u32", 3, R(p), R(e->cid[a]), I(j));
         pe_ins(e, "and.pred", 3, R(p), R(p), R(lead));
         pe_pins(e, p, false, "mapa.shared::cluster.u32", 3, R(rb), R(addr), R(rank));
-        pe_pins(e, p, false, "mbarrier.arrive.shared::cluster.b64", 2, S("_"), ADDR(rb, 0));
+        pe_pins(e, p, false, opc, 2, S("_"), ADDR(rb, 0));
       }
     stride *= k->opts.cluster[a];
   }
@@ -154,7 +158,9 @@ static void wait(pe *e, const ir_op *op) {
   pe_ins(e, "and.b32", 3, R(parity), R(parity), I(1));
   uint32_t again = pe_label(e);
   pe_label_here(e, again);
-  pe_ins(e, "mbarrier.try_wait.parity.shared::cta.b64", 3, R(done), ADDR(addr, 0), R(parity));
+  bool cluster = e->dsmem && barrier_mask(k, r->root);   /* acquires what peers released at cluster scope */
+  pe_ins(e, cluster ? "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64" : "mbarrier.try_wait.parity.shared::cta.b64",
+         3, R(done), ADDR(addr, 0), R(parity));
   pe_pins(e, done, true, "bra.uni", 1, LBL(again));
   pe_ins(e, "shl.b32", 3, R(bit), I(1), R(idx));
   pe_ins(e, "xor.b32", 3, R(ph), R(ph), R(bit));

@@ -449,6 +449,7 @@ static void emit_region(pe *e, uint32_t i, uint32_t end) {
     case IRC_WGMMA: ptx_wgmma(e, op); break;
     case IRC_ATOMIC: define(e, op->res); ptx_atomic(e, op); break;
     case IRC_REMOTE: ptx_remote(e, op); break;
+    case IRC_CLUSTERREF: ptx_cluster_ref(e, op); break;
     case IRC_SEMWAIT: ptx_sem_wait(e, op); break;
     case IRC_MMSTORE: ptx_multimem(e, op); break;
     case IRC_MMLOAD: define(e, op->res); ptx_multimem(e, op); break;
@@ -485,6 +486,7 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, pt
   pe e;
   memset(&e, 0, sizeof e);
   e.k = k; e.ki = ki; e.d = d; e.tmaps = tmaps;
+  for (uint32_t i = 0; i < k->ops.n; i++) e.dsmem |= k->ops.v[i].code == IR_cluster_ref;
   sb_init(&e.body, k->alloc);
   sb_init(&e.entry, k->alloc);
   sb_init(&e.globals, k->alloc);

@@ -553,6 +553,12 @@ void ptx_remote(pe *e, const ir_op *op) {
   dst->base = peer_base(e, &e->refs[o[0]], o[2], dst->dev, 0);
 }
 
+void ptx_cluster_ref(pe *e, const ir_op *op) {
+  const uint32_t *o = ir_opds(e->k, op);
+  e->refs[op->res] = e->refs[o[0]];
+  e->refs[op->res].cta = pe_vreg(e, o[1]);
+}
+
 void ptx_multimem(pe *e, const ir_op *op) {
   static const char *const reds[3] = { "add", "min", "max" };
   const uint32_t *o = ir_opds(e->k, op);

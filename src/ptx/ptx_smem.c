@@ -546,6 +546,19 @@ static bool commit_follows(const pe *e) {
   return next < e->k->ops.v + e->k->ops.n && next->code == IR_commit_smem;
 }
 
+/* One load or store of w elements at addr + imm in the block's SMEM, or, for a cluster_ref, at the
+** same place in the SMEM of the block it names (the address mapped into the cluster's window). */
+static void smem_mem(pe *e, const smem_access *a, bool store, preg reg, bool splat, int w, preg addr, int64_t imm, preg pred) {
+  if (!a->r->cta) {
+    pe_mem(e, "shared", a->dtype, store, reg, splat, w, addr, imm, pred, false);
+    return;
+  }
+  preg peer = pe_reg(e, PR_R);
+  pe_ins(e, "add.u32", 3, R(peer), R(addr), I(imm));
+  pe_ins(e, "mapa.shared::cluster.u32", 3, R(peer), R(peer), R(a->r->cta));
+  pe_mem(e, "shared::cluster", a->dtype, store, reg, splat, w, peer, 0, pred, false);
+}
+
 /* A rank-0 view: one element, the same address for every thread (stores:
 ** lane 0 of the warpgroup). */
 static void access_scalar(pe *e, const smem_access *a, preg reg, bool store) {
@@ -564,7 +577,7 @@ static void access_scalar(pe *e, const smem_access *a, preg reg, bool store) {
     p = pe_reg(e, PR_P);
     pe_ins(e, "setp.eq.u32", 3, R(p), R(e->lane), I(0));
   }
-  pe_mem(e, "shared", a->dtype, store, reg, false, 1, addr, e->ki->smem_off[a->r->root], p, false);
+  smem_mem(e, a, store, reg, false, 1, addr, e->ki->smem_off[a->r->root], p);
 }
 
 void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store) {
@@ -623,7 +636,7 @@ void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store) {
     memset(xreg, 0, sizeof xreg);
     preg own = store && !splat ? pe_owner(e, &a.f) : 0;
     int64_t waves = 0, ideal = 0, ninstr = 0;
-    int64_t *plan = store && !splat && !own ? stm_make(e, &a) : NULL;
+    int64_t *plan = store && !splat && !own && !a.r->cta ? stm_make(e, &a) : NULL;   /* (stmatrix: own SMEM only) */
     bool matrix = plan != NULL;
     if (matrix) {
       stm_emit(e, &a, plan, reg, base, &waves, &ideal);
@@ -673,7 +686,7 @@ void ptx_smem_access(pe *e, uint32_t refv, uint32_t valv, bool store) {
         pred = p;
         if (!store) pe_zero(e, a.dtype, reg + (uint32_t)j, a.w);
       }
-      pe_mem(e, "shared", a.dtype, store, splat ? reg : reg + (uint32_t)j, splat, a.w, addr, imm, pred, false);
+      smem_mem(e, &a, store, splat ? reg : reg + (uint32_t)j, splat, a.w, addr, imm, pred);
     }
     char ty[96];
     char how[32];
