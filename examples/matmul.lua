@@ -20,9 +20,12 @@ hopper_matmul_mgpu is:
   its K steps are split over all of them, partial sums passed through a
   GMEM workspace with semaphores;
 - split-K (split): where a few tiles leave SMs idle over a long K, S
-  blocks share each tile's K steps and TMA-add their f32 partial sums into
-  a GMEM workspace; the last to arrive (a counter) stores the tile and
-  clears the workspace for the next launch.
+  blocks share each tile's K steps.  They form a cluster, stage their f32
+  partial tiles in SMEM, and each adds one band of columns of all S
+  partials, read from the others' SMEM (cluster_ref), and stores it; or
+  (reduce=gmem) they TMA-add their partials into a GMEM workspace, and the
+  last to arrive (a counter) stores the tile and clears the workspace for
+  the next launch.
 
   mgpu examples/matmul.lua [M] [N] [K] [dtype] [key=value ...]
 
@@ -57,7 +60,7 @@ function lib.build(cfg)
   local c = plan.filled(cfg)
   local g, wd = plan.geometry(c), plan.widths(c)
   local tm, tn, tk, depth = c.tile_m, c.tile_n, c.tile_k, c.depth
-  local cta_m, cta_n, cm, cn, sk, split = g.cta_m, g.cta_n, g.cm, g.cn, g.sk, g.split > 1
+  local cta_m, cta_n, cm, cn, sk, split = g.cta_m, g.cta_n, g.cm, g.cn, g.sk, g.split > 1 and not g.dsmem
   local mma_n, epi, nslot, side = wd.mma_n, wd.epi, wd.nslot, wd.side
   local o = plan.operands(c)
   local bits, obits = o.bits, o.f8 and 16 or o.bits
@@ -87,6 +90,14 @@ function lib.build(cfg)
     scratch[#scratch + 1] = mgpu.GMEM({ ntiles, c.cluster, 2 }, "i32")
     scratch[#scratch + 1] = mgpu.Barrier{ num_barriers = 2 * nslot, num_arrivals = 1 }
   end
+  -- split-K through SMEM: each compute warpgroup's f32 partial, swizzled in tiles that divide a
+  -- band of columns (up to 128 bytes), and the barrier the cluster's compute warpgroups meet at
+  if g.dsmem then
+    local tw = 32
+    while (tn / g.split) % tw ~= 0 do tw = tw / 2 end
+    scratch[#scratch + 1] = mgpu.SMEM({ 2, tm, tn }, "f32", { transforms = { T.tiling{ 8, tw }, T.swizzle(tw * 4) } })
+    scratch[#scratch + 1] = mgpu.ClusterBarrier{ collective_axes = "c", num_arrivals = 2 }
+  end
 
   return mgpu.kernel{
     name = "matmul",
@@ -99,7 +110,7 @@ function lib.build(cfg)
       if side > 0 then return { side + math.max(1, math.min(g.sms - side, t.m_iters * t.n_iters)) } end
       return { t.P }
     end,
-    grid_names = { "sm" }, cluster = { c.cluster }, cluster_names = { "c" },
+    grid_names = { "sm" }, cluster = { g.dsmem and g.split or c.cluster }, cluster_names = { "c" },
     compiler_params = mgpu.CompilerParams{ unsafe_no_auto_barriers = c.nobar == 1,
                                            profile_space = c.profile and c.profile_space or nil, profile_dir = c.profile },
     num_threads = 3, thread_name = "wg",
@@ -111,6 +122,8 @@ function lib.build(cfg)
       local a_scale = o.f8 and table.remove(rest, 1) or nil
       local b_scale = o.f8 and table.remove(rest, 1) or nil
       local counter = c.sched == "dynamic" and table.remove(rest, 1) or nil
+      local cbar = g.dsmem and table.remove(rest) or nil
+      local stage = g.dsmem and table.remove(rest) or nil
       local sbar = split and table.remove(rest) or nil
       local count = split and table.remove(rest) or nil
       local sum = split and table.remove(rest) or nil
@@ -226,6 +239,33 @@ function lib.build(cfg)
             mgpu.named_scope("epilogue", store_tile, acc, scale)
           end)
         end
+        -- split-K through SMEM: every block stages its partial, then adds band cidx of the columns
+        -- over all the cluster's partials (its own included, the same order in every block) and
+        -- stores that band; the cluster's blocks keep their SMEM until all have finished
+        local function add_split_dsmem(acc, scale)
+          local w = tn / sch.split
+          mgpu.named_scope("stage", function() stage:at(wg):store(acc:load()) end)
+          mgpu.named_scope("exchange", function()
+            mgpu.barrier_arrive(cbar)
+            mgpu.barrier_wait(cbar)
+          end)
+          local band = mgpu.ds(cidx * w, w)
+          local tile = mgpu.named_scope("reduce", function()
+            local sum
+            for p = 0, sch.split - 1 do
+              local part = mgpu.cluster_ref(stage, { c = p }):at(wg, mgpu.all, band):load{ layout = mgpu.Layout.WGMMA }
+              sum = sum and sum + part or part
+            end
+            return sum
+          end)
+          mgpu.named_scope("epilogue", function()
+            if scale then tile = tile * scale end
+            if c.epilogue then tile = c.epilogue(tile) end
+            local r0 = mi * cta_m + (c.wg_dim == "M" and wg * tm or 0)
+            local c0 = ni * cta_n + (c.wg_dim == "N" and wg * tn or 0) + cidx * w
+            out:at(mgpu.ds(r0, tm), mgpu.ds(c0, w)):store(tile:astype(o.out))
+          end)
+        end
         local function epilogue(run)   -- the compute warpgroups' context: the accumulator, then its tile out
           -- (FP8's scales are loaded ahead of the main loop, which hides their latency)
           local scale = o.f8 and a_scale:load() * b_scale:load() or nil
@@ -233,7 +273,7 @@ function lib.build(cfg)
             mgpu.named_scope("mainloop", run, acc)
             if c.after_mainloop then c.after_mainloop(mi, ni, wg, ext) end
             if not skx then return mgpu.named_scope("epilogue", store_tile, acc, scale) end
-            if skx.lin then return mgpu.named_scope("split", add_split, acc, scale) end
+            if skx.lin then return mgpu.named_scope("split", g.dsmem and add_split_dsmem or add_split, acc, scale) end
             mgpu.cond(skx.partial, function() mgpu.named_scope("partial", function()   -- leave the partial sum for the owner
               for j = 0, tn / epi - 1 do chunk(ws:at(bidx, cidx, wg), j):store(chunk(acc, j):load()) end
               mgpu.semaphore_signal(sems:at(bidx, cidx, wg), 1)
@@ -294,7 +334,7 @@ function lib.build(cfg)
             return done + (k1 - k0)
           end, 0)
         elseif sch.split then    -- one tile's share of K steps (matmul_plan.lua deals them)
-          local lin, k0, k1 = plan.split_item(sch, bidx)
+          local lin, k0, k1 = plan.split_item(sch, bidx, cidx)
           local mi, ni = tile_mn(lin)
           pipe_for(mi, ni, mgpu.PipelineState.START + mgpu.PipelineState.STOP, 0, k0, k1 - k0, { lin = lin })(
             a, b, { allocations = s.p })

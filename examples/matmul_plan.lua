@@ -28,9 +28,13 @@ Options (cfg fields; `mgpu examples/matmul.lua M N K dtype key=value ...`):
   sk = auto | 1 | 0     stream-K: split the K steps of a last round that does not fill the blocks
                         over all of them (auto: where the steps saved outweigh the exchange)
   split = auto | S      split-K: S blocks per tile, each over a 1/S of K, adding their f32 partial
-                        sums into a GMEM workspace with TMA reduce-adds; the last to arrive stores
-                        the tile (auto: for_shape picks S where few tiles leave SMs idle over a
-                        long K; a kernel built with auto does not split)
+                        sums (auto: for_shape picks S where few tiles leave SMs idle over a long K;
+                        a kernel built with auto does not split)
+  reduce = auto | dsmem | gmem  how split-K adds: the S blocks form a cluster and each adds a 1/S
+                        band of columns from every block's partial tile, staged in SMEM and read
+                        through cluster_ref (dsmem: S of 2, 4 or 8 with cluster=1 and 64x128 tiles
+                        or smaller); or every block TMA-adds its partial into a GMEM workspace and
+                        the last to arrive (a count) stores the tile (gmem); auto: dsmem for S = 2
   mwarps = 4 | 1        the memory warpgroup's warps that run the load loop
   nobar = 0 | 1         1: no automatic warpgroup barriers (wgmma_wait, commit_smem and
                         wait_smem_to_gmem order the SMEM traffic themselves)
@@ -74,7 +78,7 @@ local P = {}
 --- cluster defaults to 1.
 P.defaults = { tile_m = 64, tile_n = 256, tile_k = false, depth = 4, snake = 8, wg_dim = "M", cluster = 2, cdim = "wg",
                delay = 1, balance = 1, nobar = 0, sched = "static", mcast = 1, epi = 64, mma = 256, mwarps = 4, sk = "auto",
-               split = "auto", sms = false, dtype = "bf16", b_dtype = false, profile_space = 64 }
+               split = "auto", reduce = "auto", sms = false, dtype = "bf16", b_dtype = false, profile_space = 64 }
                -- (false: tile_k 128 bytes of K, sms the device's SMs, b_dtype dtype)
 
 local f8 = { f8e4m3 = true, f8e5m2 = true }
@@ -128,6 +132,14 @@ function P.geometry(c)
          "split must be auto or a whole number, at least 1")
   g.split = c.split ~= "auto" and c.split or 1            -- (auto: for_shape decides)
   assert(g.split == 1 or sk_allowed, "split needs sched=static and no side blocks or tile_of")
+  assert(c.reduce == "auto" or c.reduce == "dsmem" or c.reduce == "gmem", "reduce must be auto, dsmem or gmem")
+  -- (the partials, two f32 tiles of the compute warpgroups, take 64 KiB of SMEM at 64x128)
+  local dsmem_ok = (g.split == 2 or g.split == 4 or g.split == 8) and c.cluster == 1 and c.tile_m * c.tile_n <= 8192
+  assert(c.reduce ~= "dsmem" or g.split == 1 or dsmem_ok,
+         "reduce=dsmem needs split=2, 4 or 8, cluster=1 and tile_m * tile_n at most 8192")
+  -- (the kernel's cluster: the split's blocks; auto takes SMEM for pairs only, as larger clusters
+  -- were slower than the GMEM workspace)
+  g.dsmem = dsmem_ok and (c.reduce == "dsmem" or (c.reduce == "auto" and g.split == 2))
   g.pieces_last = c.tile_of ~= nil   -- (stream_k_items)
   return g
 end
@@ -182,8 +194,15 @@ function P.plan(c, g, M, N, K)
   local t = { m_iters = mgpu.cdiv(M, g.cta_m), n_iters = mgpu.cdiv(N, g.cta_n), k_iters = mgpu.cdiv(K, g.tk) }
   t.pm, t.pn = mgpu.cdiv(t.m_iters, g.cm), mgpu.cdiv(t.n_iters, g.cn)
   local tiles = t.pm * t.pn
-  -- split-K: a cluster per tile and split, where they fit on the SMs at once (no more splits than
-  -- K steps); else the schedule below
+  -- split-K through SMEM: a cluster of the split's blocks per tile, however many fit at once (a
+  -- split with more blocks than K steps leaves some without any)
+  if g.dsmem then
+    t.split, t.tiles, t.P, t.stream_k, t.dsmem = g.split, tiles, tiles, false, true
+    t.steps = mgpu.cdiv(t.k_iters, g.split) + P.dsmem_cost + (tiles > P.cluster_fit(g.split, g.sms) and t.k_iters or 0)
+    return t
+  end
+  -- split-K through GMEM: a cluster per tile and split, where they fit on the SMs at once (no more
+  -- splits than K steps); else the schedule below
   local split = math.min(g.split, t.k_iters)
   if split > 1 and tiles * split <= math.floor(g.sms / c.cluster) then
     t.split, t.tiles, t.P, t.stream_k = split, tiles, tiles * split, false
@@ -257,11 +276,13 @@ function P.stream_k_items(t, bidx, pieces_last)
   end
 end
 
---- Split-K's item for block bidx (traced): the tile's linear index and its K steps [k0, k1).
---- Clusters take the tiles in turn, then the next split: a split's blocks read the same K range.
-function P.split_item(t, bidx)
-  local s = bidx / t.tiles
-  return bidx - s * t.tiles, (s * t.k_iters) / t.split, ((s + 1) * t.k_iters) / t.split
+--- Split-K's item for block bidx, cidx in its cluster (traced): the tile's linear index and its
+--- K steps [k0, k1).  Through GMEM, clusters take the tiles in turn, then the next split: a split's
+--- blocks read the same K range; through SMEM, cluster bidx is the tile and cidx the split.
+function P.split_item(t, bidx, cidx)
+  local s = t.dsmem and cidx or bidx / t.tiles
+  local lin = t.dsmem and bidx or bidx - s * t.tiles
+  return lin, (s * t.k_iters) / t.split, ((s + 1) * t.k_iters) / t.split
 end
 
 --- The tiles split-K's workspace holds: at most half the clusters (a split tile takes two or more).
@@ -272,11 +293,21 @@ function P.split_tiles(g, c) return math.max(1, math.floor(math.floor(g.sms / c.
 --- (fitted to split and unsplit timings of 19 shapes with M, N <= 2048: about 4 us).
 P.split_cost = 12
 
+--- Split-K through SMEM: its cost in K steps beyond the share of K (staging the partial, the
+--- cluster barrier, reading the bands: about split_cost, fitted to pairs at M, N <= 1024, though
+--- without the workspace's traffic into L2), and how many clusters of S blocks are resident at
+--- once with a block per SM (a GPC does not split into fours or eights evenly: at most 30 clusters
+--- of four fit on 132 SMs).
+P.dsmem_cost = 12
+function P.cluster_fit(S, sms)
+  return S <= 2 and math.floor(sms / S) or math.floor(sms * 0.9 / S)
+end
+
 --- The split-K count for an M x N x K problem under cfg (its tile width chosen): the S whose K steps
---- on the critical path, plus the exchange and the reduce-adds' traffic into L2 (M x N f32 per
---- split at about 6 TB/s, in steps of the tile, 0.64 us for 128x256x64), are fewest; 1 where the
---- tiles alone fill the SMs or a split saves nothing.  Only 128-wide tiles or narrower:
---- the f32 staging slots do not fit in SMEM beside a 256-wide pipeline.
+--- on the critical path, plus the exchange (and through GMEM the reduce-adds' traffic into L2, M x N
+--- f32 per split at about 6 TB/s, in steps of the tile, 0.64 us for 128x256x64), are fewest; 1 where
+--- the tiles alone fill the SMs or a split saves nothing.  Only 128-wide tiles or narrower: the f32
+--- partials do not fit in SMEM beside a 256-wide pipeline.
 function P.split_for(M, N, K, cfg)
   local c = P.filled(cfg)
   if (cfg or {}).split ~= nil and cfg.split ~= "auto" then return cfg.split end
@@ -286,10 +317,12 @@ function P.split_for(M, N, K, cfg)
   if c.tile_n > 128 or c.sched ~= "static" or c.side_blocks or c.tile_of then return 1 end
   local step_us = 0.64 * g.cta_m * g.cta_n / (128 * 256)
   local best, best_steps = 1, base.steps
-  for s = 2, math.floor(math.floor(g.sms / c.cluster) / (base.pm * base.pn)) do
-    g.split = s
-    local t = P.plan(c, g, M, N, K)
-    local steps = t.split and t.steps + s * M * N * 4 / 6e6 / step_us
+  for s = 2, math.max(8, math.floor(math.floor(g.sms / c.cluster) / (base.pm * base.pn))) do
+    c.split = s
+    local gs = P.geometry(c)
+    local t = P.plan(c, gs, M, N, K)
+    local fits = t.split and (not t.dsmem or (t.tiles <= P.cluster_fit(s, g.sms) and s <= t.k_iters))
+    local steps = fits and t.steps + (t.dsmem and 0 or s * M * N * 4 / 6e6 / step_us)
     if steps and steps < best_steps then best, best_steps = s, steps end
   end
   return best

@@ -72,18 +72,28 @@ describe("examples/matmul.lua", function()
 
   -- (M, N, K, options, what the splits look like; 128x64 blocks and K steps of 32 keep them small)
   local relu = function(t) return mgpu.max(t, 0.0) end
+  -- (reduce: through the cluster's SMEM, the default where the split is 2, 4 or 8 with clusters of
+  -- one, or through the GMEM workspace)
   local split_cases = {
-    { 256, 128, 256, { split = 2, cluster = 1, sms = 8 }, "two splits of four tiles, launched twice" },
-    { 256, 192, 320, { split = 3, sms = 18 }, "clusters of two, ten K steps dealt 3, 3 and 4" },
-    { 200, 128, 152, { split = 4, cluster = 1, mwarps = 1, sms = 16 },
-      "edge tiles, a K tile past the end, splits of one step" },
-    { 128, 128, 64, { split = 4, cluster = 1, sms = 8 }, "more splits than K steps: two" },
-    { 256, 128, 256, { split = 2, cluster = 1, sms = 8, epilogue = relu }, "a fused epilogue on the sum only" },
-    { 256, 128, 512, { split = 2, cluster = 1, sms = 8, dtype = "f8e4m3", tile_k = false },
-      "FP8: the scales on the sum" },
-    { 256, 128, 256, { split = 4, cluster = 1, sms = 8 }, "more split tiles than blocks: not split" },
-    { 256, 256, 256, { split = 2, cluster = 1, sms = 8, tile_n = 128 }, "128-wide tiles: both chunks of the sum in flight" },
-    { 128, 192, 256, { split = 2, cluster = 1, sms = 4, tile_n = 192 }, "192-wide tiles: three chunks through two slots" },
+    { 256, 128, 256, { split = 2, cluster = 1, sms = 8, reduce = "gmem" }, "GMEM: two splits of four tiles, launched twice" },
+    { 256, 192, 320, { split = 3, sms = 18 }, "GMEM: clusters of two, ten K steps dealt 3, 3 and 4" },
+    { 200, 128, 152, { split = 4, cluster = 1, mwarps = 1, sms = 16, reduce = "gmem" },
+      "GMEM: edge tiles, a K tile past the end, splits of one step" },
+    { 128, 128, 64, { split = 4, cluster = 1, sms = 8, reduce = "gmem" }, "GMEM: more splits than K steps: two" },
+    { 256, 128, 512, { split = 2, cluster = 1, sms = 8, dtype = "f8e4m3", tile_k = false, reduce = "gmem" },
+      "GMEM: FP8, the scales on the sum" },
+    { 256, 128, 256, { split = 4, cluster = 1, sms = 8, reduce = "gmem" }, "GMEM: more split tiles than blocks: not split" },
+    { 256, 256, 256, { split = 2, cluster = 1, sms = 8, tile_n = 128, reduce = "gmem" },
+      "GMEM: 128-wide tiles, both chunks of the sum in flight" },
+    { 128, 192, 256, { split = 2, cluster = 1, sms = 4, tile_n = 192, reduce = "gmem" },
+      "GMEM: 192-wide tiles, three chunks through two slots" },
+    { 256, 128, 256, { split = 2, cluster = 1, sms = 8 }, "SMEM: two splits of four tiles, bands of 32 columns" },
+    { 200, 128, 152, { split = 4, cluster = 1, mwarps = 1, sms = 16 }, "SMEM: edge tiles, a K tile past the end" },
+    { 128, 128, 64, { split = 4, cluster = 1, sms = 8 }, "SMEM: more splits than K steps, two blocks with none" },
+    { 256, 128, 512, { split = 8, cluster = 1, sms = 8 }, "SMEM: clusters of eight, more than fit, bands of 8 columns" },
+    { 256, 128, 256, { split = 2, cluster = 1, sms = 8, epilogue = relu }, "SMEM: a fused epilogue on the sum only" },
+    { 256, 128, 512, { split = 2, cluster = 1, sms = 8, dtype = "f8e4m3", tile_k = false }, "SMEM: FP8, the scales on the sum" },
+    { 128, 192, 256, { split = 2, cluster = 1, sms = 4, tile_n = 192 }, "SMEM: 192-wide tiles, bands of 96 columns" },
   }
   for _, case in ipairs(split_cases) do
     local M, N, K, opts, what = case[1], case[2], case[3], case[4], case[5]
@@ -111,12 +121,16 @@ describe("examples/matmul.lua", function()
 
   it("splits K where few tiles leave the SMs idle over a long K, and only there", function()
     -- (132 SMs: 512x512 is 8 pairs of 128x128 tiles, 1024x1024 32; the large shapes fill the SMs)
-    local cases = { { 512, 512, 4096, 8 }, { 512, 512, 8192, 8 }, { 1024, 1024, 4096, 2 }, { 512, 1024, 2048, 4 },
-                    { 512, 512, 512, 1 }, { 512, 512, 1024, 1 }, { 1024, 1024, 2048, 1 }, { 1024, 2048, 8192, 1 }, { 4096, 4096, 4096, 1 }, { 8192, 8192, 8192, 1 },
-                    { 4096, 8192, 4096, 1 } }
+    -- (the pairs add through SMEM: dsmem)
+    local cases = { { 512, 512, 4096, 8 }, { 512, 512, 8192, 8 }, { 1024, 1024, 4096, 2, true }, { 512, 1024, 2048, 4 },
+                    { 512, 512, 512, 1 }, { 512, 512, 1024, 1 }, { 1024, 1024, 2048, 2, true }, { 512, 2048, 8192, 2, true },
+                    { 1024, 2048, 8192, 1 }, { 4096, 4096, 4096, 1 }, { 8192, 8192, 8192, 1 }, { 4096, 8192, 4096, 1 } }
     for _, t in ipairs(cases) do
-      assert.equals(t[4], lib.for_shape(t[1], t[2], t[3], { sms = 132 }).split, table.concat(t, "x", 1, 3))
+      local c = lib.for_shape(t[1], t[2], t[3], { sms = 132 })
+      assert.equals(t[4], c.split, table.concat(t, "x", 1, 3))
+      assert.equals(t[5] or false, lib.geometry(c).dsmem, table.concat(t, "x", 1, 3))
     end
+    assert.is_false(lib.geometry(lib.for_shape(1024, 1024, 4096, { sms = 132, reduce = "gmem" })).dsmem)
     assert.equals(1, lib.for_shape(512, 512, 4096, { sms = 132, split = 1 }).split)
     assert.equals(1, lib.for_shape(512, 512, 4096, { sms = 132, tile_n = 256 }).split)   -- (no SMEM for its slots)
     -- the grid: a pair of blocks per tile and split; a kernel built with split=auto does not split
@@ -129,6 +143,9 @@ describe("examples/matmul.lua", function()
     assert.is_truthy(wait and red and wait < red)
     assert.matches("split must be auto or a whole number", select(2, pcall(lib.build, { split = 0 })))
     assert.matches("split needs sched=static", select(2, pcall(lib.build, { split = 2, sched = "dynamic" })))
+    assert.matches("reduce must be auto, dsmem or gmem", select(2, pcall(lib.build, { reduce = "smem" })))
+    assert.matches("reduce=dsmem needs split=2, 4 or 8, cluster=1", select(2, pcall(lib.build, { split = 3, cluster = 1, reduce = "dsmem" })))
+    assert.matches("reduce=dsmem needs split=2, 4 or 8, cluster=1", select(2, pcall(lib.build, { split = 2, reduce = "dsmem" })))
   end)
 
   it("hands TMA reduce-adds to the last block, read back with TMA (tools/tma_handover.lua)", function()
