@@ -333,18 +333,20 @@ end
 --- critical path, counted in columns times K steps, with the narrower tiles' lower efficiency
 --- weighed in (x1.05 and x1.15): where the rounds of 256-wide tiles fill the SMs badly, narrower
 --- ones win (192 at 3072³ and 2304x6144x1504, 128 at 1024x1024x4096 and 1024x2048x8192).  Only widths
---- that the wgmma and epilogue widths divide.  A problem narrower than the block's tile takes narrower
---- tiles (a TMA box may not exceed the array).
+--- that the wgmma and epilogue widths divide, and with a split asked for only 128 or narrower (the f32
+--- partials need the SMEM).  A problem narrower than the block's tile takes narrower tiles (a TMA box
+--- may not exceed the array).
 local tile_widths = { { 256, 1 }, { 192, 1.05 }, { 128, 1.15 } }
 function P.tile_n_for(M, N, K, cfg)
   local c = P.filled(cfg)
   local tn = c.tile_n
   if not (cfg or {}).tile_n and c.wg_dim == "M" and N >= 256 then
     local best
+    local split = type(c.split) == "number" and c.split > 1
     for _, w in ipairs(tile_widths) do
       c.tile_n = w[1]
       local mma, epi = math.min(c.mma, w[1]), c.epi
-      if w[1] % mma == 0 and (epi == 0 or epi >= w[1] or w[1] % epi == 0) then
+      if w[1] % mma == 0 and (epi == 0 or epi >= w[1] or w[1] % epi == 0) and not (split and w[1] > 128) then
         local cost = w[1] * w[2] * P.plan(c, P.geometry(c), M, N, K).steps
         if not best or cost < best then best, tn = cost, w[1] end
       end

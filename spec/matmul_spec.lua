@@ -133,6 +133,7 @@ describe("examples/matmul.lua", function()
     assert.is_false(lib.geometry(lib.for_shape(1024, 1024, 4096, { sms = 132, reduce = "gmem" })).dsmem)
     assert.equals(1, lib.for_shape(512, 512, 4096, { sms = 132, split = 1 }).split)
     assert.equals(1, lib.for_shape(512, 512, 4096, { sms = 132, tile_n = 256 }).split)   -- (no SMEM for its slots)
+    assert.equals(128, lib.tile_n_for(4096, 4096, 4096, { sms = 132, split = 2 }))   -- (a split asked for: its partials' SMEM)
     -- the grid: a pair of blocks per tile and split; a kernel built with split=auto does not split
     local a, b = mgpu.abstract({ 512, 4096 }, "bf16"), mgpu.abstract({ 4096, 512 }, "bf16")
     local function grid(cfg) return lib.build(cfg):lower(a, b).ir:match("grid=%((%d+)%)") end
