@@ -83,13 +83,13 @@ typedef struct ibar {
 typedef struct ishadow {
   uint32_t gop;                  /* generic write: op index + 1, or 0 */
   uint32_t gepoch;               /* the writer's epoch at the write */
-  uint16_t gagent;               /* the writing agent */
   uint32_t gclk;                 /* the writer's own clock at the write (cross-block reads must have synchronised past it) */
-  uint16_t lbar;                 /* TMA load: barrier index in its block */
-  uint16_t lblk;                 /* TMA load: the block whose barrier lands it */
   uint32_t lop;                  /* TMA load: op index + 1, or 0 */
   uint32_t lphase;               /* the barrier completion (1-based) that lands it */
   uint32_t mop;                  /* the latest wgmma reading it: op index + 1 */
+  uint16_t gagent;               /* the writing agent */
+  uint16_t lbar;                 /* TMA load: barrier index in its block */
+  uint16_t lblk;                 /* TMA load: the block whose barrier lands it */
   uint16_t mma;                  /* wgmmas in flight that read it */
 } ishadow;
 
