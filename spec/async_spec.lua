@@ -572,3 +572,57 @@ describe("another block's SMEM (cluster_ref)", function()
     assert.is_nil(p2:find("acquire.cluster", 1, true))
   end)
 end)
+
+describe("stores into another block's SMEM (async_store_smem)", function()
+  local L = mgpu.Layout
+  -- a pair of blocks, each storing its tile into the other's SMEM; wait = false reads before the barrier
+  local function pair(wait, opts, dtype, scratch)
+    dtype = dtype or "f32"
+    return mgpu.kernel{
+      grid = { 1 }, cluster = { 2 }, cluster_names = { "c" }, out_shape = mgpu.shape({ 2, 64, 32 }, dtype),
+      scratch_shapes = scratch or { mgpu.SMEM({ 64, 32 }, dtype), mgpu.Barrier{} },
+      body = function(x, o, s, bar)
+        local me = mgpu.axis_index("c")
+        local o2 = { cluster_idx = 1 - me, cluster_dim = "c" }
+        for k, v in pairs(opts or {}) do o2[k] = v end
+        if type(o2.cluster_idx) == "function" then o2.cluster_idx = o2.cluster_idx(me) end
+        mgpu.async_store_smem(x:at(me):load{ layout = L.WGMMA }, s, bar, o2)
+        if wait then mgpu.barrier_wait(bar) end
+        o:at(me):store(s:load{ layout = L.WGMMA })
+      end,
+    }
+  end
+  local x = mgpu.random.normal({ 2, 64, 32 }, "f32")
+
+  it("lands the other block's tile once the barrier completes", function()
+    local xt, out = x:to_table(), pair(true)(x):to_table()
+    for i = 1, 2048, 97 do
+      assert.are.equal(xt[2048 + i], out[i])
+      assert.are.equal(xt[i], out[2048 + i])
+    end
+  end)
+
+  it("reports a read before the barrier completes", function()
+    assert.matches("async_spec%.lua:%d+: the SMEM load reads SMEM that the async_store_smem at spec/async_spec%.lua:%d+ is "
+                   .. "still writing: warpgroup 0 of block %d has not waited for the barrier completion that store signals",
+                   err_of(pair(false), x))
+  end)
+
+  it("faults on a block outside the cluster and refuses bad options, dtypes and shapes", function()
+    assert.matches("async_store_smem: block 2 is outside the cluster of 2 blocks %(ranks 0%.%.1%)",
+                   err_of(pair(true, { cluster_idx = function(me) return me + 1 end }), x))
+    local function opts_err(o) return err_of(pair(true, o), x) end
+    assert.matches("async_store_smem: 'q' is not a cluster axis %(cluster axes: c%)", opts_err({ cluster_dim = "q" }))
+    assert.matches("async_store_smem: unknown atomic 'mul'", opts_err({ atomic = "mul" }))
+    assert.matches("async_store_smem: atomic add of f32: the asynchronous reductions take 32%-bit integers only",
+                   opts_err({ atomic = "add" }))
+    assert.matches("async_store_smem: index 2 along cluster axis 'c' is outside 0%.%.1", opts_err({ cluster_idx = 2 }))
+    assert.matches("async_store_smem: shapes &smem f32%[64,64%] and f32%[64,32%] do not match",
+                   err_of(pair(true, nil, "f32", { mgpu.SMEM({ 64, 64 }, "f32"), mgpu.Barrier{} }), x))
+    local k = mgpu.kernel{ grid = { 1 }, cluster = { 2 }, cluster_names = { "c" }, out_shape = mgpu.shape({ 1 }, "f32"),
+                           scratch_shapes = { mgpu.SMEM({ 64, 32 }, "f32"), mgpu.Barrier{} },
+                           body = function(_, _, s, bar) mgpu.async_store_smem(s:load(), s, bar, {}) end }
+    assert.matches("async_store_smem%(value, ref, barrier, { cluster_idx = i, cluster_dim = name }%): cluster_idx and "
+                   .. "cluster_dim are required", err_of(k, x))
+  end)
+end)

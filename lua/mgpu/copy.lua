@@ -1,7 +1,9 @@
 --[[
 mgpu.copy -- asynchronous copies between GMEM and SMEM through the tensor
 memory accelerator (Pallas' copy_gmem_to_smem, copy_smem_to_gmem,
-commit_smem, commit_smem_to_gmem_group, wait_smem_to_gmem).
+commit_smem, commit_smem_to_gmem_group, wait_smem_to_gmem), and
+asynchronous stores of registers into another block's SMEM
+(async_store_smem).
 
   mgpu.copy_gmem_to_smem(a:at(mgpu.ds(i * 128, 128), mgpu.all), a_smem:at(slot), bars:at(slot))
   mgpu.barrier_wait(bars:at(slot))            -- the tile has landed
@@ -19,6 +21,7 @@ local compat = require "mgpu.compat"
 compat.mark_lib()
 local trace = require "mgpu.trace"
 local barrier = require "mgpu.barrier"
+local smem = require "mgpu.smem"
 
 local M = {}
 local fail = compat.fail
@@ -110,6 +113,33 @@ function M.copy_smem_to_gmem(src, dst, opts)
   local operands = { src, dst }
   if p then operands[3] = p end
   trace.op("tma_store", operands, { opts.commit_group == false and 0 or 1, red, p and 1 or 0 })
+end
+
+--- Store register array `value` asynchronously into SMEM ref `ref` (this
+--- block's, of value's shape and dtype) as it is in the cluster's block
+--- cluster_idx along cluster axis cluster_dim (Pallas' async_store_smem).
+--- That block's `barrier` gets this warpgroup's one arrival, expecting the
+--- bytes, and completes once they have all landed: the receiver waits on it
+--- before reading.  opts: cluster_idx, cluster_dim, atomic ("add", "min",
+--- "max", "and", "or", "xor": combine with what the SMEM holds; 32-bit
+--- integers only), optimized (accepted; the stores take the widest access
+--- the layout allows, as every SMEM store does).
+function M.async_store_smem(value, ref, bar, opts)
+  local what = "async_store_smem"
+  if type(opts) ~= "table" then fail("ASYNC_STORE_SMEM_ARGS", "the options table is missing") end
+  compat.check_keys(opts, { cluster_idx = true, cluster_dim = true, atomic = true, optimized = true }, what)
+  if opts.cluster_idx == nil or opts.cluster_dim == nil then fail("ASYNC_STORE_SMEM_ARGS", "cluster_idx and cluster_dim are required") end
+  if not trace.is_value(value) or value.kind ~= "array" then fail("ASYNC_STORE_SMEM_ARGS", "value must be a register array") end
+  if not trace.is_ref(ref) then fail("ARGUMENT_NOT_REF", what, 2, type(ref)) end
+  if not trace.is_ref(bar) then fail("ARGUMENT_NOT_REF", what, 3, type(bar)) end
+  local red = 0
+  if opts.atomic ~= nil then
+    local ok = { add = 1, min = 2, max = 3, ["and"] = 6, ["or"] = 7, xor = 8 }
+    red = ok[opts.atomic]
+    if not red then fail("ASYNC_STORE_SMEM_ATOMIC", tostring(opts.atomic)) end
+  end
+  local rank = smem.cluster_rank({ [opts.cluster_dim] = opts.cluster_idx }, what)
+  trace.op("async_store_smem", { value, ref, bar, rank }, { red })
 end
 
 --- Make this warpgroup's ordinary SMEM writes visible to TMA and wgmma

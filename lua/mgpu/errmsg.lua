@@ -203,9 +203,11 @@ return {
   CLUSTER_REF_NOT_REF = "cluster_ref: first argument must be an SMEM ref",
   CLUSTER_REF_NOT_SMEM = "cluster_ref: the ref must be in SMEM (another block's shared memory), not %s",
   CLUSTER_REF_BLOCK_ID = "cluster_ref(ref, block_id): block_id maps cluster axis names to indices, e.g. { c = 1 }",
-  CLUSTER_REF_AXIS = "cluster_ref: '%s' is not a cluster axis (cluster axes: %s)",
-  CLUSTER_REF_INDEX = "cluster_ref: index %s along cluster axis '%s' is outside 0..%d",
-  CLUSTER_REF_INDEX_KIND = "cluster_ref: the index along cluster axis '%s' must be a number or a traced integer scalar",
+  CLUSTER_AXIS_UNKNOWN = "%s: '%s' is not a cluster axis (cluster axes: %s)",
+  CLUSTER_INDEX_RANGE = "%s: index %s along cluster axis '%s' is outside 0..%d",
+  CLUSTER_INDEX_KIND = "%s: the index along cluster axis '%s' must be a number or a traced integer scalar",
+  ASYNC_STORE_SMEM_ARGS = "async_store_smem(value, ref, barrier, { cluster_idx = i, cluster_dim = name }): %s",
+  ASYNC_STORE_SMEM_ATOMIC = "async_store_smem: unknown atomic '%s' (add, min, max, and, or, xor)",
 
   -- -- Register layouts ---------------------------------------------------------------------------
   LAYOUT_REDUCE_NO_COLON = "reduce: call it as layout:reduce(axes) (with a colon)",

@@ -59,6 +59,7 @@ local mgpu = {
   Barrier = barrier.Barrier, ClusterBarrier = barrier.ClusterBarrier, barrier_arrive = barrier.barrier_arrive,
   barrier_wait = barrier.barrier_wait,
   copy_gmem_to_smem = copy.copy_gmem_to_smem, copy_smem_to_gmem = copy.copy_smem_to_gmem, commit_smem = copy.commit_smem,
+  async_store_smem = copy.async_store_smem,
   commit_smem_to_gmem_group = copy.commit_smem_to_gmem_group, wait_smem_to_gmem = copy.wait_smem_to_gmem,
   CopyPartition = copy.CopyPartition,
   ACC = wgmma.ACC, WGMMAAccumulatorRef = wgmma.ACC, wgmma = wgmma.wgmma, wgmma_wait = wgmma.wgmma_wait, set_max_registers = wgmma.set_max_registers,

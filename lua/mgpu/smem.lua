@@ -185,6 +185,37 @@ function M.transpose_ref(ref, perm)
   return ref:transpose(perm)
 end
 
+--- The linear rank (%cluster_ctarank, cluster axis 0 fastest) of the cluster's block whose index
+--- along each axis of block_id is given there (numbers or traced integers) and this block's along
+--- the others: a traced i32.  `what` names the caller in errors.
+function M.cluster_rank(block_id, what)
+  local spec = trace.tr().spec
+  local names, sizes = spec.cluster_names or {}, spec.cluster or {}
+  local axis = {}
+  for i, n in ipairs(names) do axis[n] = i end
+  for n in pairs(block_id) do
+    if not axis[n] then fail("CLUSTER_AXIS_UNKNOWN", what, tostring(n), #names > 0 and table.concat(names, ", ") or "none") end
+  end
+  local rank, stride = nil, 1
+  for i, n in ipairs(names) do
+    local idx = block_id[n]
+    if idx == nil then
+      idx = trace.op("cluster_idx", {}, { i - 1 })
+    elseif type(idx) == "number" then
+      if idx ~= math.floor(idx) or idx < 0 or idx >= sizes[i] then fail("CLUSTER_INDEX_RANGE", what, tostring(idx), n, sizes[i] - 1) end
+      idx = trace.const(idx, "i32")
+    elseif trace.is_value(idx) and idx.kind == "scalar" and idx.dtype:match("^[iu]") then
+      if idx.dtype ~= "i32" then idx = idx:astype("i32") end
+    else
+      fail("CLUSTER_INDEX_KIND", what, n)
+    end
+    local term = stride == 1 and idx or idx * stride
+    rank = rank and rank + term or term
+    stride = stride * sizes[i]
+  end
+  return rank or trace.const(0, "i32")
+end
+
 --- The same view of SMEM ref `ref` in another block of the cluster
 --- (distributed shared memory; Pallas' plgpu.cluster_ref): block_id maps
 --- cluster axis names to that block's index along them (numbers or traced
@@ -197,31 +228,7 @@ function M.cluster_ref(ref, block_id)
   if not trace.is_ref(ref) then fail("CLUSTER_REF_NOT_REF") end
   if ref.space ~= "smem" then fail("CLUSTER_REF_NOT_SMEM", ref.space) end
   if type(block_id) ~= "table" then fail("CLUSTER_REF_BLOCK_ID") end
-  local spec = trace.tr().spec
-  local names, sizes = spec.cluster_names or {}, spec.cluster or {}
-  local axis = {}
-  for i, n in ipairs(names) do axis[n] = i end
-  for n in pairs(block_id) do
-    if not axis[n] then fail("CLUSTER_REF_AXIS", tostring(n), #names > 0 and table.concat(names, ", ") or "none") end
-  end
-  local rank, stride = nil, 1   -- %cluster_ctarank: axis 0 varies fastest
-  for i, n in ipairs(names) do
-    local idx = block_id[n]
-    if idx == nil then
-      idx = trace.op("cluster_idx", {}, { i - 1 })
-    elseif type(idx) == "number" then
-      if idx ~= math.floor(idx) or idx < 0 or idx >= sizes[i] then fail("CLUSTER_REF_INDEX", tostring(idx), n, sizes[i] - 1) end
-      idx = trace.const(idx, "i32")
-    elseif trace.is_value(idx) and idx.kind == "scalar" and idx.dtype:match("^[iu]") then
-      if idx.dtype ~= "i32" then idx = idx:astype("i32") end
-    else
-      fail("CLUSTER_REF_INDEX_KIND", n)
-    end
-    local term = stride == 1 and idx or idx * stride
-    rank = rank and rank + term or term
-    stride = stride * sizes[i]
-  end
-  return trace.op("cluster_ref", { ref, rank or trace.const(0, "i32") })
+  return trace.op("cluster_ref", { ref, M.cluster_rank(block_id, "cluster_ref") })
 end
 
 return M

@@ -1070,6 +1070,65 @@ add("cluster/dsmem-push", function(mgpu)
   return compare(mgpu, out, round(mgpu, ref, "f32")), 1e-6
 end)
 
+-- async_store_smem: each block of a cluster of 4 stores its bf16 tile (WGMMA pairs) into the next
+-- block's swizzled SMEM, and reads what the block before it stored once its barrier completes.
+add("cluster/async-store-smem", function(mgpu)
+  local T = mgpu.transforms
+  local k = mgpu.kernel{
+    name = "async_smem", grid = { 2 }, cluster = { 4 }, cluster_names = { "c" },
+    out_shape = mgpu.shape({ 2, 4, 64, 64 }, "bf16"),
+    scratch_shapes = { mgpu.SMEM({ 64, 64 }, "bf16", { transforms = { T.tiling{ 8, 64 }, T.swizzle(128) } }), mgpu.Barrier{} },
+    body = function(x, o, s, bar)
+      local g, c = mgpu.program_id(0), mgpu.axis_index("c")
+      local v = x:at(g, c):load{ layout = mgpu.Layout.WGMMA }
+      mgpu.async_store_smem(v, s, bar, { cluster_idx = (c + 1) % 4, cluster_dim = "c" })
+      mgpu.barrier_wait(bar)
+      o:at(g, c):store(s:load{ layout = mgpu.Layout.WGMMA })
+    end,
+  }
+  local x = mgpu.random.normal({ 2, 4, 64, 64 }, "bf16")
+  local out = k(x)
+  local xt, ref = x:to_table(), {}
+  for g = 0, 1 do
+    for c = 0, 3 do
+      for i = 1, 4096 do ref[#ref + 1] = xt[(g * 4 + (c + 3) % 4) * 4096 + i] end
+    end
+  end
+  return compare(mgpu, out, ref), 0
+end)
+
+-- async_store_smem with atomic = "add": in pairs, each block puts its i32 tile in its SMEM, the
+-- pair meets at a cluster barrier, then each adds its tile into the other's SMEM.
+add("cluster/async-store-smem-atomic", function(mgpu)
+  local k = mgpu.kernel{
+    name = "async_smem_add", grid = { 2 }, cluster = { 2 }, cluster_names = { "c" },
+    out_shape = mgpu.shape({ 2, 2, 64, 32 }, "i32"),
+    scratch_shapes = { mgpu.SMEM({ 64, 32 }, "i32"), mgpu.ClusterBarrier{ collective_axes = "c" }, mgpu.Barrier{} },
+    body = function(x, o, s, cbar, bar)
+      local g, c = mgpu.program_id(0), mgpu.axis_index("c")
+      local v = x:at(g, c):load{ layout = mgpu.Layout.WGMMA }
+      s:store(v * 3)
+      mgpu.commit_smem()          -- (ordered for the asynchronous unit, whichever proxy its adds take)
+      mgpu.barrier_arrive(cbar)   -- both SMEMs hold their tiles before either adds into the other's
+      mgpu.barrier_wait(cbar)
+      mgpu.async_store_smem(v, s, bar, { cluster_idx = 1 - c, cluster_dim = "c", atomic = "add" })
+      mgpu.barrier_wait(bar)
+      o:at(g, c):store(s:load{ layout = mgpu.Layout.WGMMA })
+    end,
+  }
+  local t = {}
+  for i = 1, 2 * 2 * 64 * 32 do t[i] = (i * 7919) % 20011 - 10005 end
+  local x = mgpu.from_table(t, "i32", { 2, 2, 64, 32 })
+  local out = k(x)
+  local ref = {}
+  for g = 0, 1 do
+    for c = 0, 1 do
+      for i = 1, 2048 do ref[#ref + 1] = 3 * t[(g * 2 + c) * 2048 + i] + t[(g * 2 + 1 - c) * 2048 + i] end
+    end
+  end
+  return compare(mgpu, out, ref), 0
+end)
+
 -- wgmma: acc (M, N) += A (M, K) @ B (K, N).  amajor/bmajor: "K" or "MN" (the SMEM operand seen
 -- through transpose_ref when it is stored the other way), areg: A from registers (WGMMA_8BIT
 -- for 8-bit A), bdt: B's dtype when it differs from A's (f8e4m3 x f8e5m2, i8 x u8).

@@ -107,7 +107,7 @@ void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, co
       const ir_op *w = &k->ops.v[sh->lop - 1];
       FAULT(I, op, "%s reads SMEM that the %s at %s is still writing: warpgroup %d of block %d has not waited for the "
             "barrier completion that %s signals (barrier_wait before reading)",
-            user_name(op), user_name(w), ir_loc(k, w), a->wg, a->block, w->code == IR_tma_load ? "copy" : "answer");
+            user_name(op), user_name(w), ir_loc(k, w), a->wg, a->block, w->code == IR_tma_load ? "copy" : w->code == IR_async_store_smem ? "store" : "answer");
     }
     if (how == ISH_ASYNC_READ && sh->gop) {
       const iagent *wa = &I->agents[sh->gagent];
@@ -640,6 +640,7 @@ static void eval(interp *I, iagent *a, const ir_op *op) {
   case IRC_TMEMLOAD: case IRC_TMEMSTORE: interp_tmem_access(I, a, op); break;
   case IRC_BARRIER: interp_barrier_arrive(I, a, op); break;   /* (waits are scheduled in run_agent) */
   case IRC_TMALOAD: interp_tma_load(I, a, op); break;
+  case IRC_ASYNCSMEM: interp_async_store_smem(I, a, op); break;
   case IRC_TMASTORE: interp_tma_store(I, a, op); break;
   case IRC_WGMMA: interp_wgmma(I, a, op); break;
   case IRC_TCMMA: interp_tcgen05_mma(I, a, op); break;

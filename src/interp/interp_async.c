@@ -118,7 +118,8 @@ static void arrive(interp *I, iagent *a, ibar *x, const ir_op *op, int blk, int6
   if (x->missing <= 0)
     FAULT(I, op, "%s: a barrier of block %d that expects %d arrival%s per phase already has %s (the last from %s) while "
           "its phase still waits for %lld bytes: this arrival is one too many (raise num_arrivals, or wait before "
-          "the next copy)", op->code == IR_tma_load ? "copy_gmem_to_smem" : "barrier_arrive", blk, x->count,
+          "the next copy)", op->code == IR_tma_load ? "copy_gmem_to_smem" : op->code == IR_async_store_smem ? "async_store_smem"
+          : "barrier_arrive", blk, x->count,
           x->count == 1 ? "" : "s", x->count == 1 ? "it" : "them", x->last ? ir_loc(I->k, x->last) : "?", (long long)x->tx);
   x->tx += bytes;
   x->missing--;
@@ -342,6 +343,48 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
     }
     push_async(I, &c);
   }
+}
+
+/* async_store_smem: the array goes into the ref in the cluster's block of that rank at once, with
+** the op's arrival (expecting the bytes) on that block's barrier; the bytes count as in flight there
+** until a reader has waited for the completion that arrival belongs to.  A reduction combines each
+** element with what that SMEM holds at the op. */
+void interp_async_store_smem(interp *I, iagent *a, const ir_op *op) {
+  const ir_kernel *k = I->k;
+  const uint32_t *o = ir_opds(k, op);
+  int64_t rank = ival_of(a, o[3])->i;
+  if (rank < 0 || rank >= I->cblocks)
+    FAULT(I, op, "async_store_smem: block %lld is outside the cluster of %d blocks (ranks 0..%d)", (long long)rank,
+          I->cblocks, I->cblocks - 1);
+  int blk = a->block - a->block % I->cblocks + (int)rank;
+  const iref *r = a->slots[o[1]].ref;
+  const ir_type *t = ir_vtype(k, o[1]);
+  int idx = bar_index(I, op, a->slots[o[2]].ref);
+  ibar *x = &I->blocks[blk].bars[idx];
+  int64_t phase = x->completed + 1, n = ir_numel(t);
+  int eb = dt_bytes(t->dtype), red = op->niat ? (int)ir_ints(k, op)[0] : IR_RED_NONE;
+  const ival *v = ival_of(a, o[0]);
+  for (int64_t e = 0; e < n; e++) {
+    unsigned char *q = interp_elem(I, op, r, t->shape, e, blk);
+    if (dt_isfloat(t->dtype)) {
+      dt_store(t->dtype, q, v[e].f);
+    } else {
+      int64_t old = dt_load_int(t->dtype, q), y = v[e].i;
+      switch (red) {
+      case IR_RED_ADD: y = old + y; break;
+      case IR_RED_MIN: y = old < y ? old : y; break;
+      case IR_RED_MAX: y = old > y ? old : y; break;
+      case IR_RED_AND: y = old & y; break;
+      case IR_RED_OR: y = old | y; break;
+      case IR_RED_XOR: y = old ^ y; break;
+      default: break;
+      }
+      dt_store_int(t->dtype, q, dt_wrap_int(t->dtype, y));
+    }
+    interp_smem_load_mark(I, op, blk, q, eb, blk, idx, phase);
+  }
+  tick(I, a);
+  arrive(I, a, x, op, blk, 0);
 }
 
 /* Every element of SMEM ref r (of type t) in block blk is read through the async proxy by agent a at op. */

@@ -233,6 +233,7 @@ void interp_barriers_init(interp *I);
 bool interp_barrier_wait(interp *I, iagent *a, const ir_op *op);
 void interp_barrier_arrive(interp *I, iagent *a, const ir_op *op);
 void interp_tma_load(interp *I, iagent *a, const ir_op *op);
+void interp_async_store_smem(interp *I, iagent *a, const ir_op *op);
 void interp_tma_store(interp *I, iagent *a, const ir_op *op);
 void interp_wait_group(interp *I, iagent *a, int64_t n);
 /* GMEM reads of parameter root: any SMEM->GMEM copy in flight into it?  Then

@@ -78,6 +78,7 @@
   _(barrier_wait, BARRIER, M)    /* (one barrier): wait for the phase this warpgroup expects, then expect the next */ \
   _(tma_load, TMALOAD, M)        /* (gmem ref, smem ref, barrier[, pred]) ints=multicast axes mask, has_pred[, oob[, partition: 1 + dim]] */ \
   _(tma_store, TMASTORE, M)      /* (smem ref, gmem ref[, pred]) ints=commit_group, reduction op, has_pred */ \
+  _(async_store_smem, ASYNCSMEM, M) /* (array, SMEM ref, barrier, rank i32) ints=reduction op (none, add, min, max, and, or, xor): st.async (red.async) of the array into the ref in the cluster's block of that rank, completing on that block's barrier, which gets one arrival expecting the bytes */ \
   _(commit_smem, SYNC, M)        /* () generic SMEM writes become visible to TMA and wgmma (fence + barrier) */ \
   _(commit_group, SYNC, M)       /* () close the current group of SMEM->GMEM copies */ \
   _(wait_group, SYNC, M)         /* ints=n, read_only: at most n groups of this warpgroup's copies in flight */ \
@@ -122,7 +123,7 @@ typedef enum ir_opclass {
   IRC_CONST, IRC_GRIDIDX, IRC_THREADIDX, IRC_UNARY, IRC_BINARY, IRC_COMPARE,
   IRC_SELECT, IRC_CONVERT, IRC_BROADCAST, IRC_BCASTDIM, IRC_RESHAPE, IRC_IOTA, IRC_LAYOUTCAST, IRC_REDUCE,
   IRC_VIEW, IRC_LOAD, IRC_STORE, IRC_VIEWPERM, IRC_VIEWRESHAPE, IRC_ALLOC, IRC_CLUSTERIDX, IRC_CLUSTERREF,
-  IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC, IRC_PRINT, IRC_PROF, IRC_REMOTE, IRC_SEMWAIT, IRC_MMSTORE, IRC_MMLOAD,
+  IRC_BARALLOC, IRC_BARRIER, IRC_TMALOAD, IRC_TMASTORE, IRC_ASYNCSMEM, IRC_SYNC, IRC_ACCALLOC, IRC_WGMMA, IRC_ATOMIC, IRC_PRINT, IRC_PROF, IRC_REMOTE, IRC_SEMWAIT, IRC_MMSTORE, IRC_MMLOAD,
   IRC_TMEMALLOC, IRC_TMEMLOAD, IRC_TMEMSTORE, IRC_TCMMA, IRC_TCCOMMIT, IRC_CANCEL, IRC_CANCELQ,
   IRC_FOR, IRC_IF, IRC_WHILE, IRC_SCOPED, IRC_YIELD
 } ir_opclass;

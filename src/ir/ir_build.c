@@ -680,6 +680,38 @@ static mgpu_status stored_value(ir_builder *b, const char *name, const uint32_t 
   return MGPU_OK;
 }
 
+/* async_store_smem: (array, the block's own SMEM ref of its shape and dtype, one barrier, rank); a
+** reduction only of 32-bit integers (red.async has no float forms), plain stores of 16-, 32- and
+** 64-bit elements (st.async moves whole 32- or 64-bit words). */
+static mgpu_status async_smem_check(ir_builder *b, const uint32_t *opds, uint32_t nopd, const int64_t *ints, uint32_t nints) {
+  static const char *const name = "async_store_smem";
+  mgpu_status s;
+  if ((s = want_count(b, name, nopd, 4, 4))) return s;
+  if ((s = want_kind(b, name, opds, 0, MGPU_VALUE_ARRAY))) return s;
+  if ((s = want_space(b, name, opds, 1, MGPU_SPACE_SMEM, "an SMEM ref"))) return s;
+  if ((s = want_barrier(b, name, opds, 2))) return s;
+  if ((s = want_i32(b, name, opds, 3, "the block's rank in the cluster"))) return s;
+  const ir_type *v = ir_vtype(b->k, opds[0]), *r = ir_vtype(b->k, opds[1]);
+  char x[96], y[96];
+  if (r->dtype != v->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), name, dt_name(r->dtype), dt_name(v->dtype));
+  if (!ir_same_shape(r, v)) return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), name, TS(r, x), TS(v, y));
+  if (ir_cluster_blocks(&b->k->opts) < 2)
+    return failf(b, "async_store_smem: the kernel's cluster has one block (give the kernel a cluster, e.g. cluster = {2})");
+  if (nints > 1) return failf(b, "async_store_smem: one int attribute at most (the reduction op)");
+  int red = nints ? (int)ints[0] : IR_RED_NONE;
+  if (red != IR_RED_NONE && red != IR_RED_ADD && red != IR_RED_MIN && red != IR_RED_MAX && red != IR_RED_AND &&
+      red != IR_RED_OR && red != IR_RED_XOR)
+    return failf(b, "async_store_smem: atomic must be add, min, max, and, or or xor");
+  int bytes = dt_bytes(v->dtype);
+  if (red != IR_RED_NONE && !(dt_isint(v->dtype) && bytes == 4))
+    return failf(b, "async_store_smem: atomic %s of %s: the asynchronous reductions take 32-bit integers only (i32, u32)",
+                 ir_red_names[red], dt_name(v->dtype));
+  if (bytes == 1 || v->dtype == MGPU_PRED)
+    return failf(b, "async_store_smem: %s elements: st.async moves 32- and 64-bit words, so 16-, 32- and 64-bit dtypes only",
+                 dt_name(v->dtype));
+  return MGPU_OK;
+}
+
 /* multimem ops: operand 0 a GMEM ref of f32, i32 or u32, operand `table` the peer table. */
 static mgpu_status multimem_check(ir_builder *b, const char *name, const uint32_t *opds, int table) {
   mgpu_status s = want_space(b, name, opds, 0, MGPU_SPACE_GMEM, "a GMEM ref");
@@ -1291,6 +1323,10 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     break;
   case IRC_TMALOAD: case IRC_TMASTORE:
     if ((s = copy_check(b, info->cls == IRC_TMALOAD, opds, nopd, ints, nints))) return s;
+    nrt = 0;
+    break;
+  case IRC_ASYNCSMEM:
+    if ((s = async_smem_check(b, opds, nopd, ints, nints))) return s;
     nrt = 0;
     break;
   case IRC_SYNC:

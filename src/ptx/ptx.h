@@ -76,7 +76,9 @@ typedef struct pe {
   preg wg_acc;                   /* the accumulator of the last wgmma (0: none yet) */
   int ptx_isa;                   /* PTX ISA version an op needs (81: multimem, 84: mixed s8/u8 wgmma), else 0 */
   bool maxreg;                   /* setmaxnreg is used (the entry needs .minnctapersm 1) */
-  bool dsmem;                    /* the kernel uses cluster_ref: cluster barriers order memory at cluster scope */
+  bool dsmem;                    /* the kernel uses cluster_ref or async_store_smem: cluster barriers order memory at cluster scope */
+  preg sta_bar;                  /* while lowering async_store_smem: the receiving block's barrier (cluster address), else 0 */
+  int sta_red;                   /* and its reduction (IR_RED_NONE: plain stores) */
   preg *phase;                   /* per barrier_alloc result: b32 of expected parities */
   preg *acc;                     /* per acc_alloc result: first accumulator register */
   preg cid[3];                   /* %cluster_ctaid.x/y/z (clusters only) */
@@ -194,6 +196,7 @@ void ptx_atomic(pe *e, const ir_op *op);
 ** plus that device's entry of the peer table. */
 void ptx_remote(pe *e, const ir_op *op);
 void ptx_cluster_ref(pe *e, const ir_op *op);
+void ptx_async_store_smem(pe *e, const ir_op *op);
 /* multimem_store / multimem_load: the store or load path of a GMEM access
 ** with multimem.st / multimem.ld_reduce at the ref's multicast address
 ** (the parameter's address plus the peer table's multicast offset). */

@@ -445,6 +445,7 @@ static void emit_region(pe *e, uint32_t i, uint32_t end) {
       break;
     case IRC_BARRIER: ptx_barrier_op(e, op); break;
     case IRC_TMALOAD: case IRC_TMASTORE: ptx_tma(e, op); break;
+    case IRC_ASYNCSMEM: ptx_async_store_smem(e, op); break;
     case IRC_SYNC: ptx_sync_op(e, op); break;
     case IRC_WGMMA: ptx_wgmma(e, op); break;
     case IRC_ATOMIC: define(e, op->res); ptx_atomic(e, op); break;
@@ -486,7 +487,7 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, pt
   pe e;
   memset(&e, 0, sizeof e);
   e.k = k; e.ki = ki; e.d = d; e.tmaps = tmaps;
-  for (uint32_t i = 0; i < k->ops.n; i++) e.dsmem |= k->ops.v[i].code == IR_cluster_ref;
+  for (uint32_t i = 0; i < k->ops.n; i++) e.dsmem |= k->ops.v[i].code == IR_cluster_ref || k->ops.v[i].code == IR_async_store_smem;
   sb_init(&e.body, k->alloc);
   sb_init(&e.entry, k->alloc);
   sb_init(&e.globals, k->alloc);

@@ -546,8 +546,52 @@ static bool commit_follows(const pe *e) {
   return next < e->k->ops.v + e->k->ops.n && next->code == IR_commit_smem;
 }
 
-/* One load or store of w elements at addr + imm in the block's SMEM, or, for a cluster_ref, at the
-** same place in the SMEM of the block it names (the address mapped into the cluster's window). */
+/* w elements from reg on into another block's SMEM at peer (async_store_smem), completing on its
+** barrier e->sta_bar: st.async of whole 32-bit words (16-bit pairs packed) or 64-bit ones, or
+** red.async per 32-bit element. */
+static void async_mem(pe *e, int dtype, preg reg, int w, preg peer, preg pred) {
+  static const char *const reds[IR_RED_XOR + 1] = { [IR_RED_ADD] = "add", [IR_RED_MIN] = "min", [IR_RED_MAX] = "max",
+                                                     [IR_RED_AND] = "and", [IR_RED_OR] = "or", [IR_RED_XOR] = "xor" };
+  char opc[128];
+  if (e->sta_red != IR_RED_NONE) {
+    snprintf(opc, sizeof opc, "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.%s.%s",
+             reds[e->sta_red], e->sta_red >= IR_RED_AND ? "b32" : dtype == MGPU_I32 ? "s32" : "u32");
+    for (int i = 0; i < w; i++) {
+      if (pred) pe_pins(e, pred, false, opc, 3, ADDR(peer, 4 * i), R(reg + (uint32_t)i), ADDR(e->sta_bar, 0));
+      else pe_ins(e, opc, 3, ADDR(peer, 4 * i), R(reg + (uint32_t)i), ADDR(e->sta_bar, 0));
+    }
+    return;
+  }
+  int bytes = dt_bytes(dtype);
+  preg words[8];
+  int nw = w;
+  const char *ty = bytes == 8 ? (dtype == MGPU_F64 ? "f64" : "b64") : dtype == MGPU_F32 ? "f32" : "b32";
+  if (bytes == 2) {
+    if (w % 2) pe_fail(e, "async_store_smem: this array's layout stores 16-bit elements one at a time, and st.async "
+                          "moves whole 32-bit words: give it a layout with pairs of columns (such as WGMMA)");
+    nw = w / 2;
+    for (int i = 0; i < nw; i++) {
+      preg pair[2] = { reg + (uint32_t)(2 * i), reg + (uint32_t)(2 * i + 1) };
+      words[i] = pe_reg(e, PR_R);
+      pe_ins(e, "mov.b32", 2, R(words[i]), RV(pair, 2));
+    }
+  } else {
+    for (int i = 0; i < nw; i++) words[i] = reg + (uint32_t)i;
+  }
+  for (int i = 0; i < nw; i += bytes == 8 ? 2 : 4) {   /* (st.async has no .v4 of 64-bit words) */
+    int n = nw - i < (bytes == 8 ? 2 : 4) ? nw - i : (bytes == 8 ? 2 : 4);
+    snprintf(opc, sizeof opc, "st.async.shared::cluster.mbarrier::complete_tx::bytes%s.%s", n == 1 ? "" : n == 2 ? ".v2" : ".v4",
+             ty);
+    po data = n == 1 ? R(words[i]) : RV(words + i, n);
+    int64_t off = (int64_t)i * (bytes == 8 ? 8 : 4);
+    if (pred) pe_pins(e, pred, false, opc, 3, ADDR(peer, off), data, ADDR(e->sta_bar, 0));
+    else pe_ins(e, opc, 3, ADDR(peer, off), data, ADDR(e->sta_bar, 0));
+  }
+}
+
+/* One load or store of w elements at addr + imm in the block's SMEM, or, for a cluster_ref (and
+** async_store_smem), at the same place in the SMEM of the block it names (the address mapped into
+** the cluster's window). */
 static void smem_mem(pe *e, const smem_access *a, bool store, preg reg, bool splat, int w, preg addr, int64_t imm, preg pred) {
   if (!a->r->cta) {
     pe_mem(e, "shared", a->dtype, store, reg, splat, w, addr, imm, pred, false);
@@ -556,7 +600,26 @@ static void smem_mem(pe *e, const smem_access *a, bool store, preg reg, bool spl
   preg peer = pe_reg(e, PR_R);
   pe_ins(e, "add.u32", 3, R(peer), R(addr), I(imm));
   pe_ins(e, "mapa.shared::cluster.u32", 3, R(peer), R(peer), R(a->r->cta));
-  pe_mem(e, "shared::cluster", a->dtype, store, reg, splat, w, peer, 0, pred, false);
+  if (e->sta_bar) async_mem(e, a->dtype, reg, w, peer, pred);
+  else pe_mem(e, "shared::cluster", a->dtype, store, reg, splat, w, peer, 0, pred, false);
+}
+
+void ptx_async_store_smem(pe *e, const ir_op *op) {
+  const uint32_t *o = ir_opds(e->k, op);
+  const ir_type *t = ir_vtype(e->k, o[1]);
+  preg rank = pe_vreg(e, o[3]), bar = pe_reg(e, PR_R), lead = pe_leader(e);
+  pe_ins(e, "mapa.shared::cluster.u32", 3, R(bar), R(pe_barrier_addr(e, o[2])), R(rank));
+  /* the warpgroup's one arrival on the receiving block's barrier, expecting every byte the stores complete */
+  pe_pins(e, lead, false, "mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64", 3, S("_"), ADDR(bar, 0),
+          I(ir_numel(t) * dt_bytes(t->dtype)));
+  pref saved = e->refs[o[1]];
+  e->refs[o[1]].cta = rank;
+  e->sta_bar = bar;
+  e->sta_red = op->niat ? (int)ir_ints(e->k, op)[0] : IR_RED_NONE;
+  ptx_smem_access(e, o[1], o[0], true);
+  e->sta_bar = 0;
+  e->refs[o[1]] = saved;
+  if (e->ptx_isa < 81) e->ptx_isa = 81;   /* st.async, red.async: PTX ISA 8.1 */
 }
 
 /* A rank-0 view: one element, the same address for every thread (stores:

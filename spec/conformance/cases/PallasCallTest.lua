@@ -2161,22 +2161,43 @@ return function(cls)
     end)
   end
 
-  for _, atomic in ipairs({ false, true }) do
-    diverge(atomic and "test_cluster_ref_write_atomic" or "test_cluster_ref_write", "new-async_store_smem",
-            "mgpu has no async_store_smem (a store into a peer block's SMEM)", "async_store_smem", function()
-      local dt = atomic and "i32" or "f32"
-      local k = cls.kernel{ out_shape = mgpu.shape({ 2, 64, 32 }, dt), cluster = { 2 }, cluster_names = { "c" },
-        scratch_shapes = { mgpu.SMEM({ 64, 32 }, dt, { transforms = default_transforms(dt) }), mgpu.Barrier{} },
-        body = function(x, o, s, bar)
-          local me = mgpu.axis_index("c")
-          mgpu.async_store_smem(x:at(me):load{ layout = L.WGMMA }, s, bar, { cluster_idx = 1 - me, cluster_dim = "c",
-                                                                           atomic = atomic and "add" or nil })
-          mgpu.barrier_wait(bar)
-          o:at(me):store(s:load{ layout = L.WGMMA })
-        end }
-      k(C.normal({ 2, 64, 32 }, dt))
-    end)
-  end
+  test("test_cluster_ref_write", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({ 2, 64, 32 }, "f32"), cluster = { 2 }, cluster_names = { "c" },
+      scratch_shapes = { mgpu.SMEM({ 64, 32 }, "f32", { transforms = default_transforms("f32") }), mgpu.Barrier{ num_arrivals = 1 } },
+      body = function(x, o, s, bar)
+        local me = mgpu.axis_index("c")
+        local v = x:at(me):load{ layout = L.WGMMA }
+        mgpu.async_store_smem(v, s, bar, { cluster_idx = 1 - me, cluster_dim = "c" })
+        mgpu.barrier_wait(bar)
+        o:at(me):store(s:load{ layout = L.WGMMA })
+      end }
+    local t = {}
+    for i = 1, 2 * 64 * 32 do t[i] = i - 1 end
+    local x = mgpu.from_table(t, "f32", { 2, 64, 32 })
+    C.equal(k(x), C.concat({ table.unpack(t, 2049, 4096) }, { table.unpack(t, 1, 2048) }))
+  end)
+
+  test("test_cluster_ref_write_atomic", function()
+    local k = cls.kernel{ out_shape = mgpu.shape({ 2, 64, 32 }, "i32"), cluster = { 2 }, cluster_names = { "c" },
+      scratch_shapes = { mgpu.SMEM({ 64, 32 }, "i32", { transforms = default_transforms("i32") }),
+                         mgpu.ClusterBarrier{ collective_axes = { "c" }, num_arrivals = 1 },
+                         mgpu.Barrier{ num_arrivals = 1 }, mgpu.Barrier{ num_arrivals = 1 } },
+      body = function(x, init, o, s, cluster_bar, init_bar, store_bar)
+        local me = mgpu.axis_index("c")
+        mgpu.copy_gmem_to_smem(init:at(me), s, init_bar)
+        mgpu.barrier_wait(init_bar)
+        mgpu.barrier_arrive(cluster_bar)
+        mgpu.barrier_wait(cluster_bar)
+        local v = x:at(me):load{ layout = L.WGMMA }
+        mgpu.async_store_smem(v, s, store_bar, { cluster_idx = 1 - me, cluster_dim = "c", atomic = "add" })
+        mgpu.barrier_wait(store_bar)
+        o:at(me):store(s:load{ layout = L.WGMMA })
+      end }
+    local t, want = {}, {}
+    for i = 1, 2 * 64 * 32 do t[i] = i - 1 end
+    for i = 1, 4096 do want[i] = 10 + t[i <= 2048 and i + 2048 or i - 2048] end
+    C.equal(k(mgpu.from_table(t, "i32", { 2, 64, 32 }), mgpu.full({ 2, 64, 32 }, 10, "i32")), want)
+  end)
 
   test("test_replicated_layout", function()
     local k = cls.pallas_call{ out_shape = mgpu.shape({ 32 }, "f32"), body = function(src, dst)

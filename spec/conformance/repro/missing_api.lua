@@ -2,7 +2,7 @@
 -- of its own (new-<name> in spec/conformance/README.md).
 local mgpu = require "mgpu"
 for _, name in ipairs({ "multiple_of", "concatenate", "async_prefetch", "barrier_test", "debug_check", "optimization_barrier",
-                        "RefUnion", "async_store_smem", "griddepcontrol_wait", "griddepcontrol_launch_dependents",
+                        "RefUnion", "griddepcontrol_wait", "griddepcontrol_launch_dependents",
                         "mma", "warp_map", "get_global", "semaphore_read" }) do
   print(string.format("mgpu.%s: %s", name, tostring(rawget(mgpu, name))))
 end
