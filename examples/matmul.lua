@@ -20,9 +20,10 @@ hopper_matmul_mgpu is:
   its K steps are split over all of them, partial sums passed through a
   GMEM workspace with semaphores;
 - split-K (split): where a few tiles leave SMs idle over a long K, S
-  blocks share each tile's K steps.  They form a cluster, stage their f32
-  partial tiles in SMEM, and each adds one band of columns of all S
-  partials, read from the others' SMEM (cluster_ref), and stores it; or
+  blocks share each tile's K steps.  They form a cluster and each owns one
+  band of columns: it stores the other bands of its f32 partial into their
+  owners' SMEM (async_store_smem), adds the others' partials of its own
+  band to it once they have landed, and stores the band; or
   (reduce=gmem) they TMA-add their partials into a GMEM workspace, and the
   last to arrive (a counter) stores the tile and clears the workspace for
   the next launch.
@@ -60,7 +61,8 @@ function lib.build(cfg)
   local c = plan.filled(cfg)
   local g, wd = plan.geometry(c), plan.widths(c)
   local tm, tn, tk, depth = c.tile_m, c.tile_n, c.tile_k, c.depth
-  local cta_m, cta_n, cm, cn, sk, split = g.cta_m, g.cta_n, g.cm, g.cn, g.sk, g.split > 1 and not g.dsmem
+  local cta_m, cta_n, cm, cn, sk = g.cta_m, g.cta_n, g.cm, g.cn, g.sk
+  local split = g.split > 1 and not g.dsmem   -- (split-K through the GMEM workspace)
   local mma_n, epi, nslot, side = wd.mma_n, wd.epi, wd.nslot, wd.side
   local o = plan.operands(c)
   local bits, obits = o.bits, o.f8 and 16 or o.bits
@@ -90,13 +92,13 @@ function lib.build(cfg)
     scratch[#scratch + 1] = mgpu.GMEM({ ntiles, c.cluster, 2 }, "i32")
     scratch[#scratch + 1] = mgpu.Barrier{ num_barriers = 2 * nslot, num_arrivals = 1 }
   end
-  -- split-K through SMEM: each compute warpgroup's f32 partial, swizzled in tiles that divide a
-  -- band of columns (up to 128 bytes), and the barrier the cluster's compute warpgroups meet at
+  -- split-K through SMEM: per compute warpgroup, the other blocks' f32 partials of this block's band
+  -- of columns, swizzled in tiles that divide the band (up to 128 bytes), and the barrier they land on
   if g.dsmem then
-    local tw = 32
-    while (tn / g.split) % tw ~= 0 do tw = tw / 2 end
-    scratch[#scratch + 1] = mgpu.SMEM({ 2, tm, tn }, "f32", { transforms = { T.tiling{ 8, tw }, T.swizzle(tw * 4) } })
-    scratch[#scratch + 1] = mgpu.ClusterBarrier{ collective_axes = "c", num_arrivals = 2 }
+    local w, tw = tn / g.split, 32
+    while w % tw ~= 0 do tw = tw / 2 end
+    scratch[#scratch + 1] = mgpu.SMEM({ 2, g.split - 1, tm, w }, "f32", { transforms = { T.tiling{ 8, tw }, T.swizzle(tw * 4) } })
+    scratch[#scratch + 1] = mgpu.Barrier{ num_barriers = 2, num_arrivals = g.split - 1 }
   end
 
   return mgpu.kernel{
@@ -122,8 +124,8 @@ function lib.build(cfg)
       local a_scale = o.f8 and table.remove(rest, 1) or nil
       local b_scale = o.f8 and table.remove(rest, 1) or nil
       local counter = c.sched == "dynamic" and table.remove(rest, 1) or nil
-      local cbar = g.dsmem and table.remove(rest) or nil
-      local stage = g.dsmem and table.remove(rest) or nil
+      local landed = g.dsmem and table.remove(rest) or nil
+      local parts = g.dsmem and table.remove(rest) or nil
       local sbar = split and table.remove(rest) or nil
       local count = split and table.remove(rest) or nil
       local sum = split and table.remove(rest) or nil
@@ -165,10 +167,12 @@ function lib.build(cfg)
           return acc
         end
         local function chunk(x, j) return epi < tn and x:at(mgpu.all, mgpu.ds(j * epi, epi)) or x end
+        local function origin()   -- the first row and column of this warpgroup's part of the tile
+          return mi * cta_m + (c.wg_dim == "M" and wg * tm or 0), ni * cta_n + (c.wg_dim == "N" and wg * tn or 0)
+        end
         -- the epilogue: registers -> SMEM slot -> TMA store, chunk by chunk; scale: FP8's a_scale * b_scale
         local function store_tile(acc, scale)
-          local r0 = mi * cta_m + (c.wg_dim == "M" and wg * tm or 0)
-          local c0 = ni * cta_n + (c.wg_dim == "N" and wg * tn or 0)
+          local r0, c0 = origin()
           for j = 0, tn / epi - 1 do   -- column chunks, through the warpgroup's slots in turn
             local tile = chunk(acc, j):load()
             if scale then tile = tile * scale end
@@ -239,32 +243,39 @@ function lib.build(cfg)
             mgpu.named_scope("epilogue", store_tile, acc, scale)
           end)
         end
-        -- split-K through SMEM: every block stages its partial, then adds band cidx of the columns
-        -- over all the cluster's partials (its own included, the same order in every block) and
-        -- stores that band; the cluster's blocks keep their SMEM until all have finished
+        -- split-K through SMEM: block s of the cluster owns band s of the columns.  Every block stores
+        -- the bands it does not own, straight from its registers, into their owners' SMEM
+        -- (async_store_smem), then waits for the others' partials of its own band to land, adds them
+        -- to its own in block order (so every launch rounds alike) and stores the band.
         local function add_split_dsmem(acc, scale)
-          local w = tn / sch.split
-          mgpu.named_scope("stage", function() stage:at(wg):store(acc:load()) end)
-          mgpu.named_scope("exchange", function()
-            mgpu.barrier_arrive(cbar)
-            mgpu.barrier_wait(cbar)
-          end)
-          local band = mgpu.ds(cidx * w, w)
-          local tile = mgpu.named_scope("reduce", function()
-            local sum
-            for p = 0, sch.split - 1 do
-              local part = mgpu.cluster_ref(stage, { c = p }):at(wg, mgpu.all, band):load{ layout = mgpu.Layout.WGMMA }
-              sum = sum and sum + part or part
-            end
-            return sum
-          end)
-          mgpu.named_scope("epilogue", function()
-            if scale then tile = tile * scale end
-            if c.epilogue then tile = c.epilogue(tile) end
-            local r0 = mi * cta_m + (c.wg_dim == "M" and wg * tm or 0)
-            local c0 = ni * cta_n + (c.wg_dim == "N" and wg * tn or 0) + cidx * w
-            out:at(mgpu.ds(r0, tm), mgpu.ds(c0, w)):store(tile:astype(o.out))
-          end)
+          local S = sch.split
+          local w = tn / S
+          local function band(p) return acc:at(mgpu.all, mgpu.ds(p * w, w)) end
+          local function slot(from, to) return parts:at(wg, from < to and from or from - 1) end   -- (S - 1 slots)
+          for s = 0, S - 1 do   -- (the bands are register slices: one branch per owner)
+            mgpu.when(mgpu.eq(cidx, s), function()
+              mgpu.named_scope("push", function()
+                for p = 0, S - 1 do
+                  if p ~= s then mgpu.async_store_smem(band(p):load(), slot(s, p), landed:at(wg), { cluster_idx = p, cluster_dim = "c" }) end
+                end
+              end)
+              mgpu.named_scope("wait", mgpu.barrier_wait, landed:at(wg))
+              local tile = mgpu.named_scope("reduce", function()
+                local sum
+                for p = 0, S - 1 do
+                  local part = p == s and band(s):load() or slot(p, s):load{ layout = mgpu.Layout.WGMMA }
+                  sum = sum and sum + part or part
+                end
+                return sum
+              end)
+              mgpu.named_scope("epilogue", function()
+                if scale then tile = tile * scale end
+                if c.epilogue then tile = c.epilogue(tile) end
+                local r0, c0 = origin()
+                out:at(mgpu.ds(r0, tm), mgpu.ds(c0 + s * w, w)):store(tile:astype(o.out))
+              end)
+            end)
+          end
         end
         local function epilogue(run)   -- the compute warpgroups' context: the accumulator, then its tile out
           -- (FP8's scales are loaded ahead of the main loop, which hides their latency)
