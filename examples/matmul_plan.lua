@@ -30,11 +30,11 @@ Options (cfg fields; `mgpu examples/matmul.lua M N K dtype key=value ...`):
   split = auto | S      split-K: S blocks per tile, each over a 1/S of K, adding their f32 partial
                         sums (auto: for_shape picks S where few tiles leave SMs idle over a long K;
                         a kernel built with auto does not split)
-  reduce = auto | dsmem | gmem  how split-K adds: the S blocks form a cluster and each adds a 1/S
-                        band of columns from every block's partial tile, staged in SMEM and read
-                        through cluster_ref (dsmem: S of 2, 4 or 8 with cluster=1 and 64x128 tiles
-                        or smaller); or every block TMA-adds its partial into a GMEM workspace and
-                        the last to arrive (a count) stores the tile (gmem); auto: dsmem for S = 2
+  reduce = auto | dsmem | gmem  how split-K adds: the S blocks form a cluster, each owns a 1/S band
+                        of columns and the others store their partials of it into its SMEM with
+                        async_store_smem (dsmem: S of 2, 4 or 8 with cluster=1 and 64x128 tiles or
+                        smaller); or every block TMA-adds its partial into a GMEM workspace and the
+                        last to arrive (a count) stores the tile (gmem); auto: dsmem for S = 2
   mwarps = 4 | 1        the memory warpgroup's warps that run the load loop
   nobar = 0 | 1         1: no automatic warpgroup barriers (wgmma_wait, commit_smem and
                         wait_smem_to_gmem order the SMEM traffic themselves)
@@ -133,8 +133,7 @@ function P.geometry(c)
   g.split = c.split ~= "auto" and c.split or 1            -- (auto: for_shape decides)
   assert(g.split == 1 or sk_allowed, "split needs sched=static and no side blocks or tile_of")
   assert(c.reduce == "auto" or c.reduce == "dsmem" or c.reduce == "gmem", "reduce must be auto, dsmem or gmem")
-  -- (the partials, two f32 tiles of the compute warpgroups, take 64 KiB of SMEM at 64x128)
-  local dsmem_ok = (g.split == 2 or g.split == 4 or g.split == 8) and c.cluster == 1 and c.tile_m * c.tile_n <= 8192
+  local dsmem_ok = P.dsmem_fits(c, g.split)
   assert(c.reduce ~= "dsmem" or g.split == 1 or dsmem_ok,
          "reduce=dsmem needs split=2, 4 or 8, cluster=1 and tile_m * tile_n at most 8192")
   -- (the kernel's cluster: the split's blocks; auto takes SMEM for pairs only, as larger clusters
@@ -142,6 +141,13 @@ function P.geometry(c)
   g.dsmem = dsmem_ok and (c.reduce == "dsmem" or (c.reduce == "auto" and g.split == 2))
   g.pieces_last = c.tile_of ~= nil   -- (stream_k_items)
   return g
+end
+
+--- Whether split-K over `split` blocks may add through SMEM under configuration c: clusters of the
+--- split's 2, 4 or 8 blocks and none of M or N, and tiles whose partials fit beside the pipeline
+--- (the other blocks' bands of a 64x128 tile take up to 56 KiB).
+function P.dsmem_fits(c, split)
+  return (split == 2 or split == 4 or split == 8) and c.cluster == 1 and c.tile_m * c.tile_n <= 8192
 end
 
 --- The widths the kernel's loops use, checked: mma_n (each wgmma's N), epi (the epilogue's
@@ -318,12 +324,14 @@ function P.split_for(M, N, K, cfg)
   local step_us = 0.64 * g.cta_m * g.cta_n / (128 * 256)
   local best, best_steps = 1, base.steps
   for s = 2, math.max(8, math.floor(math.floor(g.sms / c.cluster) / (base.pm * base.pn))) do
+    if c.reduce == "dsmem" and not P.dsmem_fits(c, s) then goto next end   -- (only splits through SMEM asked for)
     c.split = s
     local gs = P.geometry(c)
     local t = P.plan(c, gs, M, N, K)
     local fits = t.split and (not t.dsmem or (t.tiles <= P.cluster_fit(s, g.sms) and s <= t.k_iters))
     local steps = fits and t.steps + (t.dsmem and 0 or s * M * N * 4 / 6e6 / step_us)
     if steps and steps < best_steps then best, best_steps = s, steps end
+    ::next::
   end
   return best
 end

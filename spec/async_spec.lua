@@ -570,6 +570,12 @@ describe("another block's SMEM (cluster_ref)", function()
     local p2 = plain:lower(mgpu.zeros({ 1 }, "f32")).ptx
     assert.matches("mbarrier%.arrive%.shared::cluster%.b64", p2)
     assert.is_nil(p2:find("acquire.cluster", 1, true))
+    local fenced = mgpu.kernel{
+      grid = { 1 }, cluster = { 2 }, cluster_names = { "c" }, out_shape = mgpu.shape({ 1 }, "f32"),
+      scratch_shapes = { mgpu.SMEM({ 256 }, "f32") },
+      body = function(xx, _, s) mgpu.cluster_ref(s, { c = 1 }):store(xx:load()); mgpu.commit_smem() end,
+    }
+    assert.matches("fence%.proxy%.async%.shared::cluster;", fenced:lower(mgpu.zeros({ 256 }, "f32")).ptx)
   end)
 end)
 
@@ -594,6 +600,12 @@ describe("stores into another block's SMEM (async_store_smem)", function()
   end
   local x = mgpu.random.normal({ 2, 64, 32 }, "f32")
 
+  it("waits on the receiving barrier with acquire at cluster scope, after a release of the warpgroup's writes", function()
+    local ptx = pair(true):lower(x).ptx
+    assert.matches("bar%.sync [%d]+, 128;\n[^\n]*\n\t@%%p%d+ mbarrier%.arrive%.expect_tx%.release%.cluster%.shared::cluster%.b64", ptx)
+    assert.matches("mbarrier%.try_wait%.parity%.acquire%.cluster%.shared::cta%.b64", ptx)
+  end)
+
   it("lands the other block's tile once the barrier completes", function()
     local xt, out = x:to_table(), pair(true)(x):to_table()
     for i = 1, 2048, 97 do
@@ -617,6 +629,8 @@ describe("stores into another block's SMEM (async_store_smem)", function()
     assert.matches("async_store_smem: atomic add of f32: the asynchronous reductions take 32%-bit integers only",
                    opts_err({ atomic = "add" }))
     assert.matches("async_store_smem: index 2 along cluster axis 'c' is outside 0%.%.1", opts_err({ cluster_idx = 2 }))
+    assert.matches("async_store_smem: i16 elements: st%.async moves 32%- and 64%-bit words",
+                   err_of(pair(true, nil, "i16"), mgpu.zeros({ 2, 64, 32 }, "i16")))
     assert.matches("async_store_smem: shapes &smem f32%[64,64%] and f32%[64,32%] do not match",
                    err_of(pair(true, nil, "f32", { mgpu.SMEM({ 64, 64 }, "f32"), mgpu.Barrier{} }), x))
     local k = mgpu.kernel{ grid = { 1 }, cluster = { 2 }, cluster_names = { "c" }, out_shape = mgpu.shape({ 1 }, "f32"),

@@ -131,6 +131,7 @@ describe("examples/matmul.lua", function()
       assert.equals(t[5] or false, lib.geometry(c).dsmem, table.concat(t, "x", 1, 3))
     end
     assert.is_false(lib.geometry(lib.for_shape(1024, 1024, 4096, { sms = 132, reduce = "gmem" })).dsmem)
+    assert.equals(4, lib.for_shape(512, 512, 4096, { sms = 132, reduce = "dsmem" }).split)   -- (2, 4 or 8 only)
     assert.equals(1, lib.for_shape(512, 512, 4096, { sms = 132, split = 1 }).split)
     assert.equals(1, lib.for_shape(512, 512, 4096, { sms = 132, tile_n = 256 }).split)   -- (no SMEM for its slots)
     assert.equals(128, lib.tile_n_for(4096, 4096, 4096, { sms = 132, split = 2 }))   -- (a split asked for: its partials' SMEM)

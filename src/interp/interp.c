@@ -833,9 +833,7 @@ static void alloc_agents(interp *I) {
   if (!I->agents) diag_throw(I->d, ERR_NOMEM, "");
   /* vector clocks (for the TMEM checks and reads of SMEM other blocks wrote: kernels with TMEM or
   ** cluster_ref only): one per agent, two per barrier of every block */
-  bool dsmem = false;
-  for (uint32_t i = 0; i < k->ops.n; i++) dsmem |= k->ops.v[i].code == IR_cluster_ref;
-  if (I->ki->tmem_cols || dsmem) {
+  if (I->ki->tmem_cols || ir_uses_dsmem(k)) {
     I->clocks = mem_calloc(al, sizeof(uint32_t) * clocks_size(I));
     if (!I->clocks) diag_throw(I->d, ERR_NOMEM, "");
     uint32_t *clk = I->clocks + (size_t)I->nagents * (size_t)I->nagents;

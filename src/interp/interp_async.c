@@ -365,22 +365,11 @@ void interp_async_store_smem(interp *I, iagent *a, const ir_op *op) {
   int eb = dt_bytes(t->dtype), red = op->niat ? (int)ir_ints(k, op)[0] : IR_RED_NONE;
   const ival *v = ival_of(a, o[0]);
   for (int64_t e = 0; e < n; e++) {
-    unsigned char *q = interp_elem(I, op, r, t->shape, e, blk);
-    if (dt_isfloat(t->dtype)) {
-      dt_store(t->dtype, q, v[e].f);
-    } else {
-      int64_t old = dt_load_int(t->dtype, q), y = v[e].i;
-      switch (red) {
-      case IR_RED_ADD: y = old + y; break;
-      case IR_RED_MIN: y = old < y ? old : y; break;
-      case IR_RED_MAX: y = old > y ? old : y; break;
-      case IR_RED_AND: y = old & y; break;
-      case IR_RED_OR: y = old | y; break;
-      case IR_RED_XOR: y = old ^ y; break;
-      default: break;
-      }
-      dt_store_int(t->dtype, q, dt_wrap_int(t->dtype, y));
-    }
+    unsigned char *q = interp_elem(I, op, r, t->shape, e, blk), nb[8];
+    if (dt_isfloat(t->dtype)) dt_store(t->dtype, nb, v[e].f);
+    else dt_store_int(t->dtype, nb, dt_wrap_int(t->dtype, v[e].i));
+    if (red != IR_RED_NONE) interp_smem_access(I, a, op, blk, q, eb, ISH_READ);   /* (the reduction reads what is there) */
+    reduce_into(t->dtype, red, q, nb);
     interp_smem_load_mark(I, op, blk, q, eb, blk, idx, phase);
   }
   tick(I, a);

@@ -294,6 +294,10 @@ void ir_print_format(const ir_kernel *k, const ir_op *op, strbuf *out);
 ** cluster_refs starts from (an allocation, a parameter, a region argument).
 ** ir_ref_in_cluster: whether SMEM ref v views another block's SMEM (a
 ** cluster_ref somewhere in its chain).
+** ir_uses_dsmem: whether the kernel touches another block's SMEM
+** (cluster_ref or async_store_smem).
+** ir_barrier_gets_stores: whether barrier allocation `root` is one that
+** async_store_smem completes on (its waits must acquire at cluster scope).
 ** ir_ref_alloc: the smem_alloc result an SMEM ref views, 0 for other refs.
 ** ir_root_shape: the shape of a root ref (a parameter, an allocation, or a
 ** reshape_ref result, whose root is its whole allocation reshaped).
@@ -313,6 +317,8 @@ typedef struct ir_refview {
 uint32_t ir_ref_base(const ir_kernel *k, uint32_t v);
 uint32_t ir_ref_alloc(const ir_kernel *k, uint32_t v);
 bool ir_ref_in_cluster(const ir_kernel *k, uint32_t v);
+bool ir_uses_dsmem(const ir_kernel *k);
+bool ir_barrier_gets_stores(const ir_kernel *k, uint32_t root);
 void ir_root_shape(const ir_kernel *k, uint32_t root, int64_t *shape, int *rank);
 void ir_ref_walk(const ir_kernel *k, uint32_t v, ir_refview *rv);
 bool ir_reshape_check(const ir_kernel *k, uint32_t v, const int64_t *shape, int rank, char *why, size_t n);

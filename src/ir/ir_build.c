@@ -681,8 +681,8 @@ static mgpu_status stored_value(ir_builder *b, const char *name, const uint32_t 
 }
 
 /* async_store_smem: (array, the block's own SMEM ref of its shape and dtype, one barrier, rank); a
-** reduction only of 32-bit integers (red.async has no float forms), plain stores of 16-, 32- and
-** 64-bit elements (st.async moves whole 32- or 64-bit words). */
+** reduction only of 32-bit integers (red.async has no float forms), plain stores of f16, bf16 and
+** 32- and 64-bit elements (st.async moves whole 32- or 64-bit words; 16-bit floats go in pairs). */
 static mgpu_status async_smem_check(ir_builder *b, const uint32_t *opds, uint32_t nopd, const int64_t *ints, uint32_t nints) {
   static const char *const name = "async_store_smem";
   mgpu_status s;
@@ -706,9 +706,9 @@ static mgpu_status async_smem_check(ir_builder *b, const uint32_t *opds, uint32_
   if (red != IR_RED_NONE && !(dt_isint(v->dtype) && bytes == 4))
     return failf(b, "async_store_smem: atomic %s of %s: the asynchronous reductions take 32-bit integers only (i32, u32)",
                  ir_red_names[red], dt_name(v->dtype));
-  if (bytes == 1 || v->dtype == MGPU_PRED)
-    return failf(b, "async_store_smem: %s elements: st.async moves 32- and 64-bit words, so 16-, 32- and 64-bit dtypes only",
-                 dt_name(v->dtype));
+  if (bytes == 1 || v->dtype == MGPU_PRED || (bytes == 2 && !dt_isfloat(v->dtype)))
+    return failf(b, "async_store_smem: %s elements: st.async moves 32- and 64-bit words, so f16, bf16 (in pairs) and 32- "
+                 "and 64-bit dtypes only", dt_name(v->dtype));
   return MGPU_OK;
 }
 

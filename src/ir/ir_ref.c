@@ -39,6 +39,18 @@ bool ir_ref_in_cluster(const ir_kernel *k, uint32_t v) {
   }
 }
 
+bool ir_uses_dsmem(const ir_kernel *k) {
+  for (uint32_t i = 0; i < k->ops.n; i++)
+    if (k->ops.v[i].code == IR_cluster_ref || k->ops.v[i].code == IR_async_store_smem) return true;
+  return false;
+}
+
+bool ir_barrier_gets_stores(const ir_kernel *k, uint32_t root) {
+  for (uint32_t i = 0; i < k->ops.n; i++)
+    if (k->ops.v[i].code == IR_async_store_smem && ir_ref_base(k, ir_opds(k, &k->ops.v[i])[2]) == root) return true;
+  return false;
+}
+
 uint32_t ir_ref_alloc(const ir_kernel *k, uint32_t v) {
   v = ir_ref_base(k, v);
   int32_t d = k->vals.v[v].def;

@@ -195,7 +195,10 @@ void ptx_atomic(pe *e, const ir_op *op);
 /* remote: the ref's root on another device, at the parameter's address
 ** plus that device's entry of the peer table. */
 void ptx_remote(pe *e, const ir_op *op);
+/* cluster_ref: the SMEM ref's view, its accesses mapped into the named block's SMEM (mapa). */
 void ptx_cluster_ref(pe *e, const ir_op *op);
+/* async_store_smem: one expect_tx arrival on the receiving block's barrier, then st.async (or
+** red.async) of every element, planned as an SMEM store (ptx_smem.c). */
 void ptx_async_store_smem(pe *e, const ir_op *op);
 /* multimem_store / multimem_load: the store or load path of a GMEM access
 ** with multimem.st / multimem.ld_reduce at the ref's multicast address

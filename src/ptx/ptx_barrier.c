@@ -121,7 +121,8 @@ static void arrive(pe *e, const ir_op *op) {
   uint32_t v = ir_opds(k, op)[0];
   int64_t mask = barrier_mask(k, e->refs[v].root);
   if (ir_barrier_orders_tc(k, e->refs[v].root)) pe_ins(e, "tcgen05.fence::before_thread_sync", 0);
-  if (!k->opts.unsafe_no_auto_barriers) { pe_wg_barrier(e); e->smem_reads = false; }
+  /* (a cluster-scope release by the leader covers the warpgroup's DSMEM writes only after a barrier) */
+  if (!k->opts.unsafe_no_auto_barriers || (e->dsmem && mask)) { pe_wg_barrier(e); e->smem_reads = false; }
   preg addr = pe_barrier_addr(e, v), lead = pe_leader(e);
   if (!mask) {
     pe_pins(e, lead, false, "mbarrier.arrive.release.cta.shared::cta.b64", 2, S("_"), ADDR(addr, 0));
@@ -158,7 +159,8 @@ static void wait(pe *e, const ir_op *op) {
   pe_ins(e, "and.b32", 3, R(parity), R(parity), I(1));
   uint32_t again = pe_label(e);
   pe_label_here(e, again);
-  bool cluster = e->dsmem && barrier_mask(k, r->root);   /* acquires what peers released at cluster scope */
+  /* acquires what peers released at cluster scope: their arrivals, and async_store_smem's completions */
+  bool cluster = e->dsmem && (barrier_mask(k, r->root) || ir_barrier_gets_stores(k, r->root));
   pe_ins(e, cluster ? "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64" : "mbarrier.try_wait.parity.shared::cta.b64",
          3, R(done), ADDR(addr, 0), R(parity));
   pe_pins(e, done, true, "bra.uni", 1, LBL(again));
@@ -176,8 +178,8 @@ void ptx_sync_op(pe *e, const ir_op *op) {
   const int64_t *at = ir_ints(e->k, op);
   char opc[64];
   switch (op->code) {
-  case IR_commit_smem:
-    pe_ins(e, "fence.proxy.async.shared::cta", 0);
+  case IR_commit_smem:   /* (in DSMEM kernels also this thread's writes into other blocks' SMEM) */
+    pe_ins(e, e->dsmem ? "fence.proxy.async.shared::cluster" : "fence.proxy.async.shared::cta", 0);
     pe_wg_barrier(e);
     e->smem_reads = false;
     break;

@@ -487,7 +487,7 @@ mgpu_status ptx_emit_kernel(const ir_kernel *k, const kinfo *ki, strbuf *out, pt
   pe e;
   memset(&e, 0, sizeof e);
   e.k = k; e.ki = ki; e.d = d; e.tmaps = tmaps;
-  for (uint32_t i = 0; i < k->ops.n; i++) e.dsmem |= k->ops.v[i].code == IR_cluster_ref || k->ops.v[i].code == IR_async_store_smem;
+  e.dsmem = ir_uses_dsmem(k);
   sb_init(&e.body, k->alloc);
   sb_init(&e.entry, k->alloc);
   sb_init(&e.globals, k->alloc);

@@ -607,9 +607,14 @@ static void smem_mem(pe *e, const smem_access *a, bool store, preg reg, bool spl
 void ptx_async_store_smem(pe *e, const ir_op *op) {
   const uint32_t *o = ir_opds(e->k, op);
   const ir_type *t = ir_vtype(e->k, o[1]);
-  preg rank = pe_vreg(e, o[3]), bar = pe_reg(e, PR_R), lead = pe_leader(e);
+  preg rank = pe_vreg(e, o[3]), bar = pe_reg(e, PR_R);
   pe_ins(e, "mapa.shared::cluster.u32", 3, R(bar), R(pe_barrier_addr(e, o[2])), R(rank));
-  /* the warpgroup's one arrival on the receiving block's barrier, expecting every byte the stores complete */
+  /* the warpgroup's one arrival on the receiving block's barrier, expecting every byte the stores
+  ** complete; after a warpgroup barrier (even without automatic barriers), so that its release
+  ** covers the whole warpgroup's earlier writes */
+  pe_wg_barrier(e);
+  e->smem_reads = false;
+  preg lead = pe_leader(e);
   pe_pins(e, lead, false, "mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64", 3, S("_"), ADDR(bar, 0),
           I(ir_numel(t) * dt_bytes(t->dtype)));
   pref saved = e->refs[o[1]];
