@@ -313,14 +313,14 @@ end
 --- on the critical path, plus the exchange (and through GMEM the reduce-adds' traffic into L2, M x N
 --- f32 per split at about 6 TB/s, in steps of the tile, 0.64 us for 128x256x64), are fewest; 1 where
 --- the tiles alone fill the SMs or a split saves nothing.  Only 128-wide tiles or narrower: the f32
---- partials do not fit in SMEM beside a 256-wide pipeline.
+--- partials do not fit in SMEM beside a 256-wide pipeline.  Second result: those steps.
 function P.split_for(M, N, K, cfg)
   local c = P.filled(cfg)
-  if (cfg or {}).split ~= nil and cfg.split ~= "auto" then return cfg.split end
+  if (cfg or {}).split ~= nil and cfg.split ~= "auto" then return cfg.split, P.plan(c, P.geometry(c), M, N, K).steps end
   c.split = 1
   local g = P.geometry(c)
   local base = P.plan(c, g, M, N, K)
-  if c.tile_n > 128 or c.sched ~= "static" or c.side_blocks or c.tile_of then return 1 end
+  if c.tile_n > 128 or c.sched ~= "static" or c.side_blocks or c.tile_of then return 1, base.steps end
   local step_us = 0.64 * g.cta_m * g.cta_n / (128 * 256)
   local best, best_steps = 1, base.steps
   for s = 2, math.max(8, math.floor(math.floor(g.sms / c.cluster) / (base.pm * base.pn))) do
@@ -333,18 +333,19 @@ function P.split_for(M, N, K, cfg)
     if steps and steps < best_steps then best, best_steps = s, steps end
     ::next::
   end
-  return best
+  return best, best_steps
 end
 
 --- The tile width (tile_n) for an M x N x K problem under cfg.  Where cfg leaves it open and the
---- warpgroups split the tile along M, the width of 256, 192 and 128 whose schedule has the shortest
---- critical path, counted in columns times K steps, with the narrower tiles' lower efficiency
---- weighed in (x1.05 and x1.15): where the rounds of 256-wide tiles fill the SMs badly, narrower
---- ones win (192 at 3072³ and 2304x6144x1504, 128 at 1024x1024x4096 and 1024x2048x8192).  Only widths
---- that the wgmma and epilogue widths divide, and with a split asked for only 128 or narrower (the f32
---- partials need the SMEM).  A problem narrower than the block's tile takes narrower tiles (a TMA box
---- may not exceed the array).
-local tile_widths = { { 256, 1 }, { 192, 1.05 }, { 128, 1.15 } }
+--- warpgroups split the tile along M, the width of 256, 192, 128 and 64 whose schedule (with the
+--- split-K count split_for picks for it) has the shortest critical path, counted in columns times K
+--- steps, with the narrower tiles' lower efficiency weighed in (x1.05, x1.15 and x1.7, fitted to
+--- H200 timings): where the rounds of 256-wide tiles fill the SMs badly, narrower ones win (192 at
+--- 3072³ and 2304x6144x1504, 128 at 1024x1024x4096 and 1024x2048x8192, 64 where even 128-wide tiles
+--- leave SMs idle over a short K, as at 512x512x1024).  Only widths that the wgmma and epilogue widths
+--- divide, and with a split asked for only 128 or narrower (the f32 partials need the SMEM).  A problem
+--- narrower than the block's tile takes narrower tiles (a TMA box may not exceed the array).
+local tile_widths = { { 256, 1 }, { 192, 1.05 }, { 128, 1.15 }, { 64, 1.7 } }
 function P.tile_n_for(M, N, K, cfg)
   local c = P.filled(cfg)
   local tn = c.tile_n
@@ -355,7 +356,7 @@ function P.tile_n_for(M, N, K, cfg)
       c.tile_n = w[1]
       local mma, epi = math.min(c.mma, w[1]), c.epi
       if w[1] % mma == 0 and (epi == 0 or epi >= w[1] or w[1] % epi == 0) and not (split and w[1] > 128) then
-        local cost = w[1] * w[2] * P.plan(c, P.geometry(c), M, N, K).steps
+        local cost = w[1] * w[2] * select(2, P.split_for(M, N, K, c))
         if not best or cost < best then best, tn = cost, w[1] end
       end
     end

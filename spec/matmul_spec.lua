@@ -120,15 +120,17 @@ describe("examples/matmul.lua", function()
   end
 
   it("splits K where few tiles leave the SMs idle over a long K, and only there", function()
-    -- (132 SMs: 512x512 is 8 pairs of 128x128 tiles, 1024x1024 32; the large shapes fill the SMs)
-    -- (the pairs add through SMEM: dsmem)
-    local cases = { { 512, 512, 4096, 8 }, { 512, 512, 8192, 8 }, { 1024, 1024, 4096, 2, true }, { 512, 1024, 2048, 4 },
-                    { 512, 512, 512, 1 }, { 512, 512, 1024, 1 }, { 1024, 1024, 2048, 2, true }, { 512, 2048, 8192, 2, true },
-                    { 1024, 2048, 8192, 1 }, { 4096, 4096, 4096, 1 }, { 8192, 8192, 8192, 1 }, { 4096, 8192, 4096, 1 } }
+    -- (132 SMs: 512x512 is 16 tiles of 128x128, 1024x1024 64; the large shapes fill the SMs; each
+    -- case: M, N, K, the split, the tile width chosen with it, and whether the pairs add through SMEM)
+    local cases = { { 512, 512, 4096, 4, 64 }, { 512, 512, 8192, 8, 128 }, { 1024, 1024, 4096, 2, 128, true },
+                    { 512, 1024, 2048, 2, 64, true }, { 512, 512, 512, 1, 64 }, { 512, 512, 1024, 1, 64 },
+                    { 1024, 1024, 2048, 1, 64 }, { 512, 2048, 8192, 2, 128, true }, { 1024, 2048, 8192, 1, 128 },
+                    { 4096, 4096, 4096, 1, 256 }, { 8192, 8192, 8192, 1, 256 }, { 4096, 8192, 4096, 1, 256 } }
     for _, t in ipairs(cases) do
       local c = lib.for_shape(t[1], t[2], t[3], { sms = 132 })
       assert.equals(t[4], c.split, table.concat(t, "x", 1, 3))
-      assert.equals(t[5] or false, lib.geometry(c).dsmem, table.concat(t, "x", 1, 3))
+      assert.equals(t[5], c.tile_n, table.concat(t, "x", 1, 3))
+      assert.equals(t[6] or false, lib.geometry(c).dsmem, table.concat(t, "x", 1, 3))
     end
     assert.is_false(lib.geometry(lib.for_shape(1024, 1024, 4096, { sms = 132, reduce = "gmem" })).dsmem)
     assert.equals(4, lib.for_shape(512, 512, 4096, { sms = 132, reduce = "dsmem" }).split)   -- (2, 4 or 8 only)
@@ -185,11 +187,12 @@ describe("examples/matmul.lua", function()
   it("takes narrower tiles where their rounds fill the SMs better, unless tile_n is given", function()
     -- (132 SMs, counted by hand: 3072³ takes 3 rounds of pairs of tiles at 256 and at 192, so the
     -- narrower ones are a quarter shorter; 2304x6144x1504 5 rounds of 192-wide against 4 of 256;
-    -- 1024x1024x4096 one round at any width, the narrowest the shortest; 2048³ one round of 256
-    -- against two of 128)
+    -- 1024x1024x4096 in clusters of two one round at 64 wide, shorter than the GMEM split of 128-wide
+    -- tiles (in clusters of one, which for_shape picks there, the split pairs of 128 win: above);
+    -- 2048³ one round of 256 against two of 128)
     local cases = { { 3072, 3072, 3072, 192 }, { 2304, 6144, 1504, 192 }, { 4096, 4096, 4096, 256 },
                     { 4096, 8192, 4096, 256 }, { 8192, 8192, 8192, 256 }, { 1024, 8192, 4096, 256 },
-                    { 1024, 1024, 4096, 128 }, { 2048, 2048, 2048, 256 }, { 128, 128, 64, 128 } }
+                    { 1024, 1024, 4096, 64 }, { 2048, 2048, 2048, 256 }, { 128, 128, 64, 128 } }
     for _, t in ipairs(cases) do
       assert.equals(t[4], lib.tile_n_for(t[1], t[2], t[3], { sms = 132 }), table.concat(t, "x", 1, 3))
     end
