@@ -170,14 +170,18 @@ function lib.build(cfg)
         local function origin()   -- the first row and column of this warpgroup's part of the tile
           return mi * cta_m + (c.wg_dim == "M" and wg * tm or 0), ni * cta_n + (c.wg_dim == "N" and wg * tn or 0)
         end
-        -- the epilogue: registers -> SMEM slot -> TMA store, chunk by chunk; scale: FP8's a_scale * b_scale
+        -- an f32 part of the sum as it is stored: scaled (scale: FP8's a_scale * b_scale), through the
+        -- fused epilogue, in the output's dtype
+        local function finish(tile, scale)
+          if scale then tile = tile * scale end
+          if c.epilogue then tile = c.epilogue(tile) end
+          return tile:astype(o.out)
+        end
+        -- the epilogue: registers -> SMEM slot -> TMA store, chunk by chunk
         local function store_tile(acc, scale)
           local r0, c0 = origin()
           for j = 0, tn / epi - 1 do   -- column chunks, through the warpgroup's slots in turn
-            local tile = chunk(acc, j):load()
-            if scale then tile = tile * scale end
-            if c.epilogue then tile = c.epilogue(tile) end
-            tile = tile:astype(o.out)
+            local tile = finish(chunk(acc, j):load(), scale)
             -- the store that used the slot has read it: within the tile the one nslot chunks back;
             -- at its first chunk every store (the previous tile's chunks need not have alternated
             -- the slots evenly, as with 3 chunks, and they were issued a main loop ago)
@@ -269,10 +273,8 @@ function lib.build(cfg)
                 return sum
               end)
               mgpu.named_scope("epilogue", function()
-                if scale then tile = tile * scale end
-                if c.epilogue then tile = c.epilogue(tile) end
                 local r0, c0 = origin()
-                out:at(mgpu.ds(r0, tm), mgpu.ds(c0 + s * w, w)):store(tile:astype(o.out))
+                out:at(mgpu.ds(r0, tm), mgpu.ds(c0 + s * w, w)):store(finish(tile, scale))
               end)
             end)
           end

@@ -133,9 +133,8 @@ function M.async_store_smem(value, ref, bar, opts)
   if not trace.is_ref(ref) then fail("ARGUMENT_NOT_REF", what, 2, type(ref)) end
   if not trace.is_ref(bar) then fail("ARGUMENT_NOT_REF", what, 3, type(bar)) end
   local red = 0
-  if opts.atomic ~= nil then
-    local ok = { add = 1, min = 2, max = 3, ["and"] = 6, ["or"] = 7, xor = 8 }
-    red = ok[opts.atomic]
+  if opts.atomic ~= nil then   -- (the reductions of copy_smem_to_gmem but inc and dec, which red.async lacks)
+    red = opts.atomic ~= "inc" and opts.atomic ~= "dec" and reductions[opts.atomic]
     if not red then fail("ASYNC_STORE_SMEM_ATOMIC", tostring(opts.atomic)) end
   end
   local rank = smem.cluster_rank({ [opts.cluster_dim] = opts.cluster_idx }, what)

@@ -69,8 +69,7 @@ unsigned char *interp_elem(const interp *I, const ir_op *op, const iref *r, cons
 
 /* -- Race checks -------------------------------------------------------------------- */
 
-/* The name a user wrote for op. */
-static const char *user_name(const ir_op *op) {
+const char *interp_user_name(const ir_op *op) {
   switch (op->code) {
   case IR_tma_load: return "copy_gmem_to_smem";
   case IR_tma_store: return "copy_smem_to_gmem";
@@ -100,14 +99,15 @@ void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, co
       const iagent *wa = &I->agents[sh->gagent];
       FAULT(I, op, "%s in block %d of the cluster reads SMEM of block %d that block %d wrote at %s, with no cluster "
             "barrier between: the writer arrives on an mgpu.ClusterBarrier after the write and the reader waits on it "
-            "before the read", user_name(op), a->block % I->cblocks, blk % I->cblocks, wa->block % I->cblocks,
+            "before the read", interp_user_name(op), a->block % I->cblocks, blk % I->cblocks, wa->block % I->cblocks,
             ir_loc(k, &k->ops.v[sh->gop - 1]));
     }
     if (sh->lop && blk == a->block && (sh->lblk != a->block || a->waits[sh->lbar] < (int64_t)sh->lphase)) {
       const ir_op *w = &k->ops.v[sh->lop - 1];
       FAULT(I, op, "%s reads SMEM that the %s at %s is still writing: warpgroup %d of block %d has not waited for the "
             "barrier completion that %s signals (barrier_wait before reading)",
-            user_name(op), user_name(w), ir_loc(k, w), a->wg, a->block, w->code == IR_tma_load ? "copy" : w->code == IR_async_store_smem ? "store" : "answer");
+            interp_user_name(op), interp_user_name(w), ir_loc(k, w), a->wg, a->block,
+            w->code == IR_tma_load ? "copy" : w->code == IR_async_store_smem ? "store" : "answer");
     }
     if (how == ISH_ASYNC_READ && sh->gop) {
       const iagent *wa = &I->agents[sh->gagent];
@@ -115,7 +115,7 @@ void interp_smem_access(interp *I, const iagent *a, const ir_op *op, int blk, co
         const ir_op *w = &k->ops.v[sh->gop - 1];
         FAULT(I, op, "%s reads SMEM through the async proxy that warpgroup %d of block %d wrote from registers at %s with no "
               "commit_smem since: call mgpu.commit_smem() between the register stores and the %s",
-              user_name(op), wa->wg, wa->block, ir_loc(k, w), user_name(op));
+              interp_user_name(op), wa->wg, wa->block, ir_loc(k, w), interp_user_name(op));
       }
     }
   }
@@ -125,7 +125,7 @@ MGPU_NORET void interp_mma_overwrite(interp *I, const ir_op *op, const ishadow *
   const ir_kernel *k = I->k;
   FAULT(I, op, "%s writes SMEM that the wgmma at %s is still reading: wait for that wgmma (mgpu.wgmma_wait) before "
         "reusing its operands' buffer (in a pipeline, release the slot later with delay_release)",
-        user_name(op), ir_loc(k, &k->ops.v[sh->mop - 1]));
+        interp_user_name(op), ir_loc(k, &k->ops.v[sh->mop - 1]));
 }
 
 void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned char *q, int bytes, int bar_blk, int bar,
@@ -482,15 +482,19 @@ static void do_remote(interp *I, iagent *a, const ir_op *op) {
   a->slots[op->res].ref->dev = (int8_t)dev;
 }
 
+int interp_cluster_block(interp *I, const ir_op *op, int blk, int64_t rank, const char *what) {
+  if (rank < 0 || rank >= I->cblocks)
+    FAULT(I, op, "%s: block %lld is outside the cluster of %d blocks (ranks 0..%d)", what, (long long)rank, I->cblocks,
+          I->cblocks - 1);
+  return blk - blk % I->cblocks + (int)rank;
+}
+
 /* cluster_ref: the same SMEM view, in the block of that rank in the cluster. */
 static void do_cluster_ref(interp *I, iagent *a, const ir_op *op) {
   const uint32_t *o = ir_opds(I->k, op);
-  int64_t rank = val(a, o[1])->i;
-  if (rank < 0 || rank >= I->cblocks)
-    FAULT(I, op, "cluster_ref: block %lld is outside the cluster of %d blocks (ranks 0..%d)", (long long)rank, I->cblocks,
-          I->cblocks - 1);
+  int blk = interp_cluster_block(I, op, a->block, val(a, o[1])->i, "cluster_ref");
   *a->slots[op->res].ref = *a->slots[o[0]].ref;
-  a->slots[op->res].ref->cta = (int8_t)(rank + 1);
+  a->slots[op->res].ref->cta = (int8_t)(blk % I->cblocks + 1);
 }
 
 /* multimem_store: the value into the ref's view on every device of the

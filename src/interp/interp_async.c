@@ -118,8 +118,7 @@ static void arrive(interp *I, iagent *a, ibar *x, const ir_op *op, int blk, int6
   if (x->missing <= 0)
     FAULT(I, op, "%s: a barrier of block %d that expects %d arrival%s per phase already has %s (the last from %s) while "
           "its phase still waits for %lld bytes: this arrival is one too many (raise num_arrivals, or wait before "
-          "the next copy)", op->code == IR_tma_load ? "copy_gmem_to_smem" : op->code == IR_async_store_smem ? "async_store_smem"
-          : "barrier_arrive", blk, x->count,
+          "the next copy)", interp_user_name(op), blk, x->count,
           x->count == 1 ? "" : "s", x->count == 1 ? "it" : "them", x->last ? ir_loc(I->k, x->last) : "?", (long long)x->tx);
   x->tx += bytes;
   x->missing--;
@@ -352,11 +351,7 @@ void interp_tma_load(interp *I, iagent *a, const ir_op *op) {
 void interp_async_store_smem(interp *I, iagent *a, const ir_op *op) {
   const ir_kernel *k = I->k;
   const uint32_t *o = ir_opds(k, op);
-  int64_t rank = ival_of(a, o[3])->i;
-  if (rank < 0 || rank >= I->cblocks)
-    FAULT(I, op, "async_store_smem: block %lld is outside the cluster of %d blocks (ranks 0..%d)", (long long)rank,
-          I->cblocks, I->cblocks - 1);
-  int blk = a->block - a->block % I->cblocks + (int)rank;
+  int blk = interp_cluster_block(I, op, a->block, ival_of(a, o[3])->i, "async_store_smem");
   const iref *r = a->slots[o[1]].ref;
   const ir_type *t = ir_vtype(k, o[1]);
   int idx = bar_index(I, op, a->slots[o[2]].ref);

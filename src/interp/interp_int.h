@@ -201,10 +201,15 @@ void interp_smem_load_mark(interp *I, const ir_op *op, int blk, const unsigned c
 ** SMEM refs use the SMEM of block `blk`.  NULL for GMEM elements outside
 ** their parameter; an SMEM index out of range is a fault at op. */
 unsigned char *interp_elem(const interp *I, const ir_op *op, const iref *r, const int64_t *vshape, int64_t e, int blk);
+/* The block of rank `rank` in the cluster of block blk; a rank outside the cluster is a fault at op
+** (`what` names it). */
+int interp_cluster_block(interp *I, const ir_op *op, int blk, int64_t rank, const char *what);
 /* The block whose SMEM an SMEM ref r used by block blk views (another of its cluster after cluster_ref). */
 static inline int interp_smem_block(const interp *I, const iref *r, int blk) {
   return r->cta ? blk - blk % I->cblocks + r->cta - 1 : blk;
 }
+/* The name a user wrote for op, for messages. */
+const char *interp_user_name(const ir_op *op);
 
 /* Happens-before between agents, for the TMEM race checks: an agent's clock
 ** ticks at each of its arrivals, which carry its vector clock to the

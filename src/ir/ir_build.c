@@ -680,6 +680,13 @@ static mgpu_status stored_value(ir_builder *b, const char *name, const uint32_t 
   return MGPU_OK;
 }
 
+/* The kernel's cluster has other blocks, whose SMEM op `name` reaches. */
+static mgpu_status want_cluster(ir_builder *b, const char *name) {
+  if (ir_cluster_blocks(&b->k->opts) >= 2) return MGPU_OK;
+  return failf(b, "%s: the kernel's cluster has one block, so there is no other block's SMEM to reach (give the kernel a "
+               "cluster, e.g. cluster = {2})", name);
+}
+
 /* async_store_smem: (array, the block's own SMEM ref of its shape and dtype, one barrier, rank); a
 ** reduction only of 32-bit integers (red.async has no float forms), plain stores of f16, bf16 and
 ** 32- and 64-bit elements (st.async moves whole 32- or 64-bit words; 16-bit floats go in pairs). */
@@ -695,8 +702,7 @@ static mgpu_status async_smem_check(ir_builder *b, const uint32_t *opds, uint32_
   char x[96], y[96];
   if (r->dtype != v->dtype) return diag_set(b->d, ERR_DTYPE_MISMATCH, LOC(b), name, dt_name(r->dtype), dt_name(v->dtype));
   if (!ir_same_shape(r, v)) return diag_set(b->d, ERR_SHAPE_MISMATCH, LOC(b), name, TS(r, x), TS(v, y));
-  if (ir_cluster_blocks(&b->k->opts) < 2)
-    return failf(b, "async_store_smem: the kernel's cluster has one block (give the kernel a cluster, e.g. cluster = {2})");
+  if ((s = want_cluster(b, name))) return s;
   if (nints > 1) return failf(b, "async_store_smem: one int attribute at most (the reduction op)");
   int red = nints ? (int)ints[0] : IR_RED_NONE;
   if (red != IR_RED_NONE && red != IR_RED_ADD && red != IR_RED_MIN && red != IR_RED_MAX && red != IR_RED_AND &&
@@ -977,6 +983,7 @@ static mgpu_status target_check(ir_builder *b, int code) {
 ** loads and stores (ld/st.shared::cluster); the asynchronous units and
 ** reshapes take only the block's own SMEM. */
 static mgpu_status cluster_ref_check(ir_builder *b, int code, const char *name, const uint32_t *opds, uint32_t nopd) {
+  if (ir_cluster_blocks(&b->k->opts) < 2) return MGPU_OK;   /* (no cluster_ref without a cluster: every op traced) */
   if (code == IR_view || code == IR_transpose_ref || code == IR_cluster_ref || code == IR_load || code == IR_store) return MGPU_OK;
   for (uint32_t i = 0; i < nopd; i++) {
     const ir_type *t = ir_vtype(b->k, opds[i]);
@@ -1244,9 +1251,7 @@ mgpu_status irb_op(ir_builder *b, const char *name, const uint32_t *opds, uint32
     if ((s = want_count(b, name, nopd, 2, 2))) return s;
     if ((s = want_space(b, name, opds, 0, MGPU_SPACE_SMEM, "an SMEM ref"))) return s;
     if ((s = want_i32(b, name, opds, 1, "the block's rank in the cluster"))) return s;
-    if (ir_cluster_blocks(&k->opts) < 2)
-      return failf(b, "cluster_ref: the kernel's cluster has one block, so there is no other block's SMEM to view "
-                   "(give the kernel a cluster, e.g. cluster = {2})");
+    if ((s = want_cluster(b, name))) return s;
     rt[0] = *ir_vtype(k, opds[0]);
     break;
   case IRC_VIEWPERM: {

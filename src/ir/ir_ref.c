@@ -17,26 +17,25 @@
 #include "../layout/xform.h"
 #include "ir.h"
 
+/* The op that made ref v from another ref (a view, transpose, reshape or cluster_ref), or NULL
+** at the start of its chain. */
+static const ir_op *chain_op(const ir_kernel *k, uint32_t v) {
+  int32_t d = k->vals.v[v].def;
+  if (d < 0 || (k->vals.v[v].flags & IRV_ARG)) return NULL;
+  const ir_op *op = &k->ops.v[d];
+  bool link = op->code == IR_view || op->code == IR_transpose_ref || op->code == IR_reshape_ref || op->code == IR_cluster_ref;
+  return link ? op : NULL;
+}
+
 uint32_t ir_ref_base(const ir_kernel *k, uint32_t v) {
-  for (;;) {
-    int32_t d = k->vals.v[v].def;
-    if (d < 0 || (k->vals.v[v].flags & IRV_ARG)) return v;
-    const ir_op *op = &k->ops.v[d];
-    if (op->code != IR_view && op->code != IR_transpose_ref && op->code != IR_reshape_ref && op->code != IR_cluster_ref)
-      return v;
-    v = ir_opds(k, op)[0];
-  }
+  for (const ir_op *op; (op = chain_op(k, v)) != NULL;) v = ir_opds(k, op)[0];
+  return v;
 }
 
 bool ir_ref_in_cluster(const ir_kernel *k, uint32_t v) {
-  for (;;) {
-    int32_t d = k->vals.v[v].def;
-    if (d < 0 || (k->vals.v[v].flags & IRV_ARG)) return false;
-    const ir_op *op = &k->ops.v[d];
+  for (const ir_op *op; (op = chain_op(k, v)) != NULL; v = ir_opds(k, op)[0])
     if (op->code == IR_cluster_ref) return true;
-    if (op->code != IR_view && op->code != IR_transpose_ref && op->code != IR_reshape_ref) return false;
-    v = ir_opds(k, op)[0];
-  }
+  return false;
 }
 
 bool ir_uses_dsmem(const ir_kernel *k) {
